@@ -1,0 +1,1 @@
+"""aerosim imc_bridge."""

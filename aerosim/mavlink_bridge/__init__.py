@@ -1,0 +1,1 @@
+"""aerosim mavlink_bridge."""

@@ -1,0 +1,36 @@
+"""aerosim: ament_python package (ROS 2 nodes, pure simulation cores, bridges, runner)."""
+
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = 'aerosim'
+PYTHON_PACKAGES = [
+    'sim_core', 'sim_dynamics', 'sim_sensors', 'mavlink_bridge', 'imc_bridge', 'usv_bridge',
+]
+
+setup(
+    name=PACKAGE,
+    version='0.1.0',
+    packages=find_packages(include=[p for name in PYTHON_PACKAGES for p in (name, name + '.*')]),
+    data_files=[
+        ('share/ament_index/resource_index/packages', ['resource/' + PACKAGE]),
+        ('share/' + PACKAGE, ['package.xml']),
+        ('share/' + PACKAGE + '/launch', glob('launch/*.launch.py')),
+        ('share/' + PACKAGE + '/config', glob('config/*.yaml')),
+    ],
+    install_requires=['setuptools'],
+    zip_safe=True,
+    maintainer='aerosim developers',
+    maintainer_email='dev@aerosim.invalid',
+    description='Lightweight ROS 2 vehicle simulator for HIL/SIL testing.',
+    license='Apache-2.0',
+    tests_require=['pytest'],
+    entry_points={
+        'console_scripts': [
+            'aerosim = sim_core.cli:main',
+            'dynamics_node = sim_dynamics.dynamics_node:main',
+            'sensors_node = sim_sensors.sensors_node:main',
+        ],
+    },
+)

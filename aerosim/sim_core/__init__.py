@@ -1,0 +1,1 @@
+"""aerosim sim_core."""

@@ -1,0 +1,1 @@
+"""aerosim usv_bridge."""
