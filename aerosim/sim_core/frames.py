@@ -1,0 +1,83 @@
+"""Frame conventions and conversions (pure, no rclpy).
+
+ROS topics use REP-103: world ENU (x east, y north, z up) and body FLU (x forward, y left,
+z up). MAVLink and IMC use world NED and body FRD. Quaternions are (w, x, y, z) and rotate
+vectors from the body frame into the world frame (``q_WB``).
+"""
+
+import math
+
+import numpy as np
+from transforms3d import quaternions as tq
+
+# ENU <-> NED swaps x/y and negates z; FLU <-> FRD negates y and z. Both are involutions.
+_ENU_NED = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]])
+_FLU_FRD = np.diag([1.0, -1.0, -1.0])
+# Rotation quaternion equivalents of the matrices above: q_NED_ENU and q_FRD_FLU.
+_Q_NED_ENU = tq.mat2quat(_ENU_NED)
+_Q_FLU_FRD = tq.mat2quat(_FLU_FRD)
+
+
+def enu_to_ned(v_enu):
+    """Convert a world vector from ENU to NED; shape (3,) -> (3,)."""
+    x, y, z = v_enu
+    return np.array([y, x, -z], dtype=float)
+
+
+def ned_to_enu(v_ned):
+    """Convert a world vector from NED to ENU; shape (3,) -> (3,)."""
+    n, e, d = v_ned
+    return np.array([e, n, -d], dtype=float)
+
+
+def flu_to_frd(v_flu):
+    """Convert a body vector from FLU to FRD; shape (3,) -> (3,)."""
+    x, y, z = v_flu
+    return np.array([x, -y, -z], dtype=float)
+
+
+def frd_to_flu(v_frd):
+    """Convert a body vector from FRD to FLU; shape (3,) -> (3,)."""
+    return flu_to_frd(v_frd)
+
+
+def q_enu_flu_to_ned_frd(q_wb):
+    """Convert an attitude q_ENU<-FLU (w, x, y, z) into q_NED<-FRD (w, x, y, z), w >= 0."""
+    q = tq.qmult(tq.qmult(_Q_NED_ENU, q_wb), _Q_FLU_FRD)
+    q = q / np.linalg.norm(q)
+    return q if q[0] >= 0.0 else -q
+
+
+def q_ned_frd_to_enu_flu(q_ned_frd):
+    """Convert an attitude q_NED<-FRD (w, x, y, z) into q_ENU<-FLU (w, x, y, z), w >= 0."""
+    q = tq.qmult(tq.qmult(_Q_NED_ENU, q_ned_frd), _Q_FLU_FRD)
+    q = q / np.linalg.norm(q)
+    return q if q[0] >= 0.0 else -q
+
+
+def quat_to_euler_ned(q_ned_frd):
+    """Return (roll, pitch, yaw) [rad] of an NED<-FRD quaternion (aerospace ZYX convention).
+
+    roll, yaw in [-pi, pi], pitch in [-pi/2, pi/2]; yaw is the compass heading (0 = north).
+    """
+    w, x, y, z = q_ned_frd
+    roll = math.atan2(2.0 * (w * x + y * z), 1.0 - 2.0 * (x * x + y * y))
+    pitch = math.asin(max(-1.0, min(1.0, 2.0 * (w * y - z * x))))
+    yaw = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+    return roll, pitch, yaw
+
+
+def euler_ned_to_quat(roll, pitch, yaw):
+    """Return the NED<-FRD quaternion (w, x, y, z) for ZYX Euler angles [rad]."""
+    return tq.qmult(tq.qmult(tq.axangle2quat([0, 0, 1], yaw), tq.axangle2quat([0, 1, 0], pitch)),
+                    tq.axangle2quat([1, 0, 0], roll))
+
+
+def yaw_enu_to_heading_deg(yaw_enu):
+    """Convert an ENU yaw (rad, 0 = east, counter-clockwise) into a compass heading [0, 360) deg."""
+    return (90.0 - math.degrees(yaw_enu)) % 360.0
+
+
+def quat_rotate(q, v):
+    """Rotate vector v (3,) by unit quaternion q (w, x, y, z): returns R(q) @ v."""
+    return tq.rotate_vector(v, q)

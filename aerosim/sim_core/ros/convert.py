@@ -1,0 +1,28 @@
+"""Conversions between sim-core values and ROS messages."""
+
+from builtin_interfaces.msg import Time
+
+from sim_core.timeutil import NS_PER_S
+
+
+def time_msg(t_ns: int) -> Time:
+    """Sim time [ns] -> builtin_interfaces/Time."""
+    sec, nsec = divmod(int(t_ns), NS_PER_S)
+    return Time(sec=sec, nanosec=nsec)
+
+
+def time_ns(stamp) -> int:
+    """builtin_interfaces/Time -> sim time [ns]."""
+    return stamp.sec * NS_PER_S + stamp.nanosec
+
+
+def set_vec3(v, xyz):
+    """Fill a geometry_msgs Vector3/Point from a 3-sequence; returns v."""
+    v.x, v.y, v.z = float(xyz[0]), float(xyz[1]), float(xyz[2])
+    return v
+
+
+def set_quat(q, wxyz):
+    """Fill a geometry_msgs Quaternion from (w, x, y, z); returns q."""
+    q.w, q.x, q.y, q.z = float(wxyz[0]), float(wxyz[1]), float(wxyz[2]), float(wxyz[3])
+    return q

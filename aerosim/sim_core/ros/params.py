@@ -1,0 +1,21 @@
+"""Parameter declaration with descriptors (units and ranges), read once into plain values."""
+
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+
+
+def declare(node, name, default, description, lo=None, hi=None, read_only=False):
+    """Declare a parameter with a description (with units) and an optional range; return its value.
+
+    Integers get an IntegerRange, floats a FloatingPointRange; out-of-range overrides are
+    refused by rclpy at declaration with a clear error.
+    """
+    desc = ParameterDescriptor(description=description, read_only=read_only)
+    if lo is not None and hi is not None:
+        if isinstance(default, bool):
+            pass
+        elif isinstance(default, int):
+            desc.integer_range = [IntegerRange(from_value=int(lo), to_value=int(hi), step=1)]
+        elif isinstance(default, float):
+            desc.floating_point_range = [FloatingPointRange(from_value=float(lo),
+                                                            to_value=float(hi), step=0.0)]
+    return node.declare_parameter(name, default, desc).value

@@ -1,0 +1,19 @@
+"""Named QoS profiles (REP-2003): every node takes its QoS from here."""
+
+from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
+                       qos_profile_sensor_data)
+
+# Publishers of sensor data and state: system default (reliable, keep last).
+SENSOR_PUB = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
+                        history=HistoryPolicy.KEEP_LAST)
+# Subscribers of sensor data: best effort, small queue (matches reliable and best-effort pubs).
+SENSOR_SUB = qos_profile_sensor_data
+# Commands (effector commands in the control loop): reliable, keep last.
+COMMAND = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
+                     history=HistoryPolicy.KEEP_LAST)
+# Latched status / configuration: transient local so late joiners get the last value.
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     history=HistoryPolicy.KEEP_LAST, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# /clock: as rclpy's time source subscribes to it.
+CLOCK = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT,
+                   history=HistoryPolicy.KEEP_LAST)

@@ -1,0 +1,170 @@
+"""Scenario files: origin, vehicle, initial pose, environment, sensors, mission (pure, no rclpy).
+
+A scenario is YAML (see config/scenarios/default.yaml). Every field is validated and every
+error names the field. Paths (vehicle files) are resolved relative to the scenario file, then
+to the package's config/ folder.
+"""
+
+from dataclasses import dataclass, field
+import math
+from pathlib import Path
+
+import yaml
+
+from sim_core.errors import ConfigError
+from sim_core.geodesy import GeoOrigin
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / 'config'
+
+
+def config_dirs():
+    """Config folders to search: the source tree's, then the installed share/aerosim/config."""
+    dirs = [CONFIG_DIR]
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        dirs.append(Path(get_package_share_directory('aerosim')) / 'config')
+    except Exception:  # noqa: BLE001 - no ament index (plain pip install): source tree only
+        pass
+    return dirs
+MISSION_COMMANDS = ('takeoff', 'waypoint', 'land', 'rtl')
+
+
+@dataclass(frozen=True)
+class MissionItem:
+    """One mission item. lat/lon [deg] WGS-84, alt_m [m] above the origin (relative altitude)."""
+
+    command: str
+    lat_deg: float = 0.0
+    lon_deg: float = 0.0
+    alt_m: float = 0.0
+    hold_s: float = 0.0              # s, loiter time at the item
+    acceptance_radius_m: float = 1.0
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Wind [m/s] (ENU, air velocity over ground) and gravity [m/s^2]."""
+
+    wind_enu: tuple = (0.0, 0.0, 0.0)
+    gravity: float = 9.80665
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario."""
+
+    name: str
+    origin: GeoOrigin
+    vehicle_file: Path
+    initial_position_enu: tuple = (0.0, 0.0, 0.0)
+    initial_yaw_deg: float = 0.0        # compass heading [deg], 0 = north
+    decimal_year: float = 2026.9        # date for the magnetic model
+    environment: Environment = field(default_factory=Environment)
+    mission: tuple = ()
+    path: Path = None
+
+
+def _num(d, key, where, default=None, lo=None, hi=None):
+    v = d.get(key, default)
+    if v is None:
+        raise ConfigError(f'{where}.{key}: required')
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise ConfigError(f'{where}.{key}: must be a finite number, got {v!r}')
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        raise ConfigError(f'{where}.{key}: must be in [{lo}, {hi}], got {v}')
+    return float(v)
+
+
+def _vec3(d, key, where, default=(0.0, 0.0, 0.0), lim=1e6):
+    v = d.get(key, list(default))
+    if not isinstance(v, (list, tuple)) or len(v) != 3:
+        raise ConfigError(f'{where}.{key}: must be a list of 3 numbers, got {v!r}')
+    out = []
+    for i, x in enumerate(v):
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) \
+                or abs(x) > lim:
+            raise ConfigError(f'{where}.{key}[{i}]: must be a finite number within +-{lim}, got {x!r}')
+        out.append(float(x))
+    return tuple(out)
+
+
+def _map(d, key, where, required=False):
+    v = d.get(key)
+    if v is None:
+        if required:
+            raise ConfigError(f'{where}.{key}: required')
+        return {}
+    if not isinstance(v, dict):
+        raise ConfigError(f'{where}.{key}: must be a mapping, got {type(v).__name__}')
+    return v
+
+
+def resolve_config_path(name: str, base_dir: Path, subdir: str) -> Path:
+    """Find a config file: as given, relative to base_dir, or in the package config/subdir."""
+    cands = [Path(name), base_dir / name]
+    for d in config_dirs():
+        cands += [d / subdir / name, d / subdir / f'{name}.yaml']
+    for cand in cands:
+        if cand.is_file():
+            return cand.resolve()
+    raise ConfigError(f'{subdir}: file {name!r} not found (looked in {base_dir} and '
+                      f'{", ".join(str(d / subdir) for d in config_dirs())})')
+
+
+def scenario_from_dict(d: dict, base_dir: Path = CONFIG_DIR, path: Path = None) -> Scenario:
+    """Validate a parsed scenario mapping."""
+    if not isinstance(d, dict):
+        raise ConfigError(f'scenario: must be a mapping, got {type(d).__name__}')
+    o = _map(d, 'origin', 'scenario', required=True)
+    origin = GeoOrigin(_num(o, 'lat_deg', 'origin'), _num(o, 'lon_deg', 'origin'),
+                       _num(o, 'alt_m', 'origin', default=0.0))
+    v = _map(d, 'vehicle', 'scenario', required=True)
+    vfile = v.get('params')
+    if not isinstance(vfile, str):
+        raise ConfigError(f'vehicle.params: must be a vehicle file name, got {vfile!r}')
+    vehicle_file = resolve_config_path(vfile, base_dir, 'vehicles')
+    init_pos = _vec3(v, 'initial_position_enu', 'vehicle', lim=1e5)
+    if init_pos[2] < 0.0:
+        raise ConfigError(f'vehicle.initial_position_enu[2]: must be >= 0 (above ground), got '
+                          f'{init_pos[2]}')
+    env = _map(d, 'environment', 'scenario')
+    environment = Environment(_vec3(env, 'wind_enu', 'environment', lim=60.0),
+                              _num(env, 'gravity', 'environment', 9.80665, 0.0, 30.0))
+    items = d.get('mission', [])
+    if not isinstance(items, list):
+        raise ConfigError('scenario.mission: must be a list of items')
+    mission = []
+    for i, it in enumerate(items):
+        w = f'mission[{i}]'
+        if not isinstance(it, dict):
+            raise ConfigError(f'{w}: must be a mapping')
+        cmd = it.get('command')
+        if cmd not in MISSION_COMMANDS:
+            raise ConfigError(f'{w}.command: must be one of {MISSION_COMMANDS}, got {cmd!r}')
+        needs_pos = cmd in ('waypoint', 'land')
+        lat = _num(it, 'lat_deg', w, None if needs_pos else origin.lat_deg, -90.0, 90.0)
+        lon = _num(it, 'lon_deg', w, None if needs_pos else origin.lon_deg, -180.0, 180.0)
+        mission.append(MissionItem(
+            cmd, lat, lon, _num(it, 'alt_m', w, 0.0, -1000.0, 10000.0),
+            _num(it, 'hold_s', w, 0.0, 0.0, 3600.0),
+            _num(it, 'acceptance_radius_m', w, 1.0, 0.1, 1000.0)))
+    name = d.get('name', path.stem if path else 'scenario')
+    if not isinstance(name, str):
+        raise ConfigError('scenario.name: must be a string')
+    return Scenario(
+        name=name, origin=origin, vehicle_file=vehicle_file, initial_position_enu=init_pos,
+        initial_yaw_deg=_num(v, 'initial_yaw_deg', 'vehicle', 0.0, -360.0, 360.0),
+        decimal_year=_num(d, 'decimal_year', 'scenario', 2026.9, 2025.0, 2030.0),
+        environment=environment, mission=tuple(mission), path=path)
+
+
+def load_scenario(path) -> Scenario:
+    """Load and validate a scenario YAML file (a bare name is looked up in config/scenarios)."""
+    p = Path(path)
+    if not p.is_file():
+        p = resolve_config_path(str(path), Path.cwd(), 'scenarios')
+    try:
+        data = yaml.safe_load(p.read_text())
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f'{p}: cannot read scenario: {exc}') from exc
+    return scenario_from_dict(data, base_dir=p.parent, path=p)

@@ -1,0 +1,1 @@
+"""Pure dynamics models (no rclpy)."""

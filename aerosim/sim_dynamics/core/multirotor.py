@@ -1,0 +1,362 @@
+"""6-DOF multirotor rigid-body model (pure, no rclpy).
+
+Frames: world ENU (``_W``), body FLU (``_B``), quaternion ``q_WB`` = (w, x, y, z) rotates body
+vectors into the world. Units SI throughout.
+
+Model, per rotor i at body position r_i with spin direction d_i (+1 CCW seen from above, i.e.
+spin vector +z_B; -1 CW):
+    rotor speed      omega_i' = (omega_cmd_i - omega_i) / tau   (tau_up / tau_down)
+    thrust           T_i = k_f * omega_i^2          along +z_B
+    reaction torque  Q_i = -d_i * k_m * omega_i^2   about z_B
+    body drag        F_d = -(c_lin * v_B + c_quad * |v_B| * v_B)   (v_B: air-relative, per axis)
+    angular drag     M_d = -c_ang * w_B
+    translational    m a_W = R_WB (sum T_i z_B + F_d) + m g_W
+    rotational       I w_B' = sum(r_i x T_i z_B) + sum Q_i z_B + M_d - w_B x I w_B
+Ground: a flat plane at z = 0 (the landing-gear contact point is base_link). In contact, the
+plane supports the vehicle (no downward acceleration), damps horizontal and angular motion, and
+the position is clamped after each step: no sinking, no bounce.
+Integration: classic RK4 at a fixed step, quaternion renormalized after each step. The state is
+kept in plain Python floats: for a 17-element state this is several times faster than numpy.
+Not modelled: rotor gyroscopic effects, blade flapping, ground effect, battery sag.
+"""
+
+from dataclasses import dataclass, field
+import math
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import yaml
+
+from sim_core.errors import ConfigError
+
+GRAVITY = 9.80665  # m/s^2, standard gravity
+# Ground contact damping: rates at which horizontal and angular velocity decay when resting [1/s].
+GROUND_LINEAR_DAMPING = 8.0
+GROUND_ANGULAR_DAMPING = 20.0
+THROTTLE_CURVES = ('speed', 'thrust')
+
+
+@dataclass(frozen=True)
+class Rotor:
+    """One rotor: position in body FLU [m] and spin direction (+1 CCW, -1 CW seen from above)."""
+
+    position: tuple
+    direction: int
+
+
+@dataclass(frozen=True)
+class MultirotorParams:
+    """Physical parameters of a multirotor. Every field is SI; see the YAML files in config/vehicles.
+
+    throttle_curve 'speed': omega_cmd = omega_min + throttle * (omega_max - omega_min) (Gazebo
+    motor model); 'thrust': omega_cmd = omega_max * sqrt(throttle), thrust linear in throttle
+    (jMAVSim).
+    """
+
+    name: str
+    mass: float                      # kg
+    inertia: tuple                   # (Ixx, Iyy, Izz) kg*m^2, principal axes = body FLU axes
+    rotors: tuple                    # tuple[Rotor], motor index order (PX4 order for Quad X)
+    k_f: float                       # N/(rad/s)^2, thrust coefficient
+    k_m: float                       # N*m/(rad/s)^2, reaction torque coefficient
+    omega_max: float                 # rad/s, rotor speed at throttle 1
+    omega_min: float = 0.0           # rad/s, rotor speed at throttle 0 ('speed' curve)
+    tau_up: float = 0.0125           # s, motor time constant when spinning up
+    tau_down: float = 0.025          # s, motor time constant when spinning down
+    throttle_curve: str = 'speed'
+    drag_linear: tuple = (0.0, 0.0, 0.0)      # N/(m/s), body FLU axes
+    drag_quadratic: tuple = (0.0, 0.0, 0.0)   # N/(m/s)^2, body FLU axes
+    drag_angular: tuple = (0.0, 0.0, 0.0)     # N*m/(rad/s), body FLU axes
+    source: str = ''
+
+    @property
+    def weight(self) -> float:
+        """Weight [N]."""
+        return self.mass * GRAVITY
+
+    def max_thrust(self) -> float:
+        """Total thrust at full throttle [N]."""
+        return len(self.rotors) * self.k_f * self.omega_max ** 2
+
+    def throttle_to_omega(self, throttle: float) -> float:
+        """Map a throttle 0..1 to a commanded rotor speed [rad/s]."""
+        if self.throttle_curve == 'thrust':
+            return self.omega_max * math.sqrt(throttle)
+        return self.omega_min + throttle * (self.omega_max - self.omega_min)
+
+    def omega_to_throttle(self, omega: float) -> float:
+        """Inverse of throttle_to_omega."""
+        if self.throttle_curve == 'thrust':
+            return (omega / self.omega_max) ** 2
+        return (omega - self.omega_min) / (self.omega_max - self.omega_min)
+
+    def hover_omega(self) -> float:
+        """Rotor speed at which the rotors together carry the weight [rad/s]."""
+        return math.sqrt(self.weight / (len(self.rotors) * self.k_f))
+
+    def hover_throttle(self) -> float:
+        """Analytic hover throttle (all rotors equal) [0..1]."""
+        return self.omega_to_throttle(self.hover_omega())
+
+    @classmethod
+    def from_dict(cls, d: dict, where: str = 'vehicle') -> 'MultirotorParams':
+        """Build and validate from a dict (a parsed YAML); errors name the field."""
+        if not isinstance(d, dict):
+            raise ConfigError(f'{where}: must be a mapping, got {type(d).__name__}')
+
+        def num(key, lo=None, hi=None, default=None, open_lo=False):
+            v = d.get(key, default)
+            if v is None:
+                raise ConfigError(f'{where}.{key}: required')
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise ConfigError(f'{where}.{key}: must be a finite number, got {v!r}')
+            if lo is not None and (v <= lo if open_lo else v < lo):
+                raise ConfigError(f'{where}.{key}: must be {">" if open_lo else ">="} {lo}, got {v}')
+            if hi is not None and v > hi:
+                raise ConfigError(f'{where}.{key}: must be <= {hi}, got {v}')
+            return float(v)
+
+        def vec3(key, default=(0.0, 0.0, 0.0), lo=0.0):
+            v = d.get(key, list(default))
+            if not isinstance(v, (list, tuple)) or len(v) != 3:
+                raise ConfigError(f'{where}.{key}: must be a list of 3 numbers, got {v!r}')
+            for i, x in enumerate(v):
+                if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+                    raise ConfigError(f'{where}.{key}[{i}]: must be a finite number, got {x!r}')
+                if lo is not None and x < lo:
+                    raise ConfigError(f'{where}.{key}[{i}]: must be >= {lo}, got {x}')
+            return tuple(float(x) for x in v)
+
+        rotors_raw = d.get('rotors')
+        if not isinstance(rotors_raw, list) or not 1 <= len(rotors_raw) <= 16:
+            raise ConfigError(f'{where}.rotors: must be a list of 1..16 rotors, got {rotors_raw!r}')
+        rotors = []
+        for i, r in enumerate(rotors_raw):
+            if not isinstance(r, dict):
+                raise ConfigError(f'{where}.rotors[{i}]: must be a mapping')
+            pos = r.get('position')
+            if (not isinstance(pos, (list, tuple)) or len(pos) != 3
+                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                               and math.isfinite(x) for x in pos)):
+                raise ConfigError(f'{where}.rotors[{i}].position: must be 3 finite numbers [m]')
+            if r.get('direction') not in ('ccw', 'cw'):
+                raise ConfigError(f'{where}.rotors[{i}].direction: must be "ccw" or "cw", '
+                                  f'got {r.get("direction")!r}')
+            rotors.append(Rotor(tuple(float(x) for x in pos), 1 if r['direction'] == 'ccw' else -1))
+        curve = d.get('throttle_curve', 'speed')
+        if curve not in THROTTLE_CURVES:
+            raise ConfigError(f'{where}.throttle_curve: must be one of {THROTTLE_CURVES}, got {curve!r}')
+        if 'inertia' not in d:
+            raise ConfigError(f'{where}.inertia: required')
+        name = d.get('name', 'multirotor')
+        if not isinstance(name, str):
+            raise ConfigError(f'{where}.name: must be a string')
+        params = cls(
+            name=name,
+            mass=num('mass', 0.0, 1000.0, open_lo=True),
+            inertia=vec3('inertia'),
+            rotors=tuple(rotors),
+            k_f=num('k_f', 0.0, open_lo=True),
+            k_m=num('k_m', 0.0),
+            omega_max=num('omega_max', 0.0, 1e5, open_lo=True),
+            omega_min=num('omega_min', 0.0, default=0.0),
+            tau_up=num('tau_up', 1e-4, 10.0, default=0.0125),
+            tau_down=num('tau_down', 1e-4, 10.0, default=0.025),
+            throttle_curve=curve,
+            drag_linear=vec3('drag_linear'),
+            drag_quadratic=vec3('drag_quadratic'),
+            drag_angular=vec3('drag_angular'),
+            source=str(d.get('source', '')),
+        )
+        if min(params.inertia) <= 0.0:
+            raise ConfigError(f'{where}.inertia: every moment must be > 0 kg*m^2, got {params.inertia}')
+        if params.omega_min >= params.omega_max:
+            raise ConfigError(f'{where}.omega_min: must be < omega_max')
+        if params.max_thrust() <= params.weight:
+            raise ConfigError(f'{where}: max thrust {params.max_thrust():.2f} N does not exceed the '
+                              f'weight {params.weight:.2f} N; the vehicle cannot fly')
+        return params
+
+    @classmethod
+    def from_yaml(cls, path) -> 'MultirotorParams':
+        """Load a vehicle YAML file (see config/vehicles/*.yaml)."""
+        try:
+            data = yaml.safe_load(Path(path).read_text())
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f'{path}: cannot read vehicle file: {exc}') from exc
+        return cls.from_dict(data, where=Path(path).stem)
+
+
+@dataclass
+class MultirotorState:
+    """A snapshot of the state, as numpy arrays (SI, ENU/FLU)."""
+
+    p_W: np.ndarray        # m, shape (3,)
+    v_W: np.ndarray        # m/s, shape (3,)
+    q_WB: np.ndarray       # (w, x, y, z), shape (4,)
+    w_B: np.ndarray        # rad/s, shape (3,)
+    omega: np.ndarray      # rad/s, shape (n_rotors,)
+    a_W: np.ndarray        # m/s^2, shape (3,), kinematic acceleration (gravity excluded)
+    w_dot_B: np.ndarray    # rad/s^2, shape (3,)
+    on_ground: bool
+
+
+@dataclass
+class Multirotor:
+    """A multirotor integrated with RK4 at a fixed step. Call ``step(dt, throttles)``."""
+
+    params: MultirotorParams
+    wind_W: tuple = (0.0, 0.0, 0.0)        # m/s, ENU, air velocity over ground
+    gravity: float = GRAVITY               # m/s^2
+    _s: list = field(default=None, repr=False)
+    _acc: tuple = field(default=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0), repr=False)
+
+    def __post_init__(self):
+        """Start at rest on the ground at the origin, level, facing east (ENU yaw 0)."""
+        p = self.params
+        self._n = len(p.rotors)
+        self._rx = tuple(r.position[0] for r in p.rotors)
+        self._ry = tuple(r.position[1] for r in p.rotors)
+        self._dir = tuple(r.direction for r in p.rotors)
+        self._inv_I = tuple(1.0 / i for i in p.inertia)
+        self.reset()
+
+    def reset(self, p_W=(0.0, 0.0, 0.0), yaw=0.0, v_W=(0.0, 0.0, 0.0), omega=None) -> None:
+        """Set the state: position [m] ENU, yaw [rad] ENU, velocity [m/s], rotor speeds [rad/s]."""
+        om = [0.0] * self._n if omega is None else [float(x) for x in omega]
+        if len(om) != self._n:
+            raise ValueError(f'omega: expected {self._n} rotor speeds, got {len(om)}')
+        self._s = [float(p_W[0]), float(p_W[1]), max(0.0, float(p_W[2])),
+                   float(v_W[0]), float(v_W[1]), float(v_W[2]),
+                   math.cos(yaw / 2.0), 0.0, 0.0, math.sin(yaw / 2.0),
+                   0.0, 0.0, 0.0] + om
+        self._cmd = list(om)
+        self._update_acc()
+
+    # --- integration -------------------------------------------------------------------------
+    def _deriv(self, s, cmd):
+        """Time derivative of state s for commanded rotor speeds cmd (plain floats)."""
+        p = self.params
+        _, _, pz, vx, vy, vz, qw, qx, qy, qz, wx, wy, wz = s[:13]
+        om = s[13:]
+        kf = p.k_f
+        # rotors
+        om_dot = []
+        thrust = 0.0
+        tx = ty = tz = 0.0
+        for i in range(self._n):
+            o = om[i]
+            c = cmd[i]
+            om_dot.append((c - o) / (p.tau_up if c > o else p.tau_down))
+            o2 = o * o
+            t_i = kf * o2
+            thrust += t_i
+            tx += self._ry[i] * t_i
+            ty -= self._rx[i] * t_i
+            tz -= self._dir[i] * p.k_m * o2
+        # rotation matrix R_WB
+        xx, yy, zz = qx * qx, qy * qy, qz * qz
+        xy, xz, yz = qx * qy, qx * qz, qy * qz
+        wxq, wyq, wzq = qw * qx, qw * qy, qw * qz
+        r00, r01, r02 = 1 - 2 * (yy + zz), 2 * (xy - wzq), 2 * (xz + wyq)
+        r10, r11, r12 = 2 * (xy + wzq), 1 - 2 * (xx + zz), 2 * (yz - wxq)
+        r20, r21, r22 = 2 * (xz - wyq), 2 * (yz + wxq), 1 - 2 * (xx + yy)
+        # air-relative velocity in body, drag
+        ax_, ay_, az_ = vx - self.wind_W[0], vy - self.wind_W[1], vz - self.wind_W[2]
+        ub = r00 * ax_ + r10 * ay_ + r20 * az_
+        vb = r01 * ax_ + r11 * ay_ + r21 * az_
+        wb = r02 * ax_ + r12 * ay_ + r22 * az_
+        sp = math.sqrt(ub * ub + vb * vb + wb * wb)
+        cl, cq = p.drag_linear, p.drag_quadratic
+        fbx = -(cl[0] + cq[0] * sp) * ub
+        fby = -(cl[1] + cq[1] * sp) * vb
+        fbz = thrust - (cl[2] + cq[2] * sp) * wb
+        inv_m = 1.0 / p.mass
+        ax = (r00 * fbx + r01 * fby + r02 * fbz) * inv_m
+        ay = (r10 * fbx + r11 * fby + r12 * fbz) * inv_m
+        az = (r20 * fbx + r21 * fby + r22 * fbz) * inv_m - self.gravity
+        # rotational dynamics
+        ixx, iyy, izz = p.inertia
+        ca = p.drag_angular
+        mx = tx - ca[0] * wx - (wy * izz * wz - wz * iyy * wy)
+        my = ty - ca[1] * wy - (wz * ixx * wx - wx * izz * wz)
+        mz = tz - ca[2] * wz - (wx * iyy * wy - wy * ixx * wx)
+        dwx, dwy, dwz = mx * self._inv_I[0], my * self._inv_I[1], mz * self._inv_I[2]
+        # ground contact: the plane supports the vehicle when it pushes down on it
+        if pz <= 0.0 and az <= 0.0:
+            az = 0.0 if vz >= 0.0 else -vz * GROUND_LINEAR_DAMPING
+            ax = -vx * GROUND_LINEAR_DAMPING
+            ay = -vy * GROUND_LINEAR_DAMPING
+            dwx = -wx * GROUND_ANGULAR_DAMPING
+            dwy = -wy * GROUND_ANGULAR_DAMPING
+            dwz = -wz * GROUND_ANGULAR_DAMPING
+        # quaternion kinematics q' = 0.5 q (x) (0, w)
+        dqw = 0.5 * (-qx * wx - qy * wy - qz * wz)
+        dqx = 0.5 * (qw * wx + qy * wz - qz * wy)
+        dqy = 0.5 * (qw * wy - qx * wz + qz * wx)
+        dqz = 0.5 * (qw * wz + qx * wy - qy * wx)
+        return [vx, vy, vz, ax, ay, az, dqw, dqx, dqy, dqz, dwx, dwy, dwz] + om_dot
+
+    def set_throttles(self, throttles: Sequence[float]) -> None:
+        """Set the motor commands (0..1 each, motor index order). Values are clipped to 0..1."""
+        if len(throttles) != self._n:
+            raise ValueError(f'throttles: expected {self._n} values, got {len(throttles)}')
+        f = self.params.throttle_to_omega
+        self._cmd = [f(min(1.0, max(0.0, float(t)))) for t in throttles]
+
+    def step(self, dt: float, throttles: Sequence[float] = None) -> None:
+        """Advance the state by dt [s] (RK4); optionally set new throttles first."""
+        if throttles is not None:
+            self.set_throttles(throttles)
+        s, cmd, f = self._s, self._cmd, self._deriv
+        h2 = 0.5 * dt
+        k1 = f(s, cmd)
+        k2 = f([a + h2 * b for a, b in zip(s, k1)], cmd)
+        k3 = f([a + h2 * b for a, b in zip(s, k2)], cmd)
+        k4 = f([a + dt * b for a, b in zip(s, k3)], cmd)
+        h6 = dt / 6.0
+        s = [a + h6 * (b1 + 2.0 * b2 + 2.0 * b3 + b4)
+             for a, b1, b2, b3, b4 in zip(s, k1, k2, k3, k4)]
+        n = math.sqrt(s[6] * s[6] + s[7] * s[7] + s[8] * s[8] + s[9] * s[9])
+        s[6] /= n
+        s[7] /= n
+        s[8] /= n
+        s[9] /= n
+        if s[2] < 0.0:           # no sinking, no bounce
+            s[2] = 0.0
+            if s[5] < 0.0:
+                s[5] = 0.0
+        for i in range(13, 13 + self._n):
+            if s[i] < 0.0:
+                s[i] = 0.0
+        self._s = s
+        self._update_acc()
+
+    def _update_acc(self) -> None:
+        d = self._deriv(self._s, self._cmd)
+        self._acc = (d[3], d[4], d[5], d[10], d[11], d[12])
+
+    # --- accessors -----------------------------------------------------------------------------
+    @property
+    def on_ground(self) -> bool:
+        """True when resting on (or touching) the ground plane."""
+        return self._s[2] <= 1e-9
+
+    def state(self) -> MultirotorState:
+        """Return a snapshot of the state as numpy arrays."""
+        s = self._s
+        return MultirotorState(
+            p_W=np.array(s[0:3]), v_W=np.array(s[3:6]), q_WB=np.array(s[6:10]),
+            w_B=np.array(s[10:13]), omega=np.array(s[13:]), a_W=np.array(self._acc[0:3]),
+            w_dot_B=np.array(self._acc[3:6]), on_ground=self.on_ground)
+
+    @property
+    def raw(self) -> tuple:
+        """The state as a tuple of floats: p_W(3), v_W(3), q_WB(4), w_B(3), omega(n)."""
+        return tuple(self._s)
+
+    @property
+    def acceleration(self) -> tuple:
+        """(a_W (3) m/s^2 kinematic, w_dot_B (3) rad/s^2) at the current state."""
+        return self._acc

@@ -1,0 +1,318 @@
+"""dynamics_node: owns simulation time and integrates the multirotor model.
+
+Publishes /clock, vehicle_state (aerosim_msgs/VehicleState), odom (nav_msgs/Odometry) every
+step and /sim/status (latched); serves /sim/pause, /sim/step, /sim/reset, /sim/set_time_scale;
+subscribes effector_command (aerosim_msgs/AircraftEffectorCommand).
+This node is the time source: it runs on the steady wall clock, never with use_sim_time.
+"""
+
+from dataclasses import dataclass
+import math
+import time
+
+from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus, VehicleState
+from aerosim_msgs.srv import Reset, SetPaused, SetTimeScale, Step
+from nav_msgs.msg import Odometry
+import numpy as np
+import rclpy
+from rclpy.clock import Clock, ClockType
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock as ClockMsg
+from transforms3d import quaternions as tq
+
+from sim_core.clock import LockstepGate, SimClock, SimState, validate_time_scale
+from sim_core.errors import ConfigError
+from sim_core.ros import qos
+from sim_core.ros.convert import set_quat, set_vec3, time_msg, time_ns
+from sim_core.ros.params import declare
+from sim_core.scenario import load_scenario
+from sim_core.timeutil import NS_PER_S
+from sim_dynamics.core.multirotor import Multirotor, MultirotorParams
+
+# Wall time one timer callback may spend stepping before it yields to other callbacks [s].
+MAX_BATCH_WALL_S = 0.005
+MAX_STEP_REQUEST = 1_000_000
+
+
+@dataclass(frozen=True)
+class DynamicsConfig:
+    """Parameters of dynamics_node, read once at start."""
+
+    scenario_file: str
+    vehicle_params: str
+    rate_hz: float
+    time_scale: float
+    lockstep: bool
+    lockstep_timeout_s: float
+    start_paused: bool
+    stop_after_s: float
+    world_frame_id: str
+    body_frame_id: str
+    status_period_s: float
+
+
+class DynamicsNode(Node):
+    """Fixed-step multirotor simulation and sim clock."""
+
+    def __init__(self):
+        """Declare parameters, load the scenario and vehicle, create the interfaces."""
+        super().__init__('dynamics_node')
+        self.cfg = DynamicsConfig(
+            scenario_file=declare(self, 'scenario_file', 'default',
+                                  'Scenario YAML (path, or name in config/scenarios)'),
+            vehicle_params=declare(self, 'vehicle_params', '',
+                                   'Vehicle YAML overriding the scenario (path or name in '
+                                   'config/vehicles); empty = from the scenario'),
+            rate_hz=declare(self, 'rate_hz', 250.0, 'Integration rate [Hz]', 10.0, 1000.0),
+            time_scale=declare(self, 'time_scale', 1.0,
+                               'Sim seconds per wall second [-]; 0 = as fast as possible',
+                               0.0, 100.0),
+            lockstep=declare(self, 'lockstep', False,
+                             'Wait for the effector command answering each step before the next'),
+            lockstep_timeout_s=declare(self, 'lockstep_timeout_s', 0.5,
+                                       'Lockstep wait before continuing without an answer [s]',
+                                       0.001, 60.0),
+            start_paused=declare(self, 'start_paused', False, 'Start in PAUSED state'),
+            stop_after_s=declare(self, 'stop_after_s', 0.0,
+                                 'Sim time after which the sim is STOPPED [s]; 0 = never',
+                                 0.0, 1e7),
+            world_frame_id=declare(self, 'world_frame_id', 'map', 'World frame id (ENU)'),
+            body_frame_id=declare(self, 'body_frame_id', 'base_link', 'Body frame id (FLU)'),
+            status_period_s=declare(self, 'status_period_s', 1.0,
+                                    'Wall period of /sim/status while running [s]', 0.05, 60.0),
+        )
+        cfg = self.cfg
+        if self.get_parameter('use_sim_time').value:
+            raise ConfigError('use_sim_time: must be false for dynamics_node, the time source')
+        self.scenario = load_scenario(cfg.scenario_file)
+        vfile = cfg.vehicle_params or str(self.scenario.vehicle_file)
+        if cfg.vehicle_params:
+            from sim_core.scenario import resolve_config_path
+            vfile = str(resolve_config_path(cfg.vehicle_params, self.scenario.path.parent,
+                                            'vehicles'))
+        self.params = MultirotorParams.from_yaml(vfile)
+        env = self.scenario.environment
+        self.model = Multirotor(self.params, wind_W=env.wind_enu, gravity=env.gravity)
+        self._reset_vehicle()
+        self.clock = SimClock.from_rate(cfg.rate_hz, cfg.time_scale)
+        self.gate = LockstepGate(timeout_s=cfg.lockstep_timeout_s, enabled=cfg.lockstep)
+        self._wall = Clock(clock_type=ClockType.STEADY_TIME)
+        self._throttles = [0.0] * len(self.params.rotors)
+        self.rejected = 0
+        self._message = 'started'
+        if cfg.start_paused:
+            self.clock.state = SimState.PAUSED
+
+        self.pub_clock = self.create_publisher(ClockMsg, '/clock', qos.CLOCK)
+        self.pub_state = self.create_publisher(VehicleState, 'vehicle_state', qos.SENSOR_PUB)
+        self.pub_odom = self.create_publisher(Odometry, 'odom', qos.SENSOR_PUB)
+        self.pub_status = self.create_publisher(SimStatus, '/sim/status', qos.LATCHED)
+        self.create_subscription(AircraftEffectorCommand, 'effector_command', self._on_command,
+                                 qos.COMMAND)
+        self.create_service(SetPaused, '/sim/pause', self._srv_pause)
+        self.create_service(Step, '/sim/step', self._srv_step)
+        self.create_service(Reset, '/sim/reset', self._srv_reset)
+        self.create_service(SetTimeScale, '/sim/set_time_scale', self._srv_time_scale)
+
+        self._msg_state = VehicleState()
+        self._msg_odom = Odometry()
+        self._msg_clock = ClockMsg()
+        self._rtf_wall = self._now()
+        self._rtf_t_ns = 0
+        self._rtf = 0.0
+        period = 0.0 if cfg.time_scale == 0.0 else self.clock.dt / cfg.time_scale
+        self._timer = self.create_timer(max(period, 1e-4), self._on_timer, clock=self._wall)
+        self._status_timer = self.create_timer(cfg.status_period_s, self._publish_status,
+                                               clock=self._wall)
+        self._publish_step()
+        self._publish_status()
+        self.get_logger().info(
+            f'vehicle {self.params.name} ({self.params.mass} kg, {len(self.params.rotors)} '
+            f'rotors, hover throttle {self.params.hover_throttle():.3f}); scenario '
+            f'{self.scenario.name}; {cfg.rate_hz:g} Hz, time scale '
+            f'{"as fast as possible" if cfg.time_scale == 0 else f"{cfg.time_scale:g}x"}, '
+            f'lockstep {"on" if cfg.lockstep else "off"}')
+
+    # --- time ----------------------------------------------------------------------------------
+    def _now(self) -> float:
+        return time.monotonic()
+
+    def _reset_vehicle(self):
+        s = self.scenario
+        self.model.reset(p_W=s.initial_position_enu,
+                         yaw=math.radians(90.0 - s.initial_yaw_deg))
+
+    def _on_timer(self):
+        self._run_steps()
+
+    def _run_steps(self):
+        now = self._now()
+        due = self.clock.due_steps(now)
+        t_end = now + MAX_BATCH_WALL_S
+        while due > 0:
+            if not self.gate.may_step(now):
+                return
+            self._step_once()
+            due -= 1
+            now = self._now()
+            if self.gate.active or now > t_end:
+                break
+
+    def _step_once(self):
+        self.model.step(self.clock.dt, self._throttles)
+        self.clock.advance()
+        self._publish_step()
+        self.gate.published(self.clock.t_ns, self._now())
+        stop = self.cfg.stop_after_s
+        if stop > 0.0 and self.clock.t_ns >= int(stop * NS_PER_S):
+            self.clock.set_state(SimState.STOPPED, self._now())
+            self._message = f'stopped at stop_after_s = {stop:g} s'
+            self.get_logger().info(self._message)
+            self._publish_status()
+
+    # --- inputs --------------------------------------------------------------------------------
+    def _reject(self, why: str):
+        self.rejected += 1
+        self.get_logger().warn(f'effector_command rejected ({self.rejected} so far): {why}',
+                               throttle_duration_sec=1.0)
+
+    def _on_command(self, msg: AircraftEffectorCommand):
+        if self.clock.state != SimState.RUNNING:
+            return
+        thr = list(msg.throttle_cmd)
+        n = len(self.params.rotors)
+        if len(thr) != n:
+            return self._reject(f'throttle_cmd has {len(thr)} values, vehicle has {n} motors')
+        if not all(math.isfinite(x) and 0.0 <= x <= 1.0 for x in thr):
+            return self._reject(f'throttle_cmd values must be finite and in [0, 1], got {thr}')
+        self._throttles = thr
+        if self.gate.answered(time_ns(msg.header.stamp)):
+            self._run_steps()
+
+    # --- outputs -------------------------------------------------------------------------------
+    def _publish_step(self):
+        s = self.model.raw
+        acc = self.model.acceleration
+        stamp = time_msg(self.clock.t_ns)
+        self._msg_clock.clock = stamp
+        self.pub_clock.publish(self._msg_clock)
+        m = self._msg_state
+        m.header.stamp = stamp
+        m.header.frame_id = self.cfg.world_frame_id
+        m.state.header = m.header
+        set_vec3(m.state.pose.position, s[0:3])
+        set_quat(m.state.pose.orientation, s[6:10])
+        set_vec3(m.velocity, s[3:6])
+        set_vec3(m.angular_velocity, s[10:13])
+        set_vec3(m.acceleration, acc[0:3])
+        set_vec3(m.angular_acceleration, acc[3:6])
+        self.pub_state.publish(m)
+        o = self._msg_odom
+        o.header = m.header
+        o.child_frame_id = self.cfg.body_frame_id
+        o.pose.pose = m.state.pose
+        v_B = tq.quat2mat(s[6:10]).T @ np.asarray(s[3:6])
+        set_vec3(o.twist.twist.linear, v_B)
+        o.twist.twist.angular = m.angular_velocity
+        self.pub_odom.publish(o)
+
+    def _publish_status(self):
+        now = self._now()
+        if now - self._rtf_wall >= 0.2:
+            self._rtf = (self.clock.t_ns - self._rtf_t_ns) / NS_PER_S / (now - self._rtf_wall)
+            self._rtf_wall, self._rtf_t_ns = now, self.clock.t_ns
+        c = self.clock
+        st = SimStatus()
+        st.header.stamp = time_msg(c.t_ns)
+        st.state = int(c.state)
+        st.sim_time = time_msg(c.t_ns)
+        st.step_size = c.dt
+        st.steps = c.steps
+        st.time_scale = c.time_scale
+        st.real_time_factor = float(self._rtf)
+        st.late_steps = c.late_steps
+        st.lockstep = self.gate.active
+        st.lockstep_timeouts = self.gate.timeouts
+        st.rejected_inputs = self.rejected
+        st.message = self._message
+        self.pub_status.publish(st)
+
+    # --- services ------------------------------------------------------------------------------
+    def _srv_pause(self, req, resp):
+        if self.clock.state == SimState.STOPPED:
+            resp.success, resp.message = False, 'simulation is stopped'
+            return resp
+        self.clock.set_state(SimState.PAUSED if req.paused else SimState.RUNNING, self._now())
+        self._message = 'paused' if req.paused else 'resumed'
+        self.get_logger().info(f'{self._message} at t = {self.clock.t:.3f} s')
+        self._publish_status()
+        resp.success, resp.message = True, self._message
+        return resp
+
+    def _srv_step(self, req, resp):
+        if self.clock.state != SimState.PAUSED:
+            resp.success, resp.message = False, 'step needs a paused simulation'
+        elif not 1 <= req.steps <= MAX_STEP_REQUEST:
+            resp.success, resp.message = False, f'steps must be in [1, {MAX_STEP_REQUEST}]'
+        else:
+            for _ in range(req.steps):
+                self._step_once()
+            self._message = f'stepped {req.steps}'
+            resp.success, resp.message = True, self._message
+            self._publish_status()
+        resp.sim_time = time_msg(self.clock.t_ns)
+        return resp
+
+    def _srv_reset(self, req, resp):
+        now = self._now()
+        self.clock.reset(now)
+        if self.clock.state == SimState.STOPPED:
+            self.clock.set_state(SimState.RUNNING, now)
+        self.gate.reset()
+        self._reset_vehicle()
+        self._throttles = [0.0] * len(self.params.rotors)
+        self._message = 'reset'
+        self.get_logger().info('reset to t = 0 and the initial vehicle state')
+        self._publish_step()
+        self._publish_status()
+        resp.success, resp.message = True, self._message
+        return resp
+
+    def _srv_time_scale(self, req, resp):
+        try:
+            ts = validate_time_scale(req.time_scale)
+        except ConfigError as exc:
+            resp.success, resp.message = False, str(exc)
+            return resp
+        self.clock.set_time_scale(ts, self._now())
+        period = 1e-4 if ts == 0.0 else self.clock.dt / ts
+        self._timer.cancel()
+        self.destroy_timer(self._timer)
+        self._timer = self.create_timer(period, self._on_timer, clock=self._wall)
+        self._message = f'time scale {ts:g}'
+        self._publish_status()
+        resp.success, resp.message = True, self._message
+        return resp
+
+
+def main(args=None):
+    """Run dynamics_node."""
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = DynamicsNode()
+        rclpy.spin(node)
+    except ConfigError as exc:
+        rclpy.logging.get_logger('dynamics_node').fatal(f'configuration error: {exc}')
+        raise SystemExit(2) from exc
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == '__main__':
+    main()

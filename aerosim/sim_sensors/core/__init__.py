@@ -1,0 +1,1 @@
+"""Pure sensor models (no rclpy)."""

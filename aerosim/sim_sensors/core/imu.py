@@ -1,0 +1,45 @@
+"""IMU model: accelerometer (specific force) and gyroscope in the body FLU frame."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from transforms3d import quaternions as tq
+
+from sim_sensors.core.noise import NoiseParams, NoisyChannel
+
+GRAVITY = 9.80665  # m/s^2
+
+
+@dataclass(frozen=True)
+class ImuParams:
+    """IMU rate [Hz] and noise.
+
+    Defaults: noise density and bias random walk of PX4 SITL's Gazebo IMU plugin (accel
+    0.004 m/s^2/sqrt(Hz), 0.006 m/s^2/sqrt(s); gyro 3.394e-4 rad/s/sqrt(Hz), 3.8785e-5
+    rad/s/sqrt(s)); turn-on bias off by default.
+    """
+
+    rate_hz: float = 250.0
+    accel: NoiseParams = field(default_factory=lambda: NoiseParams(0.004, 0.0, 0.006))
+    gyro: NoiseParams = field(default_factory=lambda: NoiseParams(3.394e-4, 0.0, 3.8785e-05))
+
+
+class ImuModel:
+    """Specific force f_B = R_WB^T (a_W - g_W) and angular rate w_B, plus noise and bias."""
+
+    def __init__(self, params: ImuParams, rng: np.random.Generator, gravity: float = GRAVITY):
+        """Noise channels draw from rng (accelerometer first, then gyroscope)."""
+        self.params = params
+        self._g_W = np.array([0.0, 0.0, -gravity])
+        self._accel = NoisyChannel(params.accel, params.rate_hz, rng)
+        self._gyro = NoisyChannel(params.gyro, params.rate_hz, rng)
+
+    def true_specific_force(self, q_WB, a_W):
+        """Noise-free specific force [m/s^2] in body FLU; at rest level it is (0, 0, +g)."""
+        R_WB = tq.quat2mat(q_WB)
+        return R_WB.T @ (np.asarray(a_W, dtype=float) - self._g_W)
+
+    def sample(self, q_WB, a_W, w_B):
+        """Return (specific force [m/s^2], angular rate [rad/s]), both body FLU, shape (3,)."""
+        return (self._accel.apply(self.true_specific_force(q_WB, a_W)),
+                self._gyro.apply(np.asarray(w_B, dtype=float)))
