@@ -13,19 +13,8 @@ import yaml
 
 from sim_core.errors import ConfigError
 from sim_core.geodesy import GeoOrigin
+from sim_core.paths import resolve_config_path
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / 'config'
-
-
-def config_dirs():
-    """Config folders to search: the source tree's, then the installed share/aerosim/config."""
-    dirs = [CONFIG_DIR]
-    try:
-        from ament_index_python.packages import get_package_share_directory
-        dirs.append(Path(get_package_share_directory('aerosim')) / 'config')
-    except Exception:  # noqa: BLE001 - no ament index (plain pip install): source tree only
-        pass
-    return dirs
 MISSION_COMMANDS = ('takeoff', 'waypoint', 'land', 'rtl')
 
 
@@ -99,19 +88,7 @@ def _map(d, key, where, required=False):
     return v
 
 
-def resolve_config_path(name: str, base_dir: Path, subdir: str) -> Path:
-    """Find a config file: as given, relative to base_dir, or in the package config/subdir."""
-    cands = [Path(name), base_dir / name]
-    for d in config_dirs():
-        cands += [d / subdir / name, d / subdir / f'{name}.yaml']
-    for cand in cands:
-        if cand.is_file():
-            return cand.resolve()
-    raise ConfigError(f'{subdir}: file {name!r} not found (looked in {base_dir} and '
-                      f'{", ".join(str(d / subdir) for d in config_dirs())})')
-
-
-def scenario_from_dict(d: dict, base_dir: Path = CONFIG_DIR, path: Path = None) -> Scenario:
+def scenario_from_dict(d: dict, base_dir: Path = None, path: Path = None) -> Scenario:
     """Validate a parsed scenario mapping."""
     if not isinstance(d, dict):
         raise ConfigError(f'scenario: must be a mapping, got {type(d).__name__}')
@@ -162,7 +139,7 @@ def load_scenario(path) -> Scenario:
     """Load and validate a scenario YAML file (a bare name is looked up in config/scenarios)."""
     p = Path(path)
     if not p.is_file():
-        p = resolve_config_path(str(path), Path.cwd(), 'scenarios')
+        p = resolve_config_path(str(path), None, 'scenarios')
     try:
         data = yaml.safe_load(p.read_text())
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:

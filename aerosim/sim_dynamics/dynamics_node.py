@@ -26,6 +26,7 @@ from sim_core.errors import ConfigError
 from sim_core.ros import qos
 from sim_core.ros.convert import set_quat, set_vec3, time_msg, time_ns
 from sim_core.ros.params import declare
+from sim_core.paths import resolve_config_path
 from sim_core.scenario import load_scenario
 from sim_core.timeutil import NS_PER_S
 from sim_dynamics.core.multirotor import Multirotor, MultirotorParams
@@ -88,7 +89,6 @@ class DynamicsNode(Node):
         self.scenario = load_scenario(cfg.scenario_file)
         vfile = cfg.vehicle_params or str(self.scenario.vehicle_file)
         if cfg.vehicle_params:
-            from sim_core.scenario import resolve_config_path
             vfile = str(resolve_config_path(cfg.vehicle_params, self.scenario.path.parent,
                                             'vehicles'))
         self.params = MultirotorParams.from_yaml(vfile)

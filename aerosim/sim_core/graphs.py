@@ -1,0 +1,229 @@
+"""Graph descriptions: the single source of truth for launch files and the pip-only runner.
+
+A graph is data: launch arguments and nodes (executable, module, parameter file, parameters,
+remappings, condition). ``launch/<graph>.launch.py`` turns it into launch_ros actions
+(sim_core.launch_builder); ``aerosim launch <graph>`` starts it as processes (sim_core.runner).
+No rclpy, no launch import here.
+"""
+
+from dataclasses import dataclass, field
+from typing import Optional, Tuple, Union
+
+
+@dataclass(frozen=True)
+class LaunchArg:
+    """A launch argument: name, default (string, as on a command line), description, choices."""
+
+    name: str
+    default: str
+    description: str
+    choices: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Arg:
+    """Reference to a launch argument's value inside a node's parameters or remappings.
+
+    kind: the parameter type the node declares ('str', 'float', 'int', 'bool'); the argument
+    string is converted to it, so `time_scale:=0` reaches a DOUBLE parameter as 0.0.
+    """
+
+    name: str
+    kind: str = 'str'
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    """A file in the package's config/ folder (resolved to share/aerosim/config when installed)."""
+
+    relpath: str
+
+
+Value = Union[str, int, float, bool, Arg, ConfigFile]
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One node of a graph.
+
+    executable: console script (ros2 run aerosim <executable>); module: the same entry point as
+    a Python module (the runner runs ``python -m module``). params_file: launch argument holding
+    the node's YAML (keyed ``<name>: ros__parameters:``). parameters: overrides applied after the
+    file. condition: (launch arg, value) the node needs, e.g. ('fc', 'builtin').
+    use_sim_time: False only for the time source itself.
+    """
+
+    name: str
+    executable: str
+    module: str
+    params_file: Optional[str] = None
+    parameters: Tuple[Tuple[str, Value], ...] = ()
+    remappings: Tuple[Tuple[str, Value], ...] = ()
+    condition: Optional[Tuple[str, str]] = None
+    use_sim_time: bool = True
+    package: str = 'aerosim'
+
+
+@dataclass(frozen=True)
+class Graph:
+    """A named graph: its launch arguments and nodes, all under the `namespace` argument."""
+
+    name: str
+    description: str
+    args: Tuple[LaunchArg, ...]
+    nodes: Tuple[NodeSpec, ...]
+    extra: dict = field(default_factory=dict)
+
+    def arg(self, name: str) -> LaunchArg:
+        """Return the launch argument called name."""
+        for a in self.args:
+            if a.name == name:
+                return a
+        raise KeyError(f'graph {self.name} has no launch argument {name!r}')
+
+
+COMMON_ARGS = (
+    LaunchArg('namespace', 'quad', 'Vehicle namespace for every node and relative topic'),
+    LaunchArg('use_sim_time', 'true', 'Nodes other than the time source follow /clock',
+              ('true', 'false')),
+    LaunchArg('log_level', 'info', 'Log level of every node',
+              ('debug', 'info', 'warn', 'error', 'fatal')),
+    LaunchArg('scenario', 'default',
+              'Scenario YAML: a path, or a name in config/scenarios (origin, vehicle, mission)'),
+)
+
+SIM_ARGS = (
+    LaunchArg('rate_hz', '250.0', 'Integration rate [Hz], 10..1000'),
+    LaunchArg('time_scale', '1.0', 'Sim seconds per wall second; 0 = as fast as possible'),
+    LaunchArg('lockstep', 'false', 'Each step waits for the effector command answering the last',
+              ('true', 'false')),
+    LaunchArg('seed', '0', 'Sensor noise seed'),
+    LaunchArg('gps', 'true', 'GNSS on/off', ('true', 'false')),
+    LaunchArg('mag', 'true', 'Magnetometer on/off', ('true', 'false')),
+    LaunchArg('baro', 'true', 'Barometer on/off', ('true', 'false')),
+    LaunchArg('dynamics_params', 'dynamics_node.yaml',
+              'dynamics_node parameter YAML (path, or name in config/)'),
+    LaunchArg('sensors_params', 'sensors_node.yaml',
+              'sensors_node parameter YAML (path, or name in config/)'),
+)
+
+DYNAMICS = NodeSpec(
+    name='dynamics_node', executable='dynamics_node', module='sim_dynamics.dynamics_node',
+    params_file='dynamics_params', use_sim_time=False,
+    parameters=(('scenario_file', Arg('scenario')), ('rate_hz', Arg('rate_hz', 'float')),
+                ('time_scale', Arg('time_scale', 'float')), ('lockstep', Arg('lockstep', 'bool'))))
+
+SENSORS = NodeSpec(
+    name='sensors_node', executable='sensors_node', module='sim_sensors.sensors_node',
+    params_file='sensors_params',
+    parameters=(('scenario_file', Arg('scenario')), ('seed', Arg('seed', 'int')),
+                ('gnss_enabled', Arg('gps', 'bool')), ('mag_enabled', Arg('mag', 'bool')),
+                ('baro_enabled', Arg('baro', 'bool'))))
+
+SIM_QUAD = Graph(
+    name='sim_quad',
+    description='Multirotor dynamics (sim clock) and sensors: IMU, magnetometer, barometer, GNSS',
+    args=COMMON_ARGS + SIM_ARGS,
+    nodes=(DYNAMICS, SENSORS),
+)
+
+GRAPHS = {g.name: g for g in (SIM_QUAD,)}
+
+
+def get_graph(name: str) -> Graph:
+    """Return the graph called name."""
+    try:
+        return GRAPHS[name]
+    except KeyError:
+        raise KeyError(f'unknown graph {name!r}; known: {", ".join(sorted(GRAPHS))}') from None
+
+
+@dataclass(frozen=True)
+class ResolvedNode:
+    """A node with every launch argument substituted: what launch_ros and the runner start."""
+
+    name: str
+    package: str
+    executable: str
+    module: str
+    namespace: str
+    params_files: Tuple[str, ...]
+    parameters: dict
+    remappings: Tuple[Tuple[str, str], ...]
+    log_level: str
+
+
+def parse_value(text: str):
+    """Parse a launch-argument string the way ROS parses `-p name:=value` (YAML scalars)."""
+    import yaml
+    try:
+        v = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    return v if isinstance(v, (str, int, float, bool)) else text
+
+
+def convert(arg: Arg, text: str):
+    """Convert a launch-argument string to the parameter type arg.kind; clear error if it can't."""
+    v = parse_value(text)
+    try:
+        if arg.kind == 'str':
+            return str(text)
+        if arg.kind == 'bool':
+            if not isinstance(v, bool):
+                raise ValueError
+            return v
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ValueError
+        if arg.kind == 'int':
+            if v != int(v):
+                raise ValueError
+            return int(v)
+        return float(v)
+    except ValueError:
+        raise ValueError(f'launch argument {arg.name}: expected {arg.kind}, got {text!r}') from None
+
+
+def resolve_args(graph: Graph, overrides: dict) -> dict:
+    """Merge overrides into the graph's defaults; reject unknown arguments and bad choices."""
+    values = {a.name: a.default for a in graph.args}
+    for k, v in overrides.items():
+        if k not in values:
+            raise KeyError(f'graph {graph.name} has no launch argument {k!r}; known: '
+                           f'{", ".join(values)}')
+        choices = graph.arg(k).choices
+        if choices and v not in choices:
+            raise ValueError(f'launch argument {k}: {v!r} is not one of {", ".join(choices)}')
+        values[k] = str(v)
+    return values
+
+
+def resolve(graph: Graph, overrides: dict = None) -> Tuple[ResolvedNode, ...]:
+    """Return the graph's nodes with launch arguments substituted (conditions applied)."""
+    from sim_core.paths import resolve_config_path
+    values = resolve_args(graph, overrides or {})
+
+    def sub(v):
+        if isinstance(v, Arg):
+            return convert(v, values[v.name])
+        if isinstance(v, ConfigFile):
+            return str(resolve_config_path(v.relpath))
+        return v
+
+    out = []
+    for spec in graph.nodes:
+        if spec.condition and values[spec.condition[0]] != spec.condition[1]:
+            continue
+        files = ()
+        if spec.params_file:
+            files = (str(resolve_config_path(values[spec.params_file])),)
+        params = {'use_sim_time': convert(Arg('use_sim_time', 'bool'), values['use_sim_time'])
+                  if spec.use_sim_time else False}
+        params.update({k: sub(v) for k, v in spec.parameters})
+        ns = values['namespace'].strip('/')
+        out.append(ResolvedNode(
+            name=spec.name, package=spec.package, executable=spec.executable,
+            module=spec.module, namespace='/' + ns if ns else '/', params_files=files,
+            parameters=params, remappings=tuple((a, str(sub(b))) for a, b in spec.remappings),
+            log_level=values['log_level']))
+    return tuple(out)

@@ -1,0 +1,35 @@
+"""Build a launch_ros LaunchDescription from a graph description (real ROS 2 installs only).
+
+launch and launch_ros are imported inside the functions: the pip-only path never needs them.
+"""
+
+from sim_core.graphs import Graph, resolve
+
+
+def launch_description(graph: Graph):
+    """Return the LaunchDescription of graph: one DeclareLaunchArgument per graph argument and,
+    at launch time, one launch_ros Node per resolved node (same resolution as the runner)."""
+    from launch import LaunchDescription
+    from launch.actions import DeclareLaunchArgument, OpaqueFunction
+
+    actions = [DeclareLaunchArgument(a.name, default_value=a.default, description=a.description,
+                                     **({'choices': list(a.choices)} if a.choices else {}))
+               for a in graph.args]
+    actions.append(OpaqueFunction(function=lambda context: node_actions(graph, context)))
+    return LaunchDescription(actions)
+
+
+def node_actions(graph: Graph, context):
+    """Launch-time half: substitute the argument values and create the Node actions."""
+    from launch.substitutions import LaunchConfiguration
+    from launch_ros.actions import Node
+
+    values = {a.name: LaunchConfiguration(a.name).perform(context) for a in graph.args}
+    nodes = []
+    for r in resolve(graph, values):
+        nodes.append(Node(
+            package=r.package, executable=r.executable, name=r.name, namespace=r.namespace,
+            parameters=[*r.params_files, r.parameters], remappings=list(r.remappings),
+            arguments=['--ros-args', '--log-level', r.log_level], output='screen',
+            emulate_tty=True))
+    return nodes

@@ -1,0 +1,33 @@
+"""Where aerosim's config files live: the source tree, or share/aerosim/config when installed."""
+
+from pathlib import Path
+
+from sim_core.errors import ConfigError
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / 'config'
+
+
+def config_dirs():
+    """Config folders to search: the source tree's, then the installed share/aerosim/config."""
+    dirs = [CONFIG_DIR] if CONFIG_DIR.is_dir() else []
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        dirs.append(Path(get_package_share_directory('aerosim')) / 'config')
+    except Exception:  # noqa: BLE001 - no ament index entry (pip install): source tree only
+        pass
+    return dirs
+
+
+def resolve_config_path(name: str, base_dir: Path = None, subdir: str = '') -> Path:
+    """Find a config file: as given, relative to base_dir, or in <config>/subdir (.yaml optional)."""
+    cands = [Path(name)]
+    if base_dir is not None:
+        cands.append(Path(base_dir) / name)
+    for d in config_dirs():
+        cands += [d / subdir / name, d / subdir / f'{name}.yaml']
+    for cand in cands:
+        if cand.is_file():
+            return cand.resolve()
+    where = ', '.join(str(d / subdir) for d in config_dirs())
+    raise ConfigError(f'{subdir or "config"}: file {name!r} not found (looked in '
+                      f'{base_dir or "."} and {where})')

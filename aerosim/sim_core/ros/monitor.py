@@ -1,0 +1,138 @@
+"""monitor: watches a running graph for N sim seconds, then reports what it published and exits.
+
+Used by `aerosim launch <graph> --sim-seconds N` (the headless demo) and by tests. It discovers
+the topics under its namespace plus /sim/status, subscribes to them raw (no deserialization
+cost), counts messages and measures their rates on sim time (/clock).
+"""
+
+import importlib
+import time
+
+import rclpy
+from rclpy.clock import Clock, ClockType
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.serialization import deserialize_message
+from rosgraph_msgs.msg import Clock as ClockMsg
+
+from sim_core.ros import qos
+from sim_core.ros.convert import time_ns
+from sim_core.ros.params import declare
+from sim_core.timeutil import NS_PER_S
+
+
+def message_class(type_name: str):
+    """'pkg/msg/Type' -> the Python message class."""
+    pkg, kind, name = type_name.split('/')
+    return getattr(importlib.import_module(f'{pkg}.{kind}'), name)
+
+
+def summarize(topic: str, msg) -> str:
+    """One line with the essentials of a message, for the report."""
+    def v3(v):
+        return f'({v.x:+.3f}, {v.y:+.3f}, {v.z:+.3f})'
+    t = type(msg).__name__
+    if t == 'VehicleState':
+        return f'position ENU {v3(msg.state.pose.position)} m, velocity {v3(msg.velocity)} m/s'
+    if t == 'IMU':
+        return f'specific force {v3(msg.acceleration)} m/s^2, gyro {v3(msg.gyroscope)} rad/s'
+    if t == 'MagneticField':
+        f = msg.magnetic_field
+        return f'field ({f.x * 1e6:+.2f}, {f.y * 1e6:+.2f}, {f.z * 1e6:+.2f}) uT'
+    if t == 'FluidPressure':
+        return f'{msg.fluid_pressure / 100.0:.2f} hPa'
+    if t == 'Temperature':
+        return f'{msg.temperature:.2f} degC'
+    if t == 'NavSatFix':
+        return f'lat {msg.latitude:.7f} lon {msg.longitude:.7f} alt {msg.altitude:.2f} m'
+    if t == 'SimStatus':
+        return (f'state {msg.state} steps {msg.steps} RTF {msg.real_time_factor:.2f} late '
+                f'{msg.late_steps} rejected {msg.rejected_inputs}')
+    return ''
+
+
+class MonitorNode(Node):
+    """Counts messages on every topic of the graph until the sim time limit."""
+
+    def __init__(self):
+        """Declare parameters and start discovery."""
+        super().__init__('monitor')
+        self.stop_after_s = declare(self, 'stop_after_sim_s', 10.0,
+                                    'Report and exit at this sim time [s]', 0.0, 1e7)
+        self.timeout_s = declare(self, 'startup_timeout_s', 60.0,
+                                 'Fail if /clock has not started after this wall time [s]',
+                                 1.0, 3600.0)
+        self._wall = Clock(clock_type=ClockType.STEADY_TIME)
+        self._t0_wall = time.monotonic()
+        self.t_ns = None
+        self.stats = {}
+        self.done = False
+        self.exit_code = 0
+        self.create_subscription(ClockMsg, '/clock', self._on_clock, qos.CLOCK)
+        self.create_timer(0.25, self._discover, clock=self._wall)
+
+    def _on_clock(self, msg):
+        self.t_ns = time_ns(msg.clock)
+        if self.t_ns >= self.stop_after_s * NS_PER_S and not self.done:
+            self._report()
+
+    def _discover(self):
+        if self.t_ns is None and time.monotonic() - self._t0_wall > self.timeout_s:
+            self.get_logger().error(f'no /clock after {self.timeout_s:g} s: is the graph up?')
+            self.exit_code, self.done = 1, True
+            return
+        ns = self.get_namespace().rstrip('/') + '/'
+        for topic, types in self.get_topic_names_and_types():
+            if topic in self.stats or topic in ('/rosout', '/parameter_events', '/clock'):
+                continue
+            if not (topic.startswith(ns) or topic.startswith('/sim/')):
+                continue
+            try:
+                cls = message_class(types[0])
+            except (ImportError, AttributeError, ValueError):
+                continue
+            entry = {'type': types[0], 'cls': cls, 'count': 0, 'first_ns': None, 'last': None}
+            self.stats[topic] = entry
+            profile = qos.LATCHED if topic.startswith('/sim/') else qos.SENSOR_PUB
+            self.create_subscription(cls, topic, lambda raw, e=entry: self._on_msg(e, raw),
+                                     profile, raw=True)
+
+    def _on_msg(self, entry, raw):
+        entry['count'] += 1
+        entry['last'] = raw
+        if entry['first_ns'] is None:
+            entry['first_ns'] = self.t_ns or 0
+
+    def _report(self):
+        self.done = True
+        log = self.get_logger()
+        t = self.t_ns / NS_PER_S
+        wall = time.monotonic() - self._t0_wall
+        log.info(f'--- {t:.2f} s of sim time observed ({wall:.1f} s wall); published topics ---')
+        for topic in sorted(self.stats):
+            e = self.stats[topic]
+            span = (self.t_ns - (e['first_ns'] or 0)) / NS_PER_S
+            rate = f'{(e["count"] - 1) / span:7.1f} Hz' if span > 0 and e['count'] > 1 else '      -'
+            last = summarize(topic, deserialize_message(e['last'], e['cls'])) if e['last'] else ''
+            log.info(f'{topic:32s} {e["type"]:34s} {e["count"]:7d} msgs {rate}  {last}')
+
+
+def main(args=None):
+    """Run the monitor until its report is done; exit code 0 on success."""
+    rclpy.init(args=args)
+    node = MonitorNode()
+    code = 0
+    try:
+        while rclpy.ok() and not node.done:
+            rclpy.spin_once(node, timeout_sec=0.1)
+        code = node.exit_code
+    except (KeyboardInterrupt, ExternalShutdownException):
+        code = 0
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    raise SystemExit(code)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,150 @@
+"""pip-only launcher: starts a graph description as one process per node.
+
+Forwards Ctrl-C (SIGINT) and SIGTERM to every node, prefixes each output line with the node's
+name, and exits non-zero if a node dies. An optional *supervisor* process (e.g. the monitor of
+`--sim-seconds`) ends the graph when it exits: its exit code becomes the runner's.
+"""
+
+from dataclasses import dataclass
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import List, Optional, Sequence
+
+from sim_core.graphs import ResolvedNode
+
+STOP_GRACE_S = 5.0
+
+
+def ros_value(v) -> str:
+    """Render a parameter value for `-p name:=value` (parsed as YAML by rcl)."""
+    if isinstance(v, bool):
+        return 'true' if v else 'false'
+    if isinstance(v, str):
+        return "'" + v.replace("'", "''") + "'" if v == '' or ':' in v or ' ' in v else v
+    return repr(v)
+
+
+def node_command(r: ResolvedNode, python: str = sys.executable) -> List[str]:
+    """The command line that starts a resolved node (the same arguments launch_ros passes)."""
+    cmd = [python, '-m', r.module, '--ros-args', '-r', f'__node:={r.name}',
+           '-r', f'__ns:={r.namespace}', '--log-level', r.log_level]
+    for f in r.params_files:
+        cmd += ['--params-file', f]
+    for k, v in r.parameters.items():
+        cmd += ['-p', f'{k}:={ros_value(v)}']
+    for a, b in r.remappings:
+        cmd += ['-r', f'{a}:={b}']
+    return cmd
+
+
+@dataclass
+class Proc:
+    """A started process and its output prefix."""
+
+    name: str
+    popen: subprocess.Popen
+    supervisor: bool = False
+    thread: threading.Thread = None
+
+
+class Runner:
+    """Starts processes, relays their output, and stops them all together."""
+
+    def __init__(self, out=None):
+        """out: stream for prefixed output (default stdout)."""
+        self.out = out or sys.stdout
+        self.procs: List[Proc] = []
+        self._lock = threading.Lock()
+        self._stop_requested = False
+        width = 0
+        self._width = width
+
+    def log(self, text: str) -> None:
+        """Print a runner line."""
+        with self._lock:
+            self.out.write(f'[aerosim] {text}\n')
+            self.out.flush()
+
+    def _relay(self, p: Proc) -> None:
+        prefix = f'[{p.name}] '
+        for raw in iter(p.popen.stdout.readline, b''):
+            line = raw.decode('utf-8', 'replace').rstrip('\n')
+            with self._lock:
+                self.out.write(prefix + line + '\n')
+                self.out.flush()
+
+    def start(self, name: str, cmd: Sequence[str], supervisor: bool = False,
+              env: Optional[dict] = None) -> Proc:
+        """Start one process in its own process group (signals are forwarded explicitly)."""
+        popen = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 stdin=subprocess.DEVNULL, start_new_session=True,
+                                 env=env if env is not None else os.environ.copy())
+        p = Proc(name, popen, supervisor)
+        p.thread = threading.Thread(target=self._relay, args=(p,), daemon=True)
+        p.thread.start()
+        self.procs.append(p)
+        self.log(f'started {name} (pid {popen.pid})')
+        return p
+
+    def _signal_all(self, sig) -> None:
+        for p in self.procs:
+            if p.popen.poll() is None:
+                try:
+                    os.killpg(p.popen.pid, sig)
+                except ProcessLookupError:
+                    pass
+
+    def stop(self) -> None:
+        """SIGINT every live process, then SIGTERM, then SIGKILL after grace periods."""
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+            self._signal_all(sig)
+            deadline = time.monotonic() + STOP_GRACE_S
+            while time.monotonic() < deadline and any(p.popen.poll() is None for p in self.procs):
+                time.sleep(0.05)
+            if all(p.popen.poll() is not None for p in self.procs):
+                break
+            if sig != signal.SIGKILL:
+                self.log(f'processes still alive after {signal.Signals(sig).name}; escalating')
+        for p in self.procs:
+            p.popen.wait()
+            if p.thread:
+                p.thread.join(timeout=1.0)
+
+    def wait(self) -> int:
+        """Block until the graph ends; return the exit code for the runner.
+
+        Ends on: Ctrl-C/SIGTERM (0), the supervisor exiting (its code), any other process
+        exiting (1, reported as a node death).
+        """
+        def on_signal(signum, frame):
+            self._stop_requested = True
+        old_int = signal.signal(signal.SIGINT, on_signal)
+        old_term = signal.signal(signal.SIGTERM, on_signal)
+        code = 0
+        try:
+            while True:
+                if self._stop_requested:
+                    self.log('stop requested: stopping all nodes')
+                    code = 0
+                    break
+                ended = [p for p in self.procs if p.popen.poll() is not None]
+                if ended:
+                    p = ended[0]
+                    rc = p.popen.returncode
+                    if p.supervisor:
+                        self.log(f'{p.name} finished (exit code {rc}): stopping the graph')
+                        code = rc
+                    else:
+                        self.log(f'node {p.name} died (exit code {rc}): stopping the graph')
+                        code = rc if rc not in (0, None) and rc > 0 else 1
+                    break
+                time.sleep(0.05)
+        finally:
+            self.stop()
+            signal.signal(signal.SIGINT, old_int)
+            signal.signal(signal.SIGTERM, old_term)
+        return code
