@@ -1,8 +1,8 @@
 """`aerosim` command line: start graphs without launch_ros (the pip-only path).
 
-  aerosim graphs                                   list graphs and their launch arguments
-  aerosim launch <graph> [arg:=value ...]          start a graph; Ctrl-C stops it
-  aerosim launch <graph> --sim-seconds N [...]     run N sim seconds, report, stop
+aerosim graphs                                   list graphs and their launch arguments
+aerosim launch <graph> [arg:=value ...]          start a graph; Ctrl-C stops it
+aerosim launch <graph> --sim-seconds N [...]     run N sim seconds, report, stop
 """
 
 import argparse
@@ -52,7 +52,8 @@ def cmd_launch(args) -> int:
     if args.sim_seconds is not None:
         ns = nodes[0].namespace if nodes else '/'
         cmd = [sys.executable, '-m', 'sim_core.ros.monitor', '--ros-args', '-r', '__node:=monitor',
-               '-r', f'__ns:={ns}', '-p', f'stop_after_sim_s:={ros_value(float(args.sim_seconds))}',
+               '-r', f'__ns:={ns}',
+               '-p', f'stop_after_sim_s:={ros_value(float(args.sim_seconds))}',
                '-p', 'use_sim_time:=true']
         runner.start('monitor', cmd, supervisor=True)
     return runner.wait()
@@ -64,7 +65,8 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest='command', required=True)
     sub.add_parser('graphs', help='list graphs and launch arguments').set_defaults(fn=cmd_graphs)
-    lp = sub.add_parser('launch', help='start a graph (like ros2 launch aerosim <graph>.launch.py)')
+    lp = sub.add_parser('launch',
+                        help='start a graph (like ros2 launch aerosim <graph>.launch.py)')
     lp.add_argument('graph', help='graph name, e.g. sim_quad')
     lp.add_argument('overrides', nargs='*', help='launch arguments, name:=value')
     lp.add_argument('--sim-seconds', type=float, default=None,

@@ -41,7 +41,8 @@ def validate_rate(rate_hz: float) -> float:
     """Return the integration rate if in [10, 1000] Hz and a whole number of microseconds."""
     r = float(rate_hz)
     if not MIN_RATE_HZ <= r <= MAX_RATE_HZ:
-        raise ConfigError(f'rate_hz: must be in [{MIN_RATE_HZ}, {MAX_RATE_HZ}] Hz, got {rate_hz!r}')
+        raise ConfigError(
+            f'rate_hz: must be in [{MIN_RATE_HZ}, {MAX_RATE_HZ}] Hz, got {rate_hz!r}')
     step_us = 1e6 / r
     if abs(step_us - round(step_us)) > 1e-6:
         raise ConfigError(f'rate_hz: step must be a whole number of microseconds, got {rate_hz!r}')

@@ -74,7 +74,7 @@ def euler_ned_to_quat(roll, pitch, yaw):
 
 
 def yaw_enu_to_heading_deg(yaw_enu):
-    """Convert an ENU yaw (rad, 0 = east, counter-clockwise) into a compass heading [0, 360) deg."""
+    """Convert an ENU yaw (rad, 0 = east, counter-clockwise) to a compass heading [0, 360) deg."""
     return (90.0 - math.degrees(yaw_enu)) % 360.0
 
 

@@ -23,11 +23,14 @@ class GeoOrigin:
 
     def __post_init__(self):
         """Validate ranges."""
-        for name, value, lim in (('lat_deg', self.lat_deg, 90.0), ('lon_deg', self.lon_deg, 180.0)):
+        for name, value, lim in (('lat_deg', self.lat_deg, 90.0),
+                                 ('lon_deg', self.lon_deg, 180.0)):
             if not isinstance(value, (int, float)) or not math.isfinite(value) or abs(value) > lim:
-                raise ConfigError(f'origin.{name}: must be a number in [-{lim}, {lim}], got {value!r}')
+                raise ConfigError(
+                    f'origin.{name}: must be a number in [-{lim}, {lim}], got {value!r}')
         if not isinstance(self.alt_m, (int, float)) or not -1000.0 <= self.alt_m <= 20000.0:
-            raise ConfigError(f'origin.alt_m: must be a number in [-1000, 20000] m, got {self.alt_m!r}')
+            raise ConfigError(
+                f'origin.alt_m: must be a number in [-1000, 20000] m, got {self.alt_m!r}')
 
     def enu_to_geodetic(self, e, n, u):
         """Local ENU [m] -> (lat deg, lon deg, alt m above ellipsoid)."""
@@ -35,4 +38,5 @@ class GeoOrigin:
 
     def geodetic_to_enu(self, lat_deg, lon_deg, alt_m):
         """(lat deg, lon deg, alt m above ellipsoid) -> local ENU [m]."""
-        return pymap3d.geodetic2enu(lat_deg, lon_deg, alt_m, self.lat_deg, self.lon_deg, self.alt_m)
+        return pymap3d.geodetic2enu(lat_deg, lon_deg, alt_m,
+                                    self.lat_deg, self.lon_deg, self.alt_m)

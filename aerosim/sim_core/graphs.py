@@ -181,7 +181,8 @@ def convert(arg: Arg, text: str):
             return int(v)
         return float(v)
     except ValueError:
-        raise ValueError(f'launch argument {arg.name}: expected {arg.kind}, got {text!r}') from None
+        raise ValueError(
+            f'launch argument {arg.name}: expected {arg.kind}, got {text!r}') from None
 
 
 def resolve_args(graph: Graph, overrides: dict) -> dict:

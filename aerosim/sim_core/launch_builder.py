@@ -7,8 +7,11 @@ from sim_core.graphs import Graph, resolve
 
 
 def launch_description(graph: Graph):
-    """Return the LaunchDescription of graph: one DeclareLaunchArgument per graph argument and,
-    at launch time, one launch_ros Node per resolved node (same resolution as the runner)."""
+    """Return the LaunchDescription of a graph.
+
+    One DeclareLaunchArgument per graph argument and, at launch time, one launch_ros Node per
+    resolved node (the same resolution as the runner's).
+    """
     from launch import LaunchDescription
     from launch.actions import DeclareLaunchArgument, OpaqueFunction
 

@@ -19,7 +19,10 @@ def config_dirs():
 
 
 def resolve_config_path(name: str, base_dir: Path = None, subdir: str = '') -> Path:
-    """Find a config file: as given, relative to base_dir, or in <config>/subdir (.yaml optional)."""
+    """Find a config file: as given, relative to base_dir, or in <config>/subdir (.yaml optional).
+
+    The first match wins; raises ConfigError naming every folder searched.
+    """
     cands = [Path(name)]
     if base_dir is not None:
         cands.append(Path(base_dir) / name)

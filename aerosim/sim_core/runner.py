@@ -60,8 +60,6 @@ class Runner:
         self.procs: List[Proc] = []
         self._lock = threading.Lock()
         self._stop_requested = False
-        width = 0
-        self._width = width
 
     def log(self, text: str) -> None:
         """Print a runner line."""

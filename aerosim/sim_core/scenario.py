@@ -72,7 +72,8 @@ def _vec3(d, key, where, default=(0.0, 0.0, 0.0), lim=1e6):
     for i, x in enumerate(v):
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) \
                 or abs(x) > lim:
-            raise ConfigError(f'{where}.{key}[{i}]: must be a finite number within +-{lim}, got {x!r}')
+            raise ConfigError(
+                f'{where}.{key}[{i}]: must be a finite number within +-{lim}, got {x!r}')
         out.append(float(x))
     return tuple(out)
 

@@ -8,7 +8,6 @@ measurement's sim time):
 """
 
 from dataclasses import dataclass
-import math
 
 from aerosim_msgs.msg import GNSS, IMU, VehicleState
 import numpy as np
@@ -27,7 +26,6 @@ from sim_sensors.core.barometer import BaroModel, BaroParams
 from sim_sensors.core.gnss import GnssModel, GnssParams
 from sim_sensors.core.imu import ImuModel, ImuParams
 from sim_sensors.core.magnetometer import MagModel, MagParams, earth_field_enu
-from sim_sensors.core.noise import NoiseParams
 
 KELVIN = 273.15
 
@@ -115,10 +113,13 @@ class SensorsNode(Node):
         self.create_subscription(VehicleState, 'vehicle_state', self._on_state, qos.COMMAND)
         self._last_t_ns = -1
         self._mag_last = self.mag.sample(np.array([1.0, 0.0, 0.0, 0.0]))
+
+        def rate(on, hz):
+            return f'{hz:g} Hz' if on else 'off'
         self.get_logger().info(
-            f'IMU {cfg.imu_rate_hz:g} Hz, mag {"%g Hz" % cfg.mag_rate_hz if cfg.mag_enabled else "off"}'
-            f', baro {"%g Hz" % cfg.baro_rate_hz if cfg.baro_enabled else "off"}, GNSS '
-            f'{"%g Hz" % cfg.gnss_rate_hz if cfg.gnss_enabled else "off"}; seed {cfg.seed}, '
+            f'IMU {cfg.imu_rate_hz:g} Hz, mag {rate(cfg.mag_enabled, cfg.mag_rate_hz)}, '
+            f'baro {rate(cfg.baro_enabled, cfg.baro_rate_hz)}, '
+            f'GNSS {rate(cfg.gnss_enabled, cfg.gnss_rate_hz)}; seed {cfg.seed}, '
             f'noise x{cfg.noise_scale:g}; Earth field at origin '
             f'{np.linalg.norm(self.mag.field_W) * 1e9:.0f} nT')
 

@@ -112,7 +112,9 @@ class MonitorNode(Node):
         for topic in sorted(self.stats):
             e = self.stats[topic]
             span = (self.t_ns - (e['first_ns'] or 0)) / NS_PER_S
-            rate = f'{(e["count"] - 1) / span:7.1f} Hz' if span > 0 and e['count'] > 1 else '      -'
+            rate = '      -'
+            if span > 0 and e['count'] > 1:
+                rate = f'{(e["count"] - 1) / span:7.1f} Hz'
             last = summarize(topic, deserialize_message(e['last'], e['cls'])) if e['last'] else ''
             log.info(f'{topic:32s} {e["type"]:34s} {e["count"]:7d} msgs {rate}  {last}')
 

@@ -47,7 +47,7 @@ class Rotor:
 
 @dataclass(frozen=True)
 class MultirotorParams:
-    """Physical parameters of a multirotor. Every field is SI; see the YAML files in config/vehicles.
+    """Physical parameters of a multirotor (SI units; YAML files in config/vehicles).
 
     throttle_curve 'speed': omega_cmd = omega_min + throttle * (omega_max - omega_min) (Gazebo
     motor model); 'thrust': omega_cmd = omega_max * sqrt(throttle), thrust linear in throttle
@@ -112,7 +112,8 @@ class MultirotorParams:
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 raise ConfigError(f'{where}.{key}: must be a finite number, got {v!r}')
             if lo is not None and (v <= lo if open_lo else v < lo):
-                raise ConfigError(f'{where}.{key}: must be {">" if open_lo else ">="} {lo}, got {v}')
+                op = '>' if open_lo else '>='
+                raise ConfigError(f'{where}.{key}: must be {op} {lo}, got {v}')
             if hi is not None and v > hi:
                 raise ConfigError(f'{where}.{key}: must be <= {hi}, got {v}')
             return float(v)
@@ -130,7 +131,8 @@ class MultirotorParams:
 
         rotors_raw = d.get('rotors')
         if not isinstance(rotors_raw, list) or not 1 <= len(rotors_raw) <= 16:
-            raise ConfigError(f'{where}.rotors: must be a list of 1..16 rotors, got {rotors_raw!r}')
+            raise ConfigError(
+                f'{where}.rotors: must be a list of 1..16 rotors, got {rotors_raw!r}')
         rotors = []
         for i, r in enumerate(rotors_raw):
             if not isinstance(r, dict):
@@ -143,10 +145,12 @@ class MultirotorParams:
             if r.get('direction') not in ('ccw', 'cw'):
                 raise ConfigError(f'{where}.rotors[{i}].direction: must be "ccw" or "cw", '
                                   f'got {r.get("direction")!r}')
-            rotors.append(Rotor(tuple(float(x) for x in pos), 1 if r['direction'] == 'ccw' else -1))
+            spin = 1 if r['direction'] == 'ccw' else -1
+            rotors.append(Rotor(tuple(float(x) for x in pos), spin))
         curve = d.get('throttle_curve', 'speed')
         if curve not in THROTTLE_CURVES:
-            raise ConfigError(f'{where}.throttle_curve: must be one of {THROTTLE_CURVES}, got {curve!r}')
+            raise ConfigError(
+                f'{where}.throttle_curve: must be one of {THROTTLE_CURVES}, got {curve!r}')
         if 'inertia' not in d:
             raise ConfigError(f'{where}.inertia: required')
         name = d.get('name', 'multirotor')
@@ -170,12 +174,13 @@ class MultirotorParams:
             source=str(d.get('source', '')),
         )
         if min(params.inertia) <= 0.0:
-            raise ConfigError(f'{where}.inertia: every moment must be > 0 kg*m^2, got {params.inertia}')
+            raise ConfigError(
+                f'{where}.inertia: every moment must be > 0 kg*m^2, got {params.inertia}')
         if params.omega_min >= params.omega_max:
             raise ConfigError(f'{where}.omega_min: must be < omega_max')
         if params.max_thrust() <= params.weight:
-            raise ConfigError(f'{where}: max thrust {params.max_thrust():.2f} N does not exceed the '
-                              f'weight {params.weight:.2f} N; the vehicle cannot fly')
+            raise ConfigError(f'{where}: max thrust {params.max_thrust():.2f} N does not exceed '
+                              f'the weight {params.weight:.2f} N; the vehicle cannot fly')
         return params
 
     @classmethod

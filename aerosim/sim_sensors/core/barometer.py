@@ -39,7 +39,7 @@ class BaroParams:
 
 
 class BaroModel:
-    """Pressure [Pa], temperature [K] and the pressure altitude [m] derived from the noisy pressure."""
+    """Pressure [Pa], temperature [K] and the pressure altitude [m] of the noisy pressure."""
 
     def __init__(self, params: BaroParams, rng: np.random.Generator):
         """Noise draws from rng."""

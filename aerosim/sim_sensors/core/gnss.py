@@ -19,7 +19,7 @@ FIX_3D = 3
 
 @dataclass(frozen=True)
 class GnssParams:
-    """Rate [Hz], latency [s], 1-sigma horizontal/vertical position error [m], velocity noise [m/s]."""
+    """Rate [Hz], latency [s], 1-sigma horizontal/vertical error [m], velocity noise [m/s]."""
 
     rate_hz: float = 10.0
     latency_s: float = 0.0

@@ -46,7 +46,8 @@ class NoisyChannel:
         self._dt = 1.0 / rate_hz
         self._white_std = params.noise_density * math.sqrt(rate_hz)
         self._walk_std = params.bias_random_walk * math.sqrt(self._dt)
-        self.bias = rng.normal(0.0, params.bias_std, shape) if params.bias_std > 0 else np.zeros(shape)
+        self.bias = (rng.normal(0.0, params.bias_std, shape) if params.bias_std > 0
+                     else np.zeros(shape))
 
     def apply(self, true_value):
         """Return true_value + bias + white noise, then let the bias walk one sample."""
