@@ -1,0 +1,61 @@
+"""Scenario files: the default loads; garbage is rejected with errors naming the field."""
+
+import os
+
+import pytest
+import yaml
+
+from sim_core.errors import ConfigError
+from sim_core.geodesy import GeoOrigin
+from sim_core.scenario import load_scenario, scenario_from_dict
+
+
+def good():
+    return yaml.safe_load(load_scenario('default').path.read_text())
+
+
+def test_default_scenario_loads():
+    s = load_scenario('default')
+    assert s.origin == GeoOrigin(47.397742, 8.545594, 488.0)
+    assert s.vehicle_file.name == 'iris.yaml'
+    assert [m.command for m in s.mission] == ['takeoff', 'waypoint', 'waypoint', 'waypoint',
+                                              'land']
+
+
+@pytest.mark.parametrize('mutate,match', [
+    (lambda d: d.pop('origin'), 'origin'),
+    (lambda d: d['origin'].update(lat_deg=91.0), 'lat_deg'),
+    (lambda d: d['origin'].update(lon_deg='east'), 'lon_deg'),
+    (lambda d: d['origin'].update(alt_m=float('nan')), 'alt_m'),
+    (lambda d: d['vehicle'].update(params='no_such_vehicle'), 'vehicles'),
+    (lambda d: d['vehicle'].update(params=3), 'vehicle.params'),
+    (lambda d: d['vehicle'].update(initial_position_enu=[0, 0]), 'initial_position_enu'),
+    (lambda d: d['vehicle'].update(initial_position_enu=[0, 0, -5]), r'initial_position_enu\[2\]'),
+    (lambda d: d['environment'].update(wind_enu=[1, 'x', 0]), r'wind_enu\[1\]'),
+    (lambda d: d['mission'].append({'command': 'fly'}), r'mission\[5\]\.command'),
+    (lambda d: d['mission'].append({'command': 'waypoint', 'lat_deg': 47.0}),
+     r'mission\[5\]\.lon_deg'),
+    (lambda d: d.update(mission='all of it'), 'mission'),
+    (lambda d: d.update(decimal_year=1900), 'decimal_year'),
+])
+def test_bad_fields_are_rejected_with_the_field_name(mutate, match):
+    d = good()
+    mutate(d)
+    with pytest.raises(ConfigError, match=match):
+        scenario_from_dict(d)
+
+
+def test_garbage_files_give_config_errors_not_crashes(tmp_path):
+    rng = __import__('random').Random(5)
+    cases = [b'', b'\x00\xff\xfe garbage', b'[1, 2, 3]', b'origin: [', b'- - -',
+             'origin: {lat_deg: 1e999}'.encode(), bytes(rng.randrange(256) for _ in range(300))]
+    for i, data in enumerate(cases):
+        p = tmp_path / f'bad{i}.yaml'
+        p.write_bytes(data)
+        with pytest.raises(ConfigError):
+            load_scenario(str(p))
+
+
+def test_missing_file_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match='not found'):
+        load_scenario(os.path.join(tmp_path, 'nope.yaml'))

@@ -1,0 +1,58 @@
+"""Style and structure checks: ruff (flake8 + pep257 + quotes), pure cores, message comments."""
+
+from pathlib import Path
+import re
+import subprocess
+import sys
+
+from conftest import PKG_DIR, REPO_DIR
+
+MSG_DIR = REPO_DIR / 'aerosim_msgs'
+
+
+def test_ruff_clean():
+    ruff = Path(sys.executable).parent / 'ruff'
+    r = subprocess.run([str(ruff), 'check', '--no-cache', str(REPO_DIR)], capture_output=True,
+                       text=True, cwd=REPO_DIR)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def _imports_rclpy(path: Path) -> bool:
+    return re.search(r'^\s*(import rclpy|from rclpy)', path.read_text(), re.M) is not None
+
+
+def test_core_modules_do_not_import_rclpy():
+    core_files = list(PKG_DIR.glob('*/core/*.py'))
+    core_files += [p for p in (PKG_DIR / 'sim_core').glob('*.py')]
+    assert len(core_files) > 10
+    offenders = [str(p.relative_to(PKG_DIR)) for p in core_files if _imports_rclpy(p)]
+    assert offenders == []
+
+
+def test_every_message_has_header_and_commented_fields():
+    msgs = sorted((MSG_DIR / 'msg').glob('*.msg'))
+    assert len(msgs) >= 16
+    for path in msgs:
+        fields = []
+        for line in path.read_text().splitlines():
+            body = line.split('#', 1)[0].strip()
+            if not body or '=' in body:       # comment, blank or constant
+                continue
+            fields.append((body, line))
+        assert fields[0][0] == 'std_msgs/Header header', path.name
+        for body, line in fields:
+            assert '#' in line and len(line.split('#', 1)[1].strip()) > 3, \
+                f'{path.name}: field without a unit/frame comment: {body}'
+
+
+def test_every_message_and_service_is_built():
+    cmake = (MSG_DIR / 'CMakeLists.txt').read_text()
+    for path in list((MSG_DIR / 'msg').glob('*.msg')) + list((MSG_DIR / 'srv').glob('*.srv')):
+        assert f'"{path.parent.name}/{path.name}"' in cmake, path.name
+
+
+def test_every_node_has_console_script_and_main():
+    setup = (PKG_DIR / 'setup.py').read_text()
+    for node in PKG_DIR.glob('*/*_node.py'):
+        assert f'{node.stem} = {node.parent.name}.{node.stem}:main' in setup, node
+        assert re.search(r'^def main\(', node.read_text(), re.M), node
