@@ -1,0 +1,152 @@
+"""Graph tests: dynamics_node + sensors_node over real DDS with use_sim_time.
+
+Rates are measured on the stamps (sim time), read straight from the raw CDR bytes so the test
+keeps up with every topic.
+"""
+
+import math
+import struct
+import time
+
+from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus, VehicleState
+from aerosim_msgs.srv import Reset, SetPaused, SetTimeScale, Step
+from rclpy.executors import SingleThreadedExecutor
+from rosgraph_msgs.msg import Clock
+
+from conftest import spin_until
+from sim_core.ros import qos
+from sim_core.ros.monitor import message_class
+
+NS = 1_000_000_000
+TOPICS = {  # topic: (type, expected rate Hz)
+    'vehicle_state': ('aerosim_msgs/msg/VehicleState', 250.0),
+    'odom': ('nav_msgs/msg/Odometry', 250.0),
+    'imu': ('aerosim_msgs/msg/IMU', 250.0),
+    'imu/data': ('sensor_msgs/msg/Imu', 250.0),
+    'mag': ('sensor_msgs/msg/MagneticField', 100.0),
+    'baro': ('sensor_msgs/msg/FluidPressure', 50.0),
+    'baro/temperature': ('sensor_msgs/msg/Temperature', 50.0),
+    'gnss': ('aerosim_msgs/msg/GNSS', 10.0),
+    'gnss/fix': ('sensor_msgs/msg/NavSatFix', 10.0),
+}
+
+
+def start_graph(procs, **dyn):
+    params = {'time_scale': 1.0, 'start_paused': True}
+    params.update(dyn)
+    procs.node('sim_dynamics.dynamics_node', 'dynamics_node', params)
+    procs.node('sim_sensors.sensors_node', 'sensors_node', {'use_sim_time': True, 'seed': 1})
+
+
+def resume_when_connected(node, ex, publishers_expected, state_subscribers=2):
+    """Start paused, wait until the graph and the probe are connected, then resume.
+
+    Discovery takes a variable wall time on a loaded machine; sim time must not run before.
+    """
+    client = node.create_client(SetPaused, '/sim/pause')
+
+    def connected():
+        return (client.service_is_ready()
+                and node.count_subscribers('vehicle_state') >= state_subscribers
+                and all(node.count_publishers(t) >= 1 for t in publishers_expected))
+    assert spin_until(node, ex, connected, 30.0), 'graph did not come up'
+    fut = client.call_async(SetPaused.Request(paused=False))
+    assert spin_until(node, ex, fut.done, 10.0) and fut.result().success
+
+
+def make_node(rclpy, ctx, name):
+    node = rclpy.create_node(name, context=ctx, namespace='/quad')
+    ex = SingleThreadedExecutor(context=ctx)
+    ex.add_node(node)
+    return node, ex
+
+
+def test_every_topic_at_its_rate_on_sim_time(procs, ros_context):
+    rclpy, ctx = ros_context
+    start_graph(procs)
+    node, ex = make_node(rclpy, ctx, 'rate_probe')
+    stamps = {t: [] for t in TOPICS}
+    for topic, (type_name, _) in TOPICS.items():
+        node.create_subscription(
+            message_class(type_name), topic,
+            lambda raw, t=topic: stamps[t].append(struct.unpack_from('<iI', raw, 4)),
+            qos.SENSOR_PUB, raw=True)
+    clock = []
+    node.create_subscription(Clock, '/clock', lambda m: clock.append(m.clock.sec), qos.CLOCK)
+    resume_when_connected(node, ex, list(TOPICS))
+    assert spin_until(node, ex, lambda: clock and clock[-1] >= 4, 30.0), 'sim did not run 4 s'
+    t0, t1 = 1 * NS, 3 * NS            # measure on [1 s, 3 s) of sim time
+    for topic, (_, rate) in TOPICS.items():
+        ts = sorted({s * NS + n for s, n in stamps[topic] if t0 <= s * NS + n < t1})
+        measured = len(ts) / 2.0
+        assert abs(measured - rate) <= 0.05 * rate, f'{topic}: {measured} Hz, expected {rate}'
+        # samples are taken at integration steps (4 ms): on the step grid, and spaced by the
+        # sensor period rounded to a step
+        step, period = 4_000_000, NS / rate
+        assert all(t % step == 0 for t in ts), f'{topic}: stamps off the step grid'
+        gaps = [b - a for a, b in zip(ts, ts[1:])]
+        assert all(period - step < g < period + step for g in gaps), f'{topic}: gaps {gaps}'
+
+
+def test_services_pause_step_reset_and_time_scale(procs, ros_context):
+    rclpy, ctx = ros_context
+    start_graph(procs)
+    node, ex = make_node(rclpy, ctx, 'service_probe')
+    status = []
+    node.create_subscription(SimStatus, '/sim/status', status.append, qos.LATCHED)
+    clients = {n: node.create_client(t, f'/sim/{n}') for n, t in
+               (('pause', SetPaused), ('step', Step), ('reset', Reset),
+                ('set_time_scale', SetTimeScale))}
+    assert spin_until(node, ex, lambda: all(c.service_is_ready() for c in clients.values())
+                      and status, 30.0)
+    resume_when_connected(node, ex, ['vehicle_state'], state_subscribers=1)
+
+    def call(name, **fields):
+        c = clients[name]
+        req = c.srv_type.Request(**fields)
+        fut = c.call_async(req)
+        assert spin_until(node, ex, fut.done, 10.0)
+        return fut.result()
+
+    assert call('pause', paused=True).success
+    assert spin_until(node, ex, lambda: status[-1].state == SimStatus.PAUSED, 5.0)
+    t_paused = status[-1].sim_time
+    time.sleep(0.3)
+    r = call('step', steps=25)
+    assert r.success
+    dt_ns = (r.sim_time.sec - t_paused.sec) * NS + r.sim_time.nanosec - t_paused.nanosec
+    assert dt_ns == 25 * 4_000_000            # exactly 25 steps of 4 ms, nothing while paused
+    assert not call('step', steps=0).success
+    assert not call('set_time_scale', time_scale=500.0).success
+    assert call('set_time_scale', time_scale=2.0).success
+    assert call('pause', paused=False).success
+    assert spin_until(node, ex, lambda: status[-1].state == SimStatus.RUNNING, 5.0)
+    r = call('reset')
+    assert r.success
+    assert spin_until(node, ex, lambda: status[-1].message == 'reset', 5.0)
+    assert status[-1].sim_time.sec == 0 and status[-1].steps == 0
+    assert status[-1].time_scale == 2.0
+
+
+def test_garbage_effector_commands_are_rejected_and_counted_valid_ones_fly(procs, ros_context):
+    rclpy, ctx = ros_context
+    start_graph(procs, lockstep=False)
+    node, ex = make_node(rclpy, ctx, 'command_probe')
+    status, states = [], []
+    node.create_subscription(SimStatus, '/sim/status', status.append, qos.LATCHED)
+    node.create_subscription(VehicleState, 'vehicle_state', states.append, qos.SENSOR_SUB)
+    pub = node.create_publisher(AircraftEffectorCommand, 'effector_command', qos.COMMAND)
+    resume_when_connected(node, ex, ['vehicle_state'])
+    assert spin_until(node, ex, lambda: pub.get_subscription_count() > 0 and len(states) > 10,
+                      30.0)
+    bad = [[math.nan] * 4, [0.5] * 3, [1.5, 0.5, 0.5, 0.5], [-0.1, 0.5, 0.5, 0.5],
+           [math.inf] * 4, []]
+    for thr in bad:
+        pub.publish(AircraftEffectorCommand(throttle_cmd=thr))
+    assert spin_until(node, ex, lambda: status and status[-1].rejected_inputs == len(bad), 10.0)
+    assert states[-1].state.pose.position.z == 0.0          # garbage did not fly it
+    for _ in range(20):
+        pub.publish(AircraftEffectorCommand(throttle_cmd=[0.85] * 4))
+        spin_until(node, ex, lambda: False, 0.05)
+    assert spin_until(node, ex, lambda: states[-1].state.pose.position.z > 0.5, 10.0)
+    assert status[-1].rejected_inputs == len(bad)

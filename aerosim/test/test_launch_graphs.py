@@ -1,0 +1,121 @@
+"""Launch files vs graph descriptions, argument resolution, the runner's command lines.
+
+launch/launch_ros are not installable here: the launch files are loaded with test doubles that
+record what they declare, and that record is compared with the graph description.
+"""
+
+import importlib.util
+from pathlib import Path
+import sys
+import types
+
+import pytest
+
+from sim_core.graphs import GRAPHS, get_graph, resolve
+from sim_core.runner import node_command
+
+LAUNCH_DIR = Path(__file__).resolve().parent.parent / 'launch'
+
+
+class Recorder:
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+
+class FakeContext:
+    def __init__(self, values):
+        self.values = values
+
+
+class FakeLaunchConfiguration(Recorder):
+    def perform(self, context):
+        return context.values[self.args[0]]
+
+
+@pytest.fixture
+def fake_launch(monkeypatch):
+    mods = {
+        'launch': types.ModuleType('launch'),
+        'launch.actions': types.ModuleType('launch.actions'),
+        'launch.substitutions': types.ModuleType('launch.substitutions'),
+        'launch_ros': types.ModuleType('launch_ros'),
+        'launch_ros.actions': types.ModuleType('launch_ros.actions'),
+    }
+    mods['launch'].LaunchDescription = type('LaunchDescription', (Recorder,), {})
+    mods['launch.actions'].DeclareLaunchArgument = type('DeclareLaunchArgument', (Recorder,), {})
+    mods['launch.actions'].OpaqueFunction = type('OpaqueFunction', (Recorder,), {})
+    mods['launch.substitutions'].LaunchConfiguration = FakeLaunchConfiguration
+    mods['launch_ros.actions'].Node = type('Node', (Recorder,), {})
+    for name, mod in mods.items():
+        monkeypatch.setitem(sys.modules, name, mod)
+    return mods
+
+
+def load_launch_file(path):
+    spec = importlib.util.spec_from_file_location(path.stem.replace('.', '_'), path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.generate_launch_description()
+
+
+def test_every_graph_has_a_launch_file_and_every_launch_file_a_graph():
+    files = {p.name[:-len('.launch.py')] for p in LAUNCH_DIR.glob('*.launch.py')}
+    assert files == set(GRAPHS)
+
+
+@pytest.mark.parametrize('graph_name', sorted(GRAPHS))
+def test_launch_file_declares_exactly_the_description(fake_launch, graph_name):
+    graph = get_graph(graph_name)
+    ld = load_launch_file(LAUNCH_DIR / f'{graph_name}.launch.py')
+    actions = ld.args[0]
+    declared = [a for a in actions if type(a).__name__ == 'DeclareLaunchArgument']
+    assert [a.args[0] for a in declared] == [a.name for a in graph.args]
+    for a, spec in zip(declared, graph.args):
+        assert a.kwargs['default_value'] == spec.default
+        assert a.kwargs['description']
+        assert a.kwargs.get('choices') == (list(spec.choices) if spec.choices else None)
+    (opaque,) = [a for a in actions if type(a).__name__ == 'OpaqueFunction']
+    ctx = FakeContext({a.name: a.default for a in graph.args})
+    nodes = opaque.kwargs['function'](ctx)
+    expected = resolve(graph)
+    assert [n.kwargs['name'] for n in nodes] == [r.name for r in expected]
+    for n, r in zip(nodes, expected):
+        assert n.kwargs['package'] == 'aerosim'
+        assert n.kwargs['executable'] == r.executable
+        assert n.kwargs['namespace'] == r.namespace
+        assert n.kwargs['parameters'] == [*r.params_files, r.parameters]
+        assert n.kwargs['remappings'] == list(r.remappings)
+        assert Path(r.params_files[0]).is_file()
+
+
+def test_resolution_types_parameters_and_applies_overrides():
+    nodes = {n.name: n for n in resolve(get_graph('sim_quad'),
+                                        {'time_scale': '0', 'gps': 'false', 'namespace': 'uav1'})}
+    dyn, sen = nodes['dynamics_node'], nodes['sensors_node']
+    assert dyn.parameters['time_scale'] == 0.0 and isinstance(dyn.parameters['time_scale'], float)
+    assert dyn.parameters['use_sim_time'] is False        # the time source
+    assert sen.parameters['use_sim_time'] is True
+    assert sen.parameters['gnss_enabled'] is False
+    assert sen.parameters['seed'] == 0 and isinstance(sen.parameters['seed'], int)
+    assert dyn.namespace == '/uav1'
+
+
+@pytest.mark.parametrize('overrides,match', [
+    ({'nope': '1'}, 'no launch argument'),
+    ({'gps': 'maybe'}, 'not one of'),
+    ({'time_scale': 'fast'}, 'expected float'),
+    ({'seed': '1.5'}, 'expected int'),
+])
+def test_bad_launch_arguments_are_rejected(overrides, match):
+    with pytest.raises((KeyError, ValueError), match=match):
+        resolve(get_graph('sim_quad'), overrides)
+
+
+def test_runner_command_matches_resolution():
+    (dyn, _) = resolve(get_graph('sim_quad'), {'scenario': 'my scenario.yaml'})
+    cmd = node_command(dyn, python='python3')
+    assert cmd[:4] == ['python3', '-m', 'sim_dynamics.dynamics_node', '--ros-args']
+    assert '__node:=dynamics_node' in cmd and '__ns:=/quad' in cmd
+    assert cmd[cmd.index('--params-file') + 1].endswith('config/dynamics_node.yaml')
+    assert "scenario_file:='my scenario.yaml'" in cmd
+    assert 'use_sim_time:=false' in cmd and 'time_scale:=1.0' in cmd

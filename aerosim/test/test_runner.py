@@ -1,0 +1,95 @@
+"""The pip-only runner: prefixes output, forwards Ctrl-C, exits non-zero when a node dies."""
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from sim_core.runner import Runner
+
+PY = sys.executable
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is not alive for our purposes only if reaped; check /proc state
+    with open(f'/proc/{pid}/stat') as f:
+        return f.read().split()[2] != 'Z'
+
+
+def test_prefixes_output_and_supervisor_exit_ends_graph():
+    out = io.StringIO()
+    r = Runner(out)
+    sleeper = r.start('sleeper', [PY, '-c', 'import time; print("up", flush=True); '
+                                            'time.sleep(60)'])
+    r.start('boss', [PY, '-c', 'import time; time.sleep(0.5); print("done", flush=True)'],
+            supervisor=True)
+    t0 = time.monotonic()
+    assert r.wait() == 0
+    assert time.monotonic() - t0 < 10
+    text = out.getvalue()
+    assert '[sleeper] up' in text and '[boss] done' in text
+    assert 'boss finished (exit code 0)' in text
+    assert sleeper.popen.returncode is not None      # stopped and reaped
+
+
+def test_a_dying_node_stops_the_graph_with_nonzero_exit():
+    out = io.StringIO()
+    r = Runner(out)
+    sleeper = r.start('sleeper', [PY, '-c', 'import time; time.sleep(60)'])
+    r.start('crasher', [PY, '-c', 'import sys, time; time.sleep(0.3); sys.exit(3)'])
+    assert r.wait() == 3
+    assert 'node crasher died (exit code 3)' in out.getvalue()
+    assert sleeper.popen.returncode is not None
+
+
+def test_stubborn_processes_are_escalated_to_sigkill(monkeypatch):
+    import sim_core.runner as runner_mod
+    monkeypatch.setattr(runner_mod, 'STOP_GRACE_S', 0.5)
+    out = io.StringIO()
+    r = Runner(out)
+    stubborn = r.start('stubborn', [PY, '-c', 'import signal, time\n'
+                                               'signal.signal(signal.SIGINT, signal.SIG_IGN)\n'
+                                               'signal.signal(signal.SIGTERM, signal.SIG_IGN)\n'
+                                               'print("ready", flush=True)\n'
+                                               'time.sleep(60)'])
+    r.start('crasher', [PY, '-c', 'import time; time.sleep(1.0); raise SystemExit(1)'])
+    assert r.wait() == 1
+    assert stubborn.popen.returncode == -signal.SIGKILL
+
+
+def test_cli_ctrl_c_stops_the_real_graph_cleanly(procs):
+    p = procs.start([PY, '-m', 'sim_core.cli', 'launch', 'sim_quad'])
+    lines = []
+    deadline = time.monotonic() + 30
+    started = set()
+    while time.monotonic() < deadline and len(started) < 2:
+        line = p.stdout.readline().decode()
+        lines.append(line)
+        for name in ('dynamics_node', 'sensors_node'):
+            if line.startswith(f'[{name}] [INFO]'):
+                started.add(name)
+    assert started == {'dynamics_node', 'sensors_node'}, ''.join(lines)
+    children = [int(line.split('pid ')[1].rstrip(')\n')) for line in lines if '(pid ' in line]
+    assert len(children) == 2
+    os.killpg(p.pid, signal.SIGINT)       # what a terminal's Ctrl-C does
+    rc = p.wait(20)
+    rest = p.stdout.read().decode()
+    assert rc == 0, ''.join(lines) + rest
+    assert 'stop requested' in rest
+    for pid in children:
+        assert not alive(pid)
+
+
+def test_cli_rejects_unknown_graph_and_bad_arguments():
+    r = subprocess.run([PY, '-m', 'sim_core.cli', 'launch', 'nope'], capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and 'unknown graph' in r.stderr
+    r = subprocess.run([PY, '-m', 'sim_core.cli', 'launch', 'sim_quad', 'gps:=maybe'],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and 'not one of' in r.stderr
