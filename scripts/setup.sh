@@ -45,7 +45,9 @@ export _ROS_WHEELS_BOOTSTRAP_COMPLETE=1
 req_hash="$(hash_of requirements.txt constraints.txt)"
 if ! stamp_ok pip "$req_hash"; then
   log "installing pinned wheels (requirements.txt, constraints.txt)"
-  "$VPY" -m pip install -q --disable-pip-version-check -r requirements.txt -c constraints.txt
+  # (this machine's pip config lists local index folders that may not exist: drop that noise)
+  "$VPY" -m pip install -q --disable-pip-version-check -r requirements.txt -c constraints.txt \
+    2>&1 | { grep -v '^WARNING: Location .* is ignored' || true; }
   stamp_set pip "$req_hash"
   rm -f "$STAMPS/fixups" "$STAMPS/msgs"
 else
@@ -88,7 +90,9 @@ fi
 pkg_hash="$(hash_of aerosim/setup.py aerosim/setup.cfg aerosim/package.xml)"
 if ! stamp_ok aerosim "$pkg_hash"; then
   log "installing aerosim (editable)"
-  "$VPY" -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e aerosim
+  mkdir -p log
+  "$VPY" -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation \
+    -e aerosim >log/pip_aerosim.txt 2>&1 || { cat log/pip_aerosim.txt >&2; die "installing aerosim failed"; }
   stamp_set aerosim "$pkg_hash"
 else
   log "aerosim up to date"
