@@ -111,7 +111,11 @@ export _ROS_WHEELS_BOOTSTRAP_COMPLETE=1
 export RMW_IMPLEMENTATION="\${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
 # DDS discovery stays on this host unless the user widens it (SUBNET) for multi-host runs.
 export ROS_AUTOMATIC_DISCOVERY_RANGE="\${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
-# colcon install space of aerosim_msgs (Python module, typesupport libraries, share/)
+# colcon install space of aerosim_msgs (Python module, typesupport libraries, share/);
+# colcon's scripts read unset variables, so relax 'set -u' while sourcing them.
+case \$- in *u*) _aerosim_u=1; set +u ;; *) _aerosim_u= ;; esac
 COLCON_TRACE= . "$ROOT/install/setup.bash"
+[ -n "\$_aerosim_u" ] && set -u
+unset _aerosim_u
 ENV
 log "done: source $ROOT/env.sh"
