@@ -31,6 +31,7 @@ setup(
             'aerosim = sim_core.cli:main',
             'dynamics_node = sim_dynamics.dynamics_node:main',
             'sensors_node = sim_sensors.sensors_node:main',
+            'camera_node = sim_sensors.camera_node:main',
         ],
     },
 )

@@ -101,10 +101,13 @@ SIM_ARGS = (
     LaunchArg('gps', 'true', 'GNSS on/off', ('true', 'false')),
     LaunchArg('mag', 'true', 'Magnetometer on/off', ('true', 'false')),
     LaunchArg('baro', 'true', 'Barometer on/off', ('true', 'false')),
+    LaunchArg('camera', 'true', 'Camera (CPU-rendered) on/off', ('true', 'false')),
     LaunchArg('dynamics_params', 'dynamics_node.yaml',
               'dynamics_node parameter YAML (path, or name in config/)'),
     LaunchArg('sensors_params', 'sensors_node.yaml',
               'sensors_node parameter YAML (path, or name in config/)'),
+    LaunchArg('camera_params', 'camera_node.yaml',
+              'camera_node parameter YAML (path, or name in config/)'),
 )
 
 DYNAMICS = NodeSpec(
@@ -120,11 +123,17 @@ SENSORS = NodeSpec(
                 ('gnss_enabled', Arg('gps', 'bool')), ('mag_enabled', Arg('mag', 'bool')),
                 ('baro_enabled', Arg('baro', 'bool'))))
 
+CAMERA = NodeSpec(
+    name='camera_node', executable='camera_node', module='sim_sensors.camera_node',
+    params_file='camera_params', condition=('camera', 'true'),
+    parameters=(('scenario_file', Arg('scenario')),))
+
 SIM_QUAD = Graph(
     name='sim_quad',
-    description='Multirotor dynamics (sim clock) and sensors: IMU, magnetometer, barometer, GNSS',
+    description='Multirotor dynamics (sim clock) and sensors: IMU, magnetometer, barometer, '
+                'GNSS, camera',
     args=COMMON_ARGS + SIM_ARGS,
-    nodes=(DYNAMICS, SENSORS),
+    nodes=(DYNAMICS, SENSORS, CAMERA),
 )
 
 GRAPHS = {g.name: g for g in (SIM_QUAD,)}

@@ -31,6 +31,47 @@ class MissionItem:
 
 
 @dataclass(frozen=True)
+class SceneObject:
+    """A sphere (size = (radius,)) or an axis-aligned box (size = (dx, dy, dz) full lengths).
+
+    center_enu [m]; color RGB 0..255.
+    """
+
+    kind: str
+    center_enu: tuple
+    size: tuple
+    color: tuple = (200, 60, 50)
+
+    @classmethod
+    def from_dict(cls, d, where='object'):
+        """Validate a scenario entry: {type: sphere|box, position_enu: [...], size: ..., color}."""
+        if not isinstance(d, dict):
+            raise ConfigError(f'{where}: must be a mapping')
+        kind = d.get('type')
+        if kind not in ('sphere', 'box'):
+            raise ConfigError(f'{where}.type: must be "sphere" or "box", got {kind!r}')
+        pos = d.get('position_enu')
+        if not (isinstance(pos, list) and len(pos) == 3 and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+                for x in pos)):
+            raise ConfigError(f'{where}.position_enu: must be 3 finite numbers [m]')
+        size = d.get('size')
+        size = [size] if isinstance(size, (int, float)) and not isinstance(size, bool) else size
+        n = 1 if kind == 'sphere' else 3
+        if not (isinstance(size, list) and len(size) == n and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and 0 < x < 1e4
+                for x in size)):
+            raise ConfigError(f'{where}.size: must be {"a radius" if n == 1 else "[dx, dy, dz]"}'
+                              f' in (0, 1e4) m, got {d.get("size")!r}')
+        color = d.get('color', [200, 60, 50])
+        if not (isinstance(color, list) and len(color) == 3 and all(
+                isinstance(c, int) and 0 <= c <= 255 for c in color)):
+            raise ConfigError(f'{where}.color: must be [r, g, b] integers 0..255')
+        return cls(kind, tuple(float(x) for x in pos), tuple(float(x) for x in size),
+                   tuple(color))
+
+
+@dataclass(frozen=True)
 class Environment:
     """Wind [m/s] (ENU, air velocity over ground) and gravity [m/s^2]."""
 
@@ -50,6 +91,7 @@ class Scenario:
     decimal_year: float = 2026.9        # date for the magnetic model
     environment: Environment = field(default_factory=Environment)
     mission: tuple = ()
+    objects: tuple = ()                 # SceneObject: rendered by the camera
     path: Path = None
 
 
@@ -126,6 +168,10 @@ def scenario_from_dict(d: dict, base_dir: Path = None, path: Path = None) -> Sce
             cmd, lat, lon, _num(it, 'alt_m', w, 0.0, -1000.0, 10000.0),
             _num(it, 'hold_s', w, 0.0, 0.0, 3600.0),
             _num(it, 'acceptance_radius_m', w, 1.0, 0.1, 1000.0)))
+    objs = d.get('objects', [])
+    if not isinstance(objs, list) or len(objs) > 1000:
+        raise ConfigError('scenario.objects: must be a list of at most 1000 objects')
+    objects = tuple(SceneObject.from_dict(o, f'objects[{i}]') for i, o in enumerate(objs))
     name = d.get('name', path.stem if path else 'scenario')
     if not isinstance(name, str):
         raise ConfigError('scenario.name: must be a string')
@@ -133,7 +179,7 @@ def scenario_from_dict(d: dict, base_dir: Path = None, path: Path = None) -> Sce
         name=name, origin=origin, vehicle_file=vehicle_file, initial_position_enu=init_pos,
         initial_yaw_deg=_num(v, 'initial_yaw_deg', 'vehicle', 0.0, -360.0, 360.0),
         decimal_year=_num(d, 'decimal_year', 'scenario', 2026.9, 2025.0, 2030.0),
-        environment=environment, mission=tuple(mission), path=path)
+        environment=environment, mission=tuple(mission), objects=objects, path=path)
 
 
 def load_scenario(path) -> Scenario:

@@ -14,9 +14,7 @@ from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus, VehicleState
 from aerosim_msgs.srv import Reset, SetPaused, SetTimeScale, Step
 from nav_msgs.msg import Odometry
 import numpy as np
-import rclpy
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock as ClockMsg
 from transforms3d import quaternions as tq
@@ -26,6 +24,7 @@ from sim_core.errors import ConfigError
 from sim_core.ros import qos
 from sim_core.ros.convert import set_quat, set_vec3, time_msg, time_ns
 from sim_core.ros.params import declare
+from sim_core.ros.run import run_node
 from sim_core.paths import resolve_config_path
 from sim_core.scenario import load_scenario
 from sim_core.timeutil import NS_PER_S
@@ -105,7 +104,7 @@ class DynamicsNode(Node):
             self.clock.state = SimState.PAUSED
 
         self.pub_clock = self.create_publisher(ClockMsg, '/clock', qos.CLOCK)
-        self.pub_state = self.create_publisher(VehicleState, 'vehicle_state', qos.SENSOR_PUB)
+        self.pub_state = self.create_publisher(VehicleState, 'vehicle_state', qos.STATE)
         self.pub_odom = self.create_publisher(Odometry, 'odom', qos.SENSOR_PUB)
         self.pub_status = self.create_publisher(SimStatus, '/sim/status', qos.LATCHED)
         self.create_subscription(AircraftEffectorCommand, 'effector_command', self._on_command,
@@ -298,20 +297,7 @@ class DynamicsNode(Node):
 
 def main(args=None):
     """Run dynamics_node."""
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = DynamicsNode()
-        rclpy.spin(node)
-    except ConfigError as exc:
-        rclpy.logging.get_logger('dynamics_node').fatal(f'configuration error: {exc}')
-        raise SystemExit(2) from exc
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(DynamicsNode, 'dynamics_node', args)
 
 
 if __name__ == '__main__':

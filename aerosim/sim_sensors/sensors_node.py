@@ -11,17 +11,15 @@ from dataclasses import dataclass
 
 from aerosim_msgs.msg import GNSS, IMU, VehicleState
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import FluidPressure, Imu, MagneticField, NavSatFix, NavSatStatus, Temperature
 
-from sim_core.errors import ConfigError
 from sim_core.ros import qos
 from sim_core.ros.convert import set_vec3, time_msg, time_ns
 from sim_core.ros.params import declare
+from sim_core.ros.run import run_node
 from sim_core.scenario import load_scenario
-from sim_core.timeutil import period_ns
+from sim_sensors.core.decimator import Decimator
 from sim_sensors.core.barometer import BaroModel, BaroParams
 from sim_sensors.core.gnss import GnssModel, GnssParams
 from sim_sensors.core.imu import ImuModel, ImuParams
@@ -50,28 +48,6 @@ class SensorsConfig:
     gnss_satellites: int
     imu_frame_id: str
     gnss_frame_id: str
-
-
-class Decimator:
-    """Decides on sim time when a sensor of a given rate samples (first sample at t = 0)."""
-
-    def __init__(self, rate_hz: float):
-        """rate_hz: sample rate [Hz]."""
-        self.period_ns = period_ns(rate_hz)
-        self.next_ns = 0
-
-    def due(self, t_ns: int) -> bool:
-        """Return True (and schedule the next sample) if a sample is due at t_ns."""
-        if t_ns < self.next_ns:
-            return False
-        self.next_ns += self.period_ns
-        if self.next_ns <= t_ns:   # fell behind (or time jumped): realign on the grid
-            self.next_ns = (t_ns // self.period_ns + 1) * self.period_ns
-        return True
-
-    def reset(self):
-        """Restart at t = 0."""
-        self.next_ns = 0
 
 
 class SensorsNode(Node):
@@ -110,7 +86,7 @@ class SensorsNode(Node):
         self.pub_gnss = self.create_publisher(GNSS, 'gnss', qos.SENSOR_PUB)
         self.pub_fix = self.create_publisher(NavSatFix, 'gnss/fix', qos.SENSOR_PUB)
         # The state stream is the simulation pipeline, not a lossy sensor feed: reliable.
-        self.create_subscription(VehicleState, 'vehicle_state', self._on_state, qos.COMMAND)
+        self.create_subscription(VehicleState, 'vehicle_state', self._on_state, qos.STATE)
         self._last_t_ns = -1
         self._mag_last = self.mag.sample(np.array([1.0, 0.0, 0.0, 0.0]))
 
@@ -217,20 +193,7 @@ class SensorsNode(Node):
 
 def main(args=None):
     """Run sensors_node."""
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = SensorsNode()
-        rclpy.spin(node)
-    except ConfigError as exc:
-        rclpy.logging.get_logger('sensors_node').fatal(f'configuration error: {exc}')
-        raise SystemExit(2) from exc
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(SensorsNode, 'sensors_node', args)
 
 
 if __name__ == '__main__':

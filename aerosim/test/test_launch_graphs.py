@@ -112,7 +112,7 @@ def test_bad_launch_arguments_are_rejected(overrides, match):
 
 
 def test_runner_command_matches_resolution():
-    (dyn, _) = resolve(get_graph('sim_quad'), {'scenario': 'my scenario.yaml'})
+    dyn = resolve(get_graph('sim_quad'), {'scenario': 'my scenario.yaml'})[0]
     cmd = node_command(dyn, python='python3')
     assert cmd[:4] == ['python3', '-m', 'sim_dynamics.dynamics_node', '--ros-args']
     assert '__node:=dynamics_node' in cmd and '__ns:=/quad' in cmd

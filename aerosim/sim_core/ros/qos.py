@@ -11,6 +11,10 @@ SENSOR_SUB = qos_profile_sensor_data
 # Commands (effector commands in the control loop): reliable, keep last.
 COMMAND = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
                      history=HistoryPolicy.KEEP_LAST)
+# The simulation pipeline (vehicle_state from dynamics to sensors/camera/bridges): reliable with
+# a deep queue, so a consumer that stalls briefly (a loaded machine) loses no step.
+STATE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE,
+                   history=HistoryPolicy.KEEP_LAST)
 # Latched status / configuration: transient local so late joiners get the last value.
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      history=HistoryPolicy.KEEP_LAST, durability=DurabilityPolicy.TRANSIENT_LOCAL)

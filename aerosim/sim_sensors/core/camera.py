@@ -17,6 +17,7 @@ from PIL import Image
 from transforms3d import quaternions as tq
 
 from sim_core.errors import ConfigError
+from sim_core.scenario import SceneObject  # noqa: F401 (re-exported for callers)
 
 # R_B_O: optical axes expressed in body FLU (columns: x right = -y_B, y down = -z_B, z = x_B)
 R_B_OPT = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
@@ -26,47 +27,6 @@ GRASS_A = np.array([86, 130, 60], dtype=np.float32)
 GRASS_B = np.array([110, 150, 75], dtype=np.float32)
 HAZE_M = 400.0   # m, distance at which the ground has faded 63 % toward the horizon colour
 LEVELS = 64      # colour levels of haze and sky gradient
-
-
-@dataclass(frozen=True)
-class SceneObject:
-    """A sphere (size = (radius,)) or an axis-aligned box (size = (dx, dy, dz) full lengths).
-
-    center_enu [m]; color RGB 0..255.
-    """
-
-    kind: str
-    center_enu: tuple
-    size: tuple
-    color: tuple = (200, 60, 50)
-
-    @classmethod
-    def from_dict(cls, d, where='object'):
-        """Validate a scenario entry: {type: sphere|box, position_enu: [...], size: ..., color}."""
-        if not isinstance(d, dict):
-            raise ConfigError(f'{where}: must be a mapping')
-        kind = d.get('type')
-        if kind not in ('sphere', 'box'):
-            raise ConfigError(f'{where}.type: must be "sphere" or "box", got {kind!r}')
-        pos = d.get('position_enu')
-        if not (isinstance(pos, list) and len(pos) == 3 and all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-                for x in pos)):
-            raise ConfigError(f'{where}.position_enu: must be 3 finite numbers [m]')
-        size = d.get('size')
-        size = [size] if isinstance(size, (int, float)) and not isinstance(size, bool) else size
-        n = 1 if kind == 'sphere' else 3
-        if not (isinstance(size, list) and len(size) == n and all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) and 0 < x < 1e4
-                for x in size)):
-            raise ConfigError(f'{where}.size: must be {"a radius" if n == 1 else "[dx, dy, dz]"}'
-                              f' in (0, 1e4) m, got {d.get("size")!r}')
-        color = d.get('color', [200, 60, 50])
-        if not (isinstance(color, list) and len(color) == 3 and all(
-                isinstance(c, int) and 0 <= c <= 255 for c in color)):
-            raise ConfigError(f'{where}.color: must be [r, g, b] integers 0..255')
-        return cls(kind, tuple(float(x) for x in pos), tuple(float(x) for x in size),
-                   tuple(color))
 
 
 @dataclass(frozen=True)
