@@ -168,12 +168,15 @@ class LockstepGate:
     def answered(self, stamp_ns: int) -> bool:
         """Record a command stamped stamp_ns; returns True if it answers the awaited state.
 
-        The first answer activates lockstep (before it, sensors free-run).
+        The first command of any stamp engages lockstep (before it, sensors free-run); from
+        then on the next step waits for the answer to the latest published state, and answers
+        to older states are ignored.
         """
         if self._waiting_for_ns is not None and stamp_ns == self._waiting_for_ns:
             self._waiting_for_ns = None
             self._active = True
             return True
+        self._active = True
         return False
 
     @property

@@ -83,9 +83,10 @@ def test_lockstep_free_runs_until_first_answer_then_waits():
     assert g.may_step(0.0)                    # no controller yet: free-run
     assert not g.active
     g.published(8_000_000, wall_now=0.0)
-    assert not g.answered(4_000_000)          # stale answer does not count
-    assert g.answered(8_000_000)
+    assert not g.answered(4_000_000)          # stale answer: engages lockstep, does not count
     assert g.active
+    assert not g.may_step(0.1)                # waits for the answer to 8 ms
+    assert g.answered(8_000_000)
     g.published(12_000_000, wall_now=1.0)
     assert not g.may_step(1.1)                # waiting for the answer to 12 ms
     assert g.answered(12_000_000)

@@ -156,3 +156,47 @@ def test_garbage_effector_commands_are_rejected_and_counted_valid_ones_fly(procs
         spin_until(node, ex, lambda: False, 0.05)
     assert spin_until(node, ex, lambda: states[-1].state.pose.position.z > 0.5, 10.0)
     assert status[-1].rejected_inputs == len(bad)
+
+
+def test_lockstep_advances_one_step_per_answer_and_never_deadlocks(procs, ros_context):
+    rclpy, ctx = ros_context
+    procs.node('sim_dynamics.dynamics_node', 'dynamics_node',
+               {'time_scale': 0.0, 'lockstep': True, 'lockstep_timeout_s': 0.25,
+                'start_paused': True})
+    node, ex = make_node(rclpy, ctx, 'lockstep_controller')
+    pub = node.create_publisher(AircraftEffectorCommand, 'effector_command', qos.COMMAND)
+    status, seen = [], []
+    answering = {'on': True}
+
+    def on_state(msg):
+        seen.append(msg.header.stamp.sec * NS + msg.header.stamp.nanosec)
+        if answering['on']:
+            pub.publish(AircraftEffectorCommand(header=msg.header, throttle_cmd=[0.0] * 4))
+    node.create_subscription(VehicleState, 'vehicle_state', on_state, qos.STATE)
+    node.create_subscription(SimStatus, '/sim/status', status.append, qos.LATCHED)
+    assert spin_until(node, ex, lambda: pub.get_subscription_count() > 0, 30.0)
+    resume_when_connected(node, ex, ['vehicle_state'], state_subscribers=1)
+    # before the first answer the sim free-runs (as fast as possible); once lockstep engages
+    # every published step is the previous one + 4 ms: nothing skipped, nothing repeated
+    assert spin_until(node, ex, lambda: status and status[-1].lockstep, 30.0)
+    n_engaged = len(seen)
+    assert spin_until(node, ex, lambda: len(seen) >= n_engaged + 500, 60.0)
+    steps = sorted(set(seen[n_engaged:]))
+    gaps = [b - a for a, b in zip(steps, steps[1:])]
+    assert all(g == 4_000_000 for g in gaps), [(i, g) for i, g in enumerate(gaps) if g != 4e6][:5]
+    # stop answering: the simulation waits for each answer until the 0.25 s timeout
+    answering['on'] = False
+    spin_until(node, ex, lambda: False, 0.1)
+    n0 = len(seen)
+    t0 = time.monotonic()
+    spin_until(node, ex, lambda: False, 1.5)
+    waited = len(seen) - n0
+    assert 3 <= waited <= 1.5 / 0.25 + 2, f'{waited} steps in 1.5 s without answers'
+    assert spin_until(node, ex, lambda: status and status[-1].lockstep_timeouts >= 3, 5.0)
+    assert status[-1].lockstep
+    # answering again resumes full speed
+    answering['on'] = True
+    n1 = len(seen)
+    spin_until(node, ex, lambda: len(seen) - n1 >= 200, 30.0)
+    assert len(seen) - n1 >= 200
+    assert time.monotonic() - t0 < 40

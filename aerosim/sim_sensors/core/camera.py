@@ -27,6 +27,7 @@ GRASS_A = np.array([86, 130, 60], dtype=np.float32)
 GRASS_B = np.array([110, 150, 75], dtype=np.float32)
 HAZE_M = 400.0   # m, distance at which the ground has faded 63 % toward the horizon colour
 LEVELS = 64      # colour levels of haze and sky gradient
+HAZE_FAR_M = 3000.0   # m, distance of the last haze level
 
 
 @dataclass(frozen=True)
@@ -72,12 +73,17 @@ class PinholeCamera:
         # a pixel's ray in the optical frame is (xn[u], yn[v], 1)
         self._xn = ((np.arange(p.width) - self.cx) / self.fx).astype(np.float32)
         self._yn = ((np.arange(p.height) - self.cy) / self.fy).astype(np.float32)
-        # colour table: [grass A x 32 haze levels, grass B x 32, sky x 32 elevations]
-        k = np.linspace(0.0, 1.0, LEVELS, dtype=np.float32)[:, None]
-        self._lut = np.vstack([GRASS_A + (SKY_HORIZON - GRASS_A) * k,
-                               GRASS_B + (SKY_HORIZON - GRASS_B) * k,
-                               SKY_HORIZON + (SKY_ZENITH - SKY_HORIZON) * np.sqrt(k)]
-                              ).round().astype(np.uint8)
+        # colour table, packed RGBA in uint32 (one gather per pixel): [grass A by distance,
+        # grass B by distance, sky by elevation], LEVELS entries each
+        d = np.linspace(0.0, HAZE_FAR_M, LEVELS, dtype=np.float32)[:, None]
+        haze = 1.0 - np.exp(-d / HAZE_M)
+        e = np.linspace(0.0, 1.0, LEVELS, dtype=np.float32)[:, None]
+        rgb = np.vstack([GRASS_A + (SKY_HORIZON - GRASS_A) * haze,
+                         GRASS_B + (SKY_HORIZON - GRASS_B) * haze,
+                         SKY_HORIZON + (SKY_ZENITH - SKY_HORIZON) * np.sqrt(e)])
+        rgba = np.zeros((3 * LEVELS, 4), dtype=np.uint8)
+        rgba[:, :3] = rgb.round()
+        self._lut = rgba.view('<u4').ravel()
 
     # --- geometry ------------------------------------------------------------------------------
     @property
@@ -126,23 +132,24 @@ class PinholeCamera:
         norm = np.sqrt(dx * dx + dy * dy + dz * dz)
         top = LEVELS - 1
         # sky: gradient by elevation
-        index = (2 * LEVELS + np.clip(dz / norm * top, 0, top)).astype(np.int32)
+        index = (np.clip(dz / norm, 0.0, 1.0) * top).astype(np.int32)
+        index += 2 * LEVELS
         t_ground = np.full(dz.shape, np.inf, dtype=np.float32)
         h = np.float32(c_W[2])
         if h > 0.0:
             ground = dz < np.float32(-1e-6)
-            with np.errstate(divide='ignore', invalid='ignore'):
+            with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
                 t = np.where(ground, -h / dz, np.float32(np.inf))
-            inv_tile = np.float32(1.0 / p.tile_m)
-            gx = (np.float32(c_W[0]) + t * dx) * inv_tile
-            gy = (np.float32(c_W[1]) + t * dy) * inv_tile
-            with np.errstate(invalid='ignore'):
-                checker = (np.floor(gx) + np.floor(gy)).astype(np.int32) & 1
-                haze = 1.0 - np.exp(-(t * norm) * np.float32(1.0 / HAZE_M))
-                gidx = checker * LEVELS + (haze * top).astype(np.int32)
+                inv_tile = np.float32(1.0 / p.tile_m)
+                checker = (np.floor((np.float32(c_W[0]) + t * dx) * inv_tile)
+                           + np.floor((np.float32(c_W[1]) + t * dy) * inv_tile))
+                dist_level = np.minimum(t * norm * np.float32(top / HAZE_FAR_M), top)
+                gidx = (checker.astype(np.int32) & 1) * LEVELS
+                gidx += dist_level.astype(np.int32)
             index = np.where(ground, gidx, index)
             t_ground = t
-        img = self._lut[index]
+        img = np.take(self._lut, index).view(np.uint8).reshape(p.height, p.width, 4)
+        img = np.ascontiguousarray(img[:, :, :3])
         for obj in self.objects:
             self._draw(obj, c_W, R_W_C, t_ground, img)
         return img
