@@ -18,6 +18,8 @@ setup(
         ('share/' + PACKAGE, ['package.xml']),
         ('share/' + PACKAGE + '/launch', glob('launch/*.launch.py')),
         ('share/' + PACKAGE + '/config', glob('config/*.yaml')),
+        ('share/' + PACKAGE + '/config/scenarios', glob('config/scenarios/*.yaml')),
+        ('share/' + PACKAGE + '/config/vehicles', glob('config/vehicles/*.yaml')),
     ],
     install_requires=['setuptools'],
     zip_safe=True,
