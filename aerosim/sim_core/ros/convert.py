@@ -26,3 +26,15 @@ def set_quat(q, wxyz):
     """Fill a geometry_msgs Quaternion from (w, x, y, z); returns q."""
     q.w, q.x, q.y, q.z = float(wxyz[0]), float(wxyz[1]), float(wxyz[2]), float(wxyz[3])
     return q
+
+
+def vehicle_state_arrays(msg):
+    """aerosim_msgs/VehicleState -> (t_ns, p_enu, v_enu, q_wb (w, x, y, z), a_enu, w_flu).
+
+    The argument order of SensorSuite.sample.
+    """
+    pose = msg.state.pose
+    o, p = pose.orientation, pose.position
+    v, a, w = msg.velocity, msg.acceleration, msg.angular_velocity
+    return (time_ns(msg.header.stamp), (p.x, p.y, p.z), (v.x, v.y, v.z), (o.w, o.x, o.y, o.z),
+            (a.x, a.y, a.z), (w.x, w.y, w.z))
