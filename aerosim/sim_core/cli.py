@@ -48,7 +48,7 @@ def cmd_launch(args) -> int:
     runner.log(f'graph {graph.name}: ' + ', '.join(f'{n.namespace.rstrip("/")}/{n.name}'
                                                     for n in nodes))
     for n in nodes:
-        runner.start(n.name, node_command(n))
+        runner.start(n.name, node_command(n), supervisor=n.supervisor)
     if args.sim_seconds is not None:
         ns = nodes[0].namespace if nodes else '/'
         cmd = [sys.executable, '-m', 'sim_core.ros.monitor', '--ros-args', '-r', '__node:=monitor',

@@ -47,21 +47,24 @@ class NodeSpec:
     """One node of a graph.
 
     executable: console script (ros2 run aerosim <executable>); module: the same entry point as
-    a Python module (the runner runs ``python -m module``). params_file: launch argument holding
-    the node's YAML (keyed ``<name>: ros__parameters:``). parameters: overrides applied after the
-    file. condition: (launch arg, value) the node needs, e.g. ('fc', 'builtin').
-    use_sim_time: False only for the time source itself.
+    a Python module (the runner runs ``python -m module``). params_file: launch argument(s)
+    holding the node's YAML (keyed ``<name>: ros__parameters:`` or ``/**:``), several are applied
+    in order. parameters: overrides applied after the files. condition: (launch arg, value) the
+    node needs, e.g. ('fc', 'builtin'). use_sim_time: False only for the time source itself.
+    supervisor: the graph ends when this node exits, with its exit code (launch_ros: Shutdown
+    on exit; the runner: the supervisor process).
     """
 
     name: str
     executable: str
     module: str
-    params_file: Optional[str] = None
+    params_file: Union[None, str, Tuple[str, ...]] = None
     parameters: Tuple[Tuple[str, Value], ...] = ()
     remappings: Tuple[Tuple[str, Value], ...] = ()
     condition: Optional[Tuple[str, str]] = None
     use_sim_time: bool = True
     package: str = 'aerosim'
+    supervisor: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,66 @@ SIM_QUAD = Graph(
     nodes=(DYNAMICS, SENSORS, CAMERA),
 )
 
-GRAPHS = {g.name: g for g in (SIM_QUAD,)}
+
+
+def with_defaults(args, **defaults):
+    """The launch arguments args with some defaults replaced."""
+    return tuple(LaunchArg(a.name, defaults.get(a.name, a.default), a.description, a.choices)
+                 for a in args)
+
+
+HIL_ARGS = (
+    LaunchArg('fc', 'builtin', 'Flight controller: builtin (started here) or external '
+              '(PX4 or another autopilot you start)', ('builtin', 'external')),
+    LaunchArg('transport', 'udp', 'MAVLink transport of the bridge: udp, or tcp (a TCP server '
+              'PX4 SITL connects to)', ('udp', 'tcp')),
+    LaunchArg('bind', '127.0.0.1:14560', 'Bridge UDP address host:port'),
+    LaunchArg('fc_address', '127.0.0.1:14561',
+              "Flight controller UDP address host:port ('' = reply to the first sender)"),
+    LaunchArg('tcp_bind', '127.0.0.1:4560', 'Bridge TCP server address (transport:=tcp)'),
+    LaunchArg('sensor_topics', 'true', 'Also publish the ROS sensor topics (sensors_node)',
+              ('true', 'false')),
+    LaunchArg('report', 'false', 'Judge the mission on ground truth, write a summary and plot, '
+              'and end the run when the mission is done', ('true', 'false')),
+    LaunchArg('output_dir', 'aerosim_runs', 'Folder for the report (report:=true)'),
+    LaunchArg('mavlink_params', 'mavlink_bridge.yaml',
+              'mavlink_bridge parameter YAML (path, or name in config/)'),
+    LaunchArg('fc_params', 'builtin_fc.yaml', 'builtin_fc parameter YAML (path, or name in '
+              'config/)'),
+)
+
+SUITE_PARAMS = (('seed', Arg('seed', 'int')), ('gnss_enabled', Arg('gps', 'bool')),
+                ('mag_enabled', Arg('mag', 'bool')), ('baro_enabled', Arg('baro', 'bool')))
+
+MAVLINK_BRIDGE = NodeSpec(
+    name='mavlink_bridge', executable='mavlink_bridge',
+    module='mavlink_bridge.mavlink_bridge_node', params_file=('sensors_params', 'mavlink_params'),
+    parameters=(('scenario_file', Arg('scenario')),) + SUITE_PARAMS + (
+        ('transport', Arg('transport')), ('bind', Arg('bind')),
+        ('fc_address', Arg('fc_address')), ('tcp_bind', Arg('tcp_bind'))))
+
+BUILTIN_FC = NodeSpec(
+    name='builtin_fc', executable='builtin_fc', module='mavlink_bridge.fc.fc_node',
+    params_file='fc_params', condition=('fc', 'builtin'),
+    parameters=(('bind', Arg('fc_address')), ('sim_address', Arg('bind'))))
+
+FLIGHT_REPORT = NodeSpec(
+    name='flight_report', executable='flight_report', module='sim_core.ros.flight_report',
+    condition=('report', 'true'), supervisor=True,
+    parameters=(('scenario_file', Arg('scenario')), ('output_dir', Arg('output_dir')),
+                ('title', 'sim_quad_hil')))
+
+SIM_QUAD_HIL = Graph(
+    name='sim_quad_hil',
+    description='Quad HIL: dynamics + MAVLink HIL bridge + flight controller (built-in or '
+                'external PX4), sensors on MAVLink and ROS topics',
+    args=COMMON_ARGS + with_defaults(SIM_ARGS, lockstep='true', camera='false') + HIL_ARGS,
+    nodes=(DYNAMICS,
+           NodeSpec(**{**SENSORS.__dict__, 'condition': ('sensor_topics', 'true')}),
+           CAMERA, MAVLINK_BRIDGE, BUILTIN_FC, FLIGHT_REPORT),
+)
+
+GRAPHS = {g.name: g for g in (SIM_QUAD, SIM_QUAD_HIL)}
 
 
 def get_graph(name: str) -> Graph:
@@ -160,6 +222,7 @@ class ResolvedNode:
     parameters: dict
     remappings: Tuple[Tuple[str, str], ...]
     log_level: str
+    supervisor: bool = False
 
 
 def parse_value(text: str):
@@ -224,9 +287,9 @@ def resolve(graph: Graph, overrides: dict = None) -> Tuple[ResolvedNode, ...]:
     for spec in graph.nodes:
         if spec.condition and values[spec.condition[0]] != spec.condition[1]:
             continue
-        files = ()
-        if spec.params_file:
-            files = (str(resolve_config_path(values[spec.params_file])),)
+        pf = spec.params_file
+        pf = () if pf is None else ((pf,) if isinstance(pf, str) else pf)
+        files = tuple(str(resolve_config_path(values[a])) for a in pf)
         params = {'use_sim_time': convert(Arg('use_sim_time', 'bool'), values['use_sim_time'])
                   if spec.use_sim_time else False}
         params.update({k: sub(v) for k, v in spec.parameters})
@@ -235,5 +298,5 @@ def resolve(graph: Graph, overrides: dict = None) -> Tuple[ResolvedNode, ...]:
             name=spec.name, package=spec.package, executable=spec.executable,
             module=spec.module, namespace='/' + ns if ns else '/', params_files=files,
             parameters=params, remappings=tuple((a, str(sub(b))) for a, b in spec.remappings),
-            log_level=values['log_level']))
+            log_level=values['log_level'], supervisor=spec.supervisor))
     return tuple(out)

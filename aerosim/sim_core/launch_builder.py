@@ -24,6 +24,7 @@ def launch_description(graph: Graph):
 
 def node_actions(graph: Graph, context):
     """Launch-time half: substitute the argument values and create the Node actions."""
+    from launch.actions import Shutdown
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
 
@@ -34,5 +35,5 @@ def node_actions(graph: Graph, context):
             package=r.package, executable=r.executable, name=r.name, namespace=r.namespace,
             parameters=[*r.params_files, r.parameters], remappings=list(r.remappings),
             arguments=['--ros-args', '--log-level', r.log_level], output='screen',
-            emulate_tty=True))
+            emulate_tty=True, **({'on_exit': Shutdown()} if r.supervisor else {})))
     return nodes

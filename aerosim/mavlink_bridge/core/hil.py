@@ -1,0 +1,119 @@
+"""HIL message contents from simulator values: units and frames per the MAVLink common set.
+
+Pure functions (no sockets, no rclpy); each returns a pymavlink message object. Frames: the
+simulator is ENU/FLU inside, MAVLink is NED/FRD; conversions via sim_core.frames.
+"""
+
+import math
+
+from sim_core.frames import enu_to_ned, flu_to_frd, q_enu_flu_to_ned_frd
+from mavlink_bridge.core.mav import ACCEL, ARMED_GUIDED, BARO, GYRO, MAG, mavlink
+from sim_core.clock import SimState
+
+GAUSS_PER_TESLA = 1.0e4
+PA_PER_HPA = 100.0
+KELVIN = 273.15
+UINT16_MAX = 65535
+
+
+def heartbeat(mav, state: SimState):
+    """HEARTBEAT of the simulator: GENERIC, autopilot INVALID; status and mode from the state.
+
+    RUNNING: ACTIVE, SAFETY_ARMED|GUIDED_ENABLED (136); PAUSED: STANDBY, GUIDED_ENABLED (8,
+    unarmed); STOPPED: POWEROFF, 0.
+    """
+    if state == SimState.RUNNING:
+        status, mode = mavlink.MAV_STATE_ACTIVE, ARMED_GUIDED
+    elif state == SimState.PAUSED:
+        status, mode = mavlink.MAV_STATE_STANDBY, mavlink.MAV_MODE_FLAG_GUIDED_ENABLED
+    else:
+        status, mode = mavlink.MAV_STATE_POWEROFF, 0
+    return mav.heartbeat_encode(mavlink.MAV_TYPE_GENERIC, mavlink.MAV_AUTOPILOT_INVALID,
+                                mode, 0, status)
+
+
+def deg_e7(deg: float) -> int:
+    """Degrees -> degE7 integer (rounded)."""
+    return int(round(deg * 1e7))
+
+
+def home_position(mav, origin, time_usec: int = 0):
+    """HOME_POSITION at the scenario origin: lat/lon degE7, altitude mm MSL, local x/y/z = 0.
+
+    q is the identity (surface normal = local down); approach vector 0.
+    """
+    return mav.home_position_encode(deg_e7(origin.lat_deg), deg_e7(origin.lon_deg),
+                                    int(round(origin.alt_m * 1000.0)), 0.0, 0.0, 0.0,
+                                    [1.0, 0.0, 0.0, 0.0], 0.0, 0.0, 0.0, time_usec)
+
+
+class HilSensorEncoder:
+    """HIL_SENSOR from SensorSuite samples; remembers the last mag/baro values.
+
+    Fields not updated in a message repeat their last value; fields_updated flags only the
+    groups with a new sample: ACCEL|GYRO always, MAG and BARO when those sensors sampled.
+    """
+
+    def __init__(self):
+        """Start with no mag/baro sample."""
+        self.mag_frd_gauss = (0.0, 0.0, 0.0)
+        self.abs_pressure_hpa = 0.0
+        self.pressure_alt_m = 0.0
+        self.temperature_c = 0.0
+
+    def encode(self, mav, sample, time_usec: int):
+        """Return HIL_SENSOR for a sample that has an IMU value (body FRD, gauss, hPa, degC)."""
+        f_B, w_B = sample.imu
+        acc = flu_to_frd(f_B)
+        gyr = flu_to_frd(w_B)
+        fields = ACCEL | GYRO
+        if sample.mag_new:
+            self.mag_frd_gauss = tuple(flu_to_frd(sample.mag) * GAUSS_PER_TESLA)
+            fields |= MAG
+        if sample.baro is not None:
+            p_pa, t_k, alt = sample.baro
+            self.abs_pressure_hpa = p_pa / PA_PER_HPA
+            self.pressure_alt_m = alt
+            self.temperature_c = t_k - KELVIN
+            fields |= BARO
+        m = self.mag_frd_gauss
+        return mav.hil_sensor_encode(
+            time_usec, float(acc[0]), float(acc[1]), float(acc[2]),
+            float(gyr[0]), float(gyr[1]), float(gyr[2]), float(m[0]), float(m[1]), float(m[2]),
+            self.abs_pressure_hpa, 0.0, self.pressure_alt_m, self.temperature_c, fields, 0)
+
+
+def hil_gps(mav, fix, utc_usec: int):
+    """HIL_GPS from a GnssFix: degE7, alt mm MSL, eph/epv cm, velocities cm/s NED, cog cdeg."""
+    vn, ve, vd = fix.vel_ned
+    speed = math.hypot(vn, ve)
+    cog = int(round(fix.course_deg * 100.0)) % 36000 if speed > 0.05 else UINT16_MAX
+
+    def cm(x):
+        return max(-32768, min(32767, int(round(x * 100.0))))
+    return mav.hil_gps_encode(
+        utc_usec, fix.fix_type, deg_e7(fix.lat_deg), deg_e7(fix.lon_deg),
+        int(round(fix.alt_m * 1000.0)), min(UINT16_MAX - 1, int(round(fix.eph_m * 100.0))),
+        min(UINT16_MAX - 1, int(round(fix.epv_m * 100.0))),
+        min(UINT16_MAX - 1, int(round(speed * 100.0))), cm(vn), cm(ve), cm(vd), cog,
+        fix.satellites, 0, 0)
+
+
+def hil_state_quaternion(mav, time_usec, origin, p_enu, v_enu, q_wb, a_enu, w_flu, gravity):
+    """HIL_STATE_QUATERNION ground truth: q NED<-FRD, body rates FRD, degE7/mm, cm/s, mG."""
+    q = q_enu_flu_to_ned_frd(q_wb)
+    w = flu_to_frd(w_flu)
+    lat, lon, alt = origin.enu_to_geodetic(*p_enu)
+    v = enu_to_ned(v_enu)
+    a = enu_to_ned(a_enu)
+    speed = math.sqrt(float(v @ v))
+
+    def cm(x):
+        return max(-32768, min(32767, int(round(x * 100.0))))
+
+    def mg(x):
+        return max(-32768, min(32767, int(round(x / gravity * 1000.0))))
+    return mav.hil_state_quaternion_encode(
+        time_usec, [float(x) for x in q], float(w[0]), float(w[1]), float(w[2]),
+        deg_e7(lat), deg_e7(lon), int(round(alt * 1000.0)), cm(v[0]), cm(v[1]), cm(v[2]),
+        min(UINT16_MAX, cm(speed)), min(UINT16_MAX, cm(speed)), mg(a[0]), mg(a[1]), mg(a[2]))

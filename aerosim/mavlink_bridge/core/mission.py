@@ -1,0 +1,187 @@
+"""MAVLink mission protocol, simulator side: the scenario mission served to a peer (pure).
+
+Upload to the flight controller ("mission source") and download by a GCS use the same transfer:
+  us: MISSION_COUNT -> peer: MISSION_REQUEST_INT(seq) / MISSION_REQUEST(seq) (deprecated)
+  us: MISSION_ITEM_INT(seq) ... peer: MISSION_ACK(type)
+A transfer starts when the session starts (start()) or when a peer sends MISSION_REQUEST_LIST.
+Timeouts and retries follow the protocol (1500 ms default, 5 retries): without a request (or the
+final ACK) in time, the last message sent is sent again; after the last retry the transfer fails.
+A re-request of an item already sent is answered again (the peer lost it); requests for items
+ahead of the next expected one are out of sequence and ignored; both are counted. Only one
+transfer runs at a time; MISSION_REQUEST_LIST for fence/rally answers an empty count.
+"""
+
+from dataclasses import dataclass
+import math
+from typing import List, Optional, Sequence
+
+from mavlink_bridge.core.mav import mavlink
+from sim_core.scenario import MissionItem
+
+COMMANDS = {
+    'takeoff': mavlink.MAV_CMD_NAV_TAKEOFF,      # 22
+    'waypoint': mavlink.MAV_CMD_NAV_WAYPOINT,    # 16
+    'land': mavlink.MAV_CMD_NAV_LAND,            # 21
+    'rtl': mavlink.MAV_CMD_NAV_RETURN_TO_LAUNCH,  # 20
+}
+FRAME = mavlink.MAV_FRAME_GLOBAL_RELATIVE_ALT_INT   # 6
+MISSION = mavlink.MAV_MISSION_TYPE_MISSION
+
+
+@dataclass(frozen=True)
+class ItemInt:
+    """MISSION_ITEM_INT content (without target ids): x/y degE7, z m above home."""
+
+    seq: int
+    command: int
+    param1: float
+    param2: float
+    param3: float
+    param4: float
+    x: int
+    y: int
+    z: float
+    frame: int = FRAME
+    autocontinue: int = 1
+
+
+def items_from_scenario(mission: Sequence[MissionItem]) -> List[ItemInt]:
+    """Convert scenario mission items to MISSION_ITEM_INT contents.
+
+    NAV_WAYPOINT: param1 hold [s], param2 acceptance radius [m]; NAV_TAKEOFF / NAV_LAND:
+    param4 yaw NaN (keep heading); RTL: no position.
+    """
+    out = []
+    for i, it in enumerate(mission):
+        cmd = COMMANDS[it.command]
+        p1 = p2 = p3 = 0.0
+        p4 = math.nan
+        if it.command == 'waypoint':
+            p1, p2 = it.hold_s, it.acceptance_radius_m
+        x = y = 0
+        z = it.alt_m
+        if it.command != 'rtl':
+            x, y = int(round(it.lat_deg * 1e7)), int(round(it.lon_deg * 1e7))
+        else:
+            p4, z = 0.0, 0.0
+        out.append(ItemInt(i, cmd, p1, p2, p3, p4, x, y, z))
+    return out
+
+
+IDLE, SENDING, DONE, FAILED = 'idle', 'sending', 'done', 'failed'
+
+
+class MissionServer:
+    """Serves one mission to one peer at a time; call poll() regularly for timeouts."""
+
+    def __init__(self, items: Sequence[ItemInt], timeout_s: float = 1.5, retries: int = 5):
+        """items: the mission; timeout_s: wait for the peer's next message; retries: re-sends."""
+        self.items = list(items)
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.state = IDLE
+        self.result = ''
+        self.target = (0, 0)
+        self.next_seq = 0
+        self.resent = 0              # re-sends after timeouts, all transfers
+        self.rerequests = 0          # items requested again by the peer
+        self.out_of_sequence = 0     # requests ignored
+        self.transfers = 0
+        self.completed = 0
+        self.events: List[str] = []
+        self._last = None
+        self._deadline = 0.0
+        self._tries = 0
+
+    # --- starting ------------------------------------------------------------------------------
+    def start(self, mav, target_sys: int, target_comp: int, now: float):
+        """Begin a transfer to target: returns [MISSION_COUNT]."""
+        self.state = SENDING
+        self.target = (target_sys, target_comp)
+        self.next_seq = 0
+        self.transfers += 1
+        self.events.append(f'mission: sending MISSION_COUNT {len(self.items)} to '
+                           f'{target_sys}:{target_comp}')
+        if not self.items:
+            self.events.append('mission: empty, waiting for the ACK')
+        return self._send(mav.mission_count_encode(target_sys, target_comp, len(self.items),
+                                                   MISSION), now)
+
+    def on_request_list(self, mav, msg, now: float):
+        """MISSION_REQUEST_LIST from a peer: start a transfer (or answer an empty count)."""
+        src = (msg.get_srcSystem(), msg.get_srcComponent())
+        if msg.mission_type != MISSION:
+            return [mav.mission_count_encode(src[0], src[1], 0, msg.mission_type)]
+        if self.state == SENDING and src != self.target:
+            self.events.append(f'mission: request list from {src[0]}:{src[1]} denied, '
+                               f'busy with {self.target[0]}:{self.target[1]}')
+            return [mav.mission_ack_encode(src[0], src[1], mavlink.MAV_MISSION_DENIED, MISSION)]
+        return self.start(mav, src[0], src[1], now)
+
+    # --- during a transfer ---------------------------------------------------------------------
+    def _from_target(self, msg) -> bool:
+        src = (msg.get_srcSystem(), msg.get_srcComponent())
+        return self.state == SENDING and (self.target == (0, 0) or src == self.target)
+
+    def on_request(self, mav, msg, now: float):
+        """MISSION_REQUEST_INT or MISSION_REQUEST: answer with MISSION_ITEM_INT, or ignore."""
+        if getattr(msg, 'mission_type', MISSION) != MISSION or not self._from_target(msg):
+            self.out_of_sequence += 1
+            return []
+        if self.target == (0, 0):   # broadcast count: the first requester is the peer
+            self.target = (msg.get_srcSystem(), msg.get_srcComponent())
+        seq = msg.seq
+        if seq >= len(self.items) or seq > self.next_seq:
+            self.out_of_sequence += 1
+            self.events.append(f'mission: ignored out-of-sequence request {seq} '
+                               f'(expected {self.next_seq})')
+            return []
+        if seq < self.next_seq:
+            self.rerequests += 1
+        else:
+            self.next_seq = seq + 1
+        self._tries = 0
+        it = self.items[seq]
+        return self._send(mav.mission_item_int_encode(
+            self.target[0], self.target[1], seq, it.frame, it.command, 1 if seq == 0 else 0,
+            it.autocontinue, it.param1, it.param2, it.param3, it.param4, it.x, it.y, it.z,
+            MISSION), now)
+
+    def on_ack(self, msg) -> Optional[str]:
+        """MISSION_ACK from the peer: ends the transfer; returns the outcome (or None)."""
+        if getattr(msg, 'mission_type', MISSION) != MISSION or not self._from_target(msg):
+            return None
+        if msg.type == mavlink.MAV_MISSION_ACCEPTED:
+            sent = self.next_seq
+            self.state = DONE
+            self.completed += 1
+            self.result = (f'accepted: {len(self.items)} items' if sent >= len(self.items)
+                           else f'accepted after {sent} of {len(self.items)} items')
+        else:
+            name = mavlink.enums['MAV_MISSION_RESULT'].get(msg.type)
+            self.state = FAILED
+            self.result = f'rejected by the peer: {name.name if name else msg.type}'
+        self.events.append(f'mission: {self.result}')
+        return self.result
+
+    def poll(self, now: float):
+        """Handle timeouts: returns messages to re-send (may be empty)."""
+        if self.state != SENDING or now < self._deadline:
+            return []
+        if self._tries >= self.retries:
+            self.state = FAILED
+            self.result = (f'timed out after {self.retries} retries waiting for '
+                           f'{"the ACK" if self.next_seq >= len(self.items) else "a request"} '
+                           f'(item {self.next_seq} of {len(self.items)})')
+            self.events.append(f'mission: {self.result}')
+            return []
+        self._tries += 1
+        self.resent += 1
+        self._deadline = now + self.timeout_s
+        return [self._last]
+
+    def _send(self, msg, now: float):
+        self._last = msg
+        self._deadline = now + self.timeout_s
+        self._tries = 0
+        return [msg]

@@ -1,0 +1,52 @@
+"""Who is on the MAVLink link: heartbeats seen per (system id, component id) (pure)."""
+
+from dataclasses import dataclass
+from typing import Dict, List, Tuple
+
+
+@dataclass
+class Peer:
+    """A system/component that sent a HEARTBEAT. last_seen: wall time [s] (monotonic)."""
+
+    sysid: int
+    compid: int
+    mav_type: int
+    autopilot: int
+    system_status: int
+    address: str
+    first_seen: float
+    last_seen: float
+    heartbeats: int = 1
+
+
+class PeerTable:
+    """Tracks heartbeats; a peer silent for timeout_s is dropped."""
+
+    def __init__(self, timeout_s: float = 3.0):
+        """timeout_s: silence after which a peer is no longer active [s]."""
+        self.timeout_s = timeout_s
+        self.peers: Dict[Tuple[int, int], Peer] = {}
+
+    def heartbeat(self, msg, address: str, now: float) -> bool:
+        """Record a HEARTBEAT; returns True if the peer is new (or came back)."""
+        key = (msg.get_srcSystem(), msg.get_srcComponent())
+        p = self.peers.get(key)
+        if p is None:
+            self.peers[key] = Peer(key[0], key[1], msg.type, msg.autopilot, msg.system_status,
+                                   address, now, now)
+            return True
+        p.mav_type, p.autopilot, p.system_status = msg.type, msg.autopilot, msg.system_status
+        p.address, p.last_seen = address, now
+        p.heartbeats += 1
+        return False
+
+    def expire(self, now: float) -> List[Peer]:
+        """Drop and return the peers silent for longer than the timeout."""
+        gone = [p for p in self.peers.values() if now - p.last_seen > self.timeout_s]
+        for p in gone:
+            del self.peers[(p.sysid, p.compid)]
+        return gone
+
+    def active(self) -> List[Peer]:
+        """The active peers, sorted by (sysid, compid)."""
+        return [self.peers[k] for k in sorted(self.peers)]

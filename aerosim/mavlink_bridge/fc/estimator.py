@@ -1,0 +1,135 @@
+"""State estimation of the built-in flight controller (pure, no rclpy).
+
+Attitude: Mahony complementary filter (the ahrs.filters.Mahony algorithm, in scalar form in
+fc.mahony; initial attitude from ahrs' e-compass) on gyro, accelerometer and magnetometer with
+gyro-bias estimation. ahrs works with a z-up world (ENU, north on +y), so
+the HIL_SENSOR values (FRD) enter converted to FLU and the quaternion comes out ENU<-FLU.
+Position/velocity: a linear Kalman filter (filterpy) on the local NED frame around home:
+predicted with the accelerometer rotated to NED plus gravity, corrected by GPS position and
+velocity and by barometric altitude (relative to the pressure altitude at the first sample).
+"""
+
+import math
+
+from ahrs.common.orientation import ecompass
+from filterpy.kalman import KalmanFilter
+import numpy as np
+import pymap3d
+
+from mavlink_bridge.fc.mahony import MahonyFilter
+from sim_core.frames import flu_to_frd, frd_to_flu, q_enu_flu_to_ned_frd, quat_to_euler_ned
+
+GRAVITY = 9.80665
+
+
+class Estimator:
+    """Attitude (Mahony) + position/velocity (Kalman filter) from HIL sensor messages."""
+
+    def __init__(self, accel_noise: float = 0.5, baro_std_m: float = 0.5,
+                 k_p: float = 0.1, k_i: float = 0.02):
+        """accel_noise: process noise [m/s^2]; baro_std_m: baro altitude noise [m]."""
+        self._mahony = MahonyFilter(k_p, k_i)
+        self.q_enu = np.array([1.0, 0.0, 0.0, 0.0])
+        self.q = q_enu_flu_to_ned_frd(self.q_enu)      # NED<-FRD
+        self.R = np.eye(3)                             # body FRD -> NED
+        self.euler = (0.0, 0.0, 0.0)
+        self.rates = np.zeros(3)                        # body FRD [rad/s], bias-corrected
+        kf = KalmanFilter(dim_x=6, dim_z=6)
+        kf.P *= 10.0
+        self.kf = kf
+        self._accel_noise = accel_noise
+        self._baro_R = np.array([[baro_std_m ** 2]])
+        self._H_gps = np.eye(6)
+        self._H_baro = np.array([[0.0, 0.0, 1.0, 0.0, 0.0, 0.0]])
+        self._dt = None
+        self.home = None            # (lat deg, lon deg, alt m MSL)
+        self._baro0 = None
+        self.gps_ok = False
+        self.t_us = None
+        self.attitude_ok = False
+        self._samples = 0
+        self._mag = None
+
+    @property
+    def position(self):
+        """Local NED position [m] from home."""
+        return self.kf.x[0:3, 0]
+
+    @property
+    def velocity(self):
+        """NED velocity [m/s]."""
+        return self.kf.x[3:6, 0]
+
+    def set_home(self, lat_deg, lon_deg, alt_m):
+        """Home: the origin of the local NED frame (HOME_POSITION, or the first GPS fix)."""
+        self.home = (lat_deg, lon_deg, alt_m)
+
+    def _matrices(self, dt):
+        if dt == self._dt:
+            return
+        self._dt = dt
+        eye = np.eye(3)
+        self.kf.F = np.block([[eye, dt * eye], [np.zeros((3, 3)), eye]])
+        self.kf.B = np.vstack([0.5 * dt * dt * eye, dt * eye])
+        g = np.vstack([0.5 * dt * dt * eye, dt * eye])
+        self.kf.Q = g @ g.T * self._accel_noise ** 2
+
+    def imu(self, t_us: int, acc_frd, gyr_frd, mag_frd_gauss=None):
+        """Propagate attitude and position with one IMU sample at time t_us [µs]."""
+        gyr = frd_to_flu(gyr_frd)
+        acc = frd_to_flu(acc_frd)
+        if mag_frd_gauss is not None:
+            self._mag = frd_to_flu(mag_frd_gauss)
+        mag = self._mag
+        if self.t_us is None or t_us <= self.t_us:
+            if mag is not None and np.linalg.norm(acc) > 1.0:   # initial attitude: e-compass
+                self.q_enu = ecompass(acc, mag, frame='ENU', representation='quaternion')
+            self.t_us = t_us
+            return
+        dt = (t_us - self.t_us) * 1e-6
+        self.t_us = t_us
+        self.q_enu = self._mahony.update(self.q_enu, gyr, acc, mag, dt)
+        self.q = q_enu_flu_to_ned_frd(self.q_enu)
+        w, x, y, z = self.q
+        self.R = np.array([
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+        self.euler = quat_to_euler_ned(self.q)
+        self.rates = flu_to_frd(gyr - np.asarray(self._mahony.b))
+        self._samples += 1
+        self.attitude_ok = self._samples > 250
+        a_ned = self.R @ np.asarray(acc_frd, dtype=float) + np.array([0.0, 0.0, GRAVITY])
+        self._matrices(dt)
+        self.kf.predict(u=a_ned.reshape(3, 1))
+
+    def baro(self, pressure_alt_m: float):
+        """Correct the altitude with a barometer sample [m pressure altitude]."""
+        if self._baro0 is None:
+            self._baro0 = pressure_alt_m + self.position[2]
+            return
+        self.kf.update(np.array([[-(pressure_alt_m - self._baro0)]]), R=self._baro_R,
+                       H=self._H_baro)
+
+    def gps(self, lat_deg, lon_deg, alt_m, vel_ned, eph_m, epv_m):
+        """Correct position and velocity with a GPS fix (deg, m MSL, m/s NED, m 1-sigma)."""
+        if self.home is None:
+            self.set_home(lat_deg, lon_deg, alt_m)
+        n, e, d = pymap3d.geodetic2ned(lat_deg, lon_deg, alt_m, *self.home)
+        z = np.array([[n], [e], [d], [vel_ned[0]], [vel_ned[1]], [vel_ned[2]]])
+        eph, epv = max(eph_m, 0.1), max(epv_m, 0.1)
+        R = np.diag([eph ** 2, eph ** 2, epv ** 2, 0.1 ** 2, 0.1 ** 2, 0.15 ** 2])
+        if not self.gps_ok:     # first fix: jump to it
+            self.kf.x = z.astype(float)
+            self.gps_ok = True
+            return
+        self.kf.update(z, R=R, H=self._H_gps)
+
+    @property
+    def yaw(self) -> float:
+        """Heading [rad], NED (0 = north)."""
+        return self.euler[2]
+
+    def tilt_deg(self) -> float:
+        """Angle between body z and the vertical [deg]."""
+        return math.degrees(math.acos(max(-1.0, min(1.0, self.R[2, 2]))))

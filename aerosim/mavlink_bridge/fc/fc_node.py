@@ -1,0 +1,178 @@
+"""builtin_fc: a built-in flight controller that behaves like an external autopilot over MAVLink.
+
+A separate process with its own MAVLink UDP endpoint (not a ROS pipeline stage): it downloads
+the mission with MISSION_REQUEST_INT, estimates the state from HIL_SENSOR / HIL_GPS, flies the
+mission, and answers every HIL_SENSOR with one HIL_ACTUATOR_CONTROLS (lockstep). It is an
+rclpy node only for parameters, logging and its progress topic `fc/progress` (std_msgs/String,
+one line per event); it does not spin: its loop waits on the socket.
+"""
+
+import time
+
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+from mavlink_bridge.core.link import parse_endpoint, UdpLink
+from mavlink_bridge.core.mav import mavlink, new_mav, reset_parser
+from mavlink_bridge.fc.autopilot import Autopilot, DONE, NavConfig
+from mavlink_bridge.fc.control import Gains
+from mavlink_bridge.fc.mission_client import MissionClient
+from sim_core.errors import ConfigError
+from sim_core.ros.params import declare
+
+PROGRESS_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
+LOCKSTEP_FLAG = 1   # HIL_ACTUATOR_CONTROLS_FLAGS_LOCKSTEP
+
+
+class BuiltinFc(Node):
+    """Parameters, link and the receive loop around the Autopilot core."""
+
+    def __init__(self):
+        """Declare parameters and open the UDP endpoint."""
+        super().__init__('builtin_fc')
+        d = self._d
+        bind = d('bind', '127.0.0.1:14561', 'Our UDP address host:port')
+        sim = d('sim_address', '127.0.0.1:14560', 'The simulator (mavlink_bridge) host:port')
+        self.sysid = d('system_id', 1, 'Our MAVLink system id', 1, 255)
+        self.compid = d('component_id', 1, 'Our component id (1 = autopilot)', 1, 255)
+        self.hover_thrust = d('hover_thrust', 0.52,
+                              'Normalized thrust that hovers (PX4 MPC_THR_HOVER) [0..1]',
+                              0.05, 0.95)
+        self.cruise_speed = d('cruise_speed', 5.0, 'Horizontal speed limit [m/s]', 0.5, 20.0)
+        self.accept_radius = d('acceptance_radius_m', 1.0,
+                               'Minimum waypoint acceptance radius [m]', 0.1, 50.0)
+        self.mission_wait_s = d('mission_wait_s', 3.0,
+                                'Ask for the mission (MISSION_REQUEST_LIST) if none came after '
+                                'this long [s]', 0.1, 600.0)
+        self.exit_when_done = d('exit_when_done', False,
+                                'Exit (code 0) once the mission is complete')
+        try:
+            self.link = UdpLink(parse_endpoint(bind, 'bind'), parse_endpoint(sim, 'sim_address'))
+        except (ValueError, OSError) as exc:
+            raise ConfigError(str(exc)) from exc
+        self.mav = new_mav(self.sysid, self.compid)
+        self.ap = Autopilot(Gains(hover_thrust=self.hover_thrust, max_speed_xy=self.cruise_speed),
+                            NavConfig(accept_radius_m=self.accept_radius))
+        self.mission = MissionClient()
+        self.pub = self.create_publisher(String, 'fc/progress', PROGRESS_QOS)
+        self.sim_peer = None
+        self.answered = 0
+        self.bad = 0
+        self._first_sim_wall = None
+        self._asked = False
+        self._last_hb = 0.0
+        self.get_logger().info(f'built-in FC {self.sysid}:{self.compid} on '
+                               f'{self.link.describe()}')
+
+    def _d(self, *a, **k):
+        return declare(self, *a, **k)
+
+    def say(self, text: str):
+        """Log and publish a progress line."""
+        self.get_logger().info(text)
+        self.pub.publish(String(data=text))
+
+    def send(self, msgs):
+        """Pack and send MAVLink messages to the simulator."""
+        for m in msgs:
+            self.link.send(m.pack(self.mav))
+
+    def heartbeat(self, now):
+        """1 Hz HEARTBEAT: a quadrotor, generic autopilot, armed flag when flying."""
+        if now - self._last_hb < 1.0:
+            return
+        self._last_hb = now
+        mode = mavlink.MAV_MODE_FLAG_HIL_ENABLED | mavlink.MAV_MODE_FLAG_AUTO_ENABLED
+        if self.ap.armed:
+            mode |= mavlink.MAV_MODE_FLAG_SAFETY_ARMED
+        state = mavlink.MAV_STATE_ACTIVE if self.ap.armed else mavlink.MAV_STATE_STANDBY
+        self.send([self.mav.heartbeat_encode(mavlink.MAV_TYPE_QUADROTOR,
+                                             mavlink.MAV_AUTOPILOT_GENERIC, mode, 0, state)])
+
+    def run(self):
+        """Receive loop until shutdown (or mission done with exit_when_done)."""
+        import rclpy
+        while rclpy.ok():
+            now = time.monotonic()
+            self.heartbeat(now)
+            self.send(self.mission.poll(self.mav, now))
+            if (not self.mission.complete and not self._asked and self.sim_peer
+                    and self.mission.count is None
+                    and now - self._first_sim_wall > self.mission_wait_s):
+                self._asked = True
+                self.send(self.mission.request_list(self.mav, self.sim_peer, now))
+            self._drain_events()
+            data, addr = self.link.recv(0.05)
+            if data is None:
+                continue
+            msgs = self.mav.parse_buffer(data) or []
+            reset_parser(self.mav)
+            for m in msgs:
+                self.on_message(m, time.monotonic())
+            if self.exit_when_done and self.ap.phase == DONE:
+                self._drain_events()
+                self.say('mission done: exiting')
+                return
+
+    def on_message(self, m, now):
+        """Dispatch one decoded message."""
+        t = m.get_type()
+        if t == 'BAD_DATA':
+            self.bad += 1
+            return
+        if self.sim_peer is None and t in ('HEARTBEAT', 'HIL_SENSOR'):
+            self.sim_peer = (m.get_srcSystem(), m.get_srcComponent())
+            self._first_sim_wall = now
+        if t == 'HIL_SENSOR':
+            thr = self.ap.hil_sensor(m)
+            controls = list(thr) + [0.0] * 12
+            mode = mavlink.MAV_MODE_FLAG_HIL_ENABLED | (
+                mavlink.MAV_MODE_FLAG_SAFETY_ARMED if self.ap.armed else 0)
+            self.send([self.mav.hil_actuator_controls_encode(m.time_usec, controls, mode,
+                                                             LOCKSTEP_FLAG)])
+            self.answered += 1
+        elif t == 'HIL_GPS':
+            self.ap.hil_gps(m)
+        elif t == 'HOME_POSITION':
+            self.ap.home_position(m)
+        elif t == 'MISSION_COUNT':
+            if m.target_system in (0, self.sysid):
+                self.send(self.mission.on_count(self.mav, m, now))
+        elif t == 'MISSION_ITEM_INT':
+            if m.target_system in (0, self.sysid):
+                was = self.mission.complete
+                self.send(self.mission.on_item(self.mav, m, now))
+                if self.mission.complete and not was:
+                    self.ap.set_mission(self.mission.items)
+
+    def _drain_events(self):
+        for src in (self.mission.events, self.ap.events):
+            while src:
+                self.say(src.pop(0))
+
+
+def main(args=None):
+    """Run builtin_fc."""
+    import rclpy
+    from rclpy.executors import ExternalShutdownException
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = BuiltinFc()
+        node.run()
+    except ConfigError as exc:
+        rclpy.logging.get_logger('builtin_fc').fatal(f'configuration error: {exc}')
+        raise SystemExit(2) from exc
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.link.close()
+            node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,385 @@
+"""mavlink_bridge: MAVLink HIL link between the simulated vehicle and a flight controller.
+
+Simulator -> FC: HEARTBEAT (1 Hz), HOME_POSITION (1 Hz), the scenario mission (MISSION_COUNT /
+MISSION_ITEM_INT), HIL_SENSOR (IMU rate), HIL_GPS (GNSS rate, if on), HIL_STATE_QUATERNION.
+FC -> simulator: HIL_ACTUATOR_CONTROLS -> effector_command (aerosim_msgs/AircraftEffectorCommand).
+The sensors come from the same SensorSuite as sensors_node (same parameters, same seed: the
+same samples), driven by vehicle_state. Topics: subscribes vehicle_state, /sim/status;
+publishes effector_command, mavlink/status (aerosim_msgs/MavlinkLinkStatus, latched).
+
+Threads: the executor runs the ROS callbacks (state -> sensors out, timers); a reader thread
+waits on the socket and answers actuator and mission messages at once (lowest lockstep latency).
+Both share the link behind one lock.
+"""
+
+from datetime import datetime, timezone
+import threading
+import time
+
+from aerosim_msgs.msg import (AircraftEffectorCommand, MavlinkLinkStatus, MavlinkPeer, SimStatus,
+                              VehicleState)
+from rclpy.node import Node
+
+from mavlink_bridge.core import hil
+from mavlink_bridge.core.link import parse_endpoint, TcpServerLink, UdpLink
+from mavlink_bridge.core.mav import mavlink, new_mav, reset_parser
+from mavlink_bridge.core.mission import items_from_scenario, MissionServer, SENDING
+from mavlink_bridge.core.mixer import ActuatorError, Mixer
+from mavlink_bridge.core.peers import PeerTable
+from sim_core.clock import SimState
+from sim_core.errors import ConfigError
+from sim_core.ros import qos
+from sim_core.ros.convert import time_msg, vehicle_state_arrays
+from sim_core.ros.params import declare
+from sim_core.ros.run import run_node
+from sim_core.scenario import load_scenario
+from sim_sensors.core.decimator import Decimator
+from sim_sensors.core.suite import SensorSuite
+from sim_sensors.params import declare_suite, describe
+
+RECV_POLL_S = 0.1
+GCS_TYPES = (mavlink.MAV_TYPE_GCS, mavlink.MAV_TYPE_ONBOARD_CONTROLLER)
+
+
+def parse_utc(text: str) -> int:
+    """ISO-8601 UTC ('2026-11-22T12:00:00Z') -> µs since the epoch; '' -> now."""
+    if not text:
+        return int(time.time() * 1e6)
+    try:
+        dt = datetime.fromisoformat(text.replace('Z', '+00:00'))
+    except ValueError:
+        raise ConfigError(f'gps_utc_start: expected ISO-8601 like 2026-11-22T12:00:00Z, '
+                          f'got {text!r}') from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return int(dt.timestamp() * 1e6)
+
+
+class MavlinkBridge(Node):
+    """HIL bridge node."""
+
+    def __init__(self):
+        """Declare parameters, open the link, start the reader thread."""
+        super().__init__('mavlink_bridge')
+        d = self._d
+        scenario_file = d('scenario_file', 'default', 'Scenario YAML (origin = home, mission)')
+        self.suite_cfg = declare_suite(self)
+        transport = d('transport', 'udp', 'udp | tcp (TCP server, PX4 SITL connects to it)')
+        bind = d('bind', '127.0.0.1:14560', 'UDP local address host:port')
+        fc_address = d('fc_address', '127.0.0.1:14561',
+                       "UDP address of the flight controller host:port; '' = reply to the "
+                       'first sender')
+        tcp_bind = d('tcp_bind', '127.0.0.1:4560', 'TCP server address host:port')
+        self.sysid = d('system_id', 51, 'Our MAVLink system id (not the FC\'s)', 1, 255)
+        self.compid = d('component_id', mavlink.MAV_COMP_ID_USER1, 'Our component id', 1, 255)
+        self.fc_sysid = d('fc_system_id', 1, 'FC system id the mission is sent to (0 = any)',
+                          0, 255)
+        self.fc_compid = d('fc_component_id', 1, 'FC component id (0 = any)', 0, 255)
+        hb_rate = d('heartbeat_rate_hz', 1.0, 'HEARTBEAT rate [Hz] (wall)', 0.1, 50.0)
+        home_rate = d('home_rate_hz', 1.0, 'HOME_POSITION rate [Hz] (wall)', 0.1, 50.0)
+        state_rate = d('hil_state_rate_hz', 50.0,
+                       'HIL_STATE_QUATERNION (ground truth) rate [Hz] (sim); 0 = off',
+                       0.0, 1000.0)
+        mission_timeout = d('mission_timeout_s', 1.5, 'Mission protocol timeout [s]', 0.05, 60.0)
+        mission_retries = d('mission_retries', 5, 'Mission protocol retries [-]', 0, 100)
+        channels = d('mixer_motor_channels', [0, 1, 2, 3],
+                     'controls[] channel driving each motor (motor index order of the model)')
+        utc = d('gps_utc_start', '', "UTC at sim time 0 for HIL_GPS, ISO-8601; '' = now")
+        self.peer_timeout_s = d('peer_timeout_s', 3.0, 'Peer silence before it is dropped [s]',
+                                0.5, 600.0)
+        self._warn_period = d('warn_period_s', 2.0, 'Minimum period of repeated warnings [s]',
+                              0.1, 600.0)
+        try:
+            self.mixer = Mixer(tuple(int(c) for c in channels))
+            self.utc0_us = parse_utc(utc)
+            if transport == 'udp':
+                self.link = UdpLink(parse_endpoint(bind, 'bind'),
+                                    parse_endpoint(fc_address, 'fc_address'))
+            elif transport == 'tcp':
+                self.link = TcpServerLink(parse_endpoint(tcp_bind, 'tcp_bind'))
+            else:
+                raise ConfigError(f"transport: must be 'udp' or 'tcp', got {transport!r}")
+        except (ValueError, OSError) as exc:
+            raise ConfigError(str(exc)) from exc
+        self.scenario = load_scenario(scenario_file)
+        self.suite = SensorSuite(self.suite_cfg, self.scenario)
+        self.encoder = hil.HilSensorEncoder()
+        self.dec_state = Decimator(state_rate) if state_rate > 0.0 else None
+        self.mav_tx = new_mav(self.sysid, self.compid)
+        self.mav_rx = new_mav(self.sysid, self.compid)
+        self.mission = MissionServer(items_from_scenario(self.scenario.mission),
+                                     mission_timeout, mission_retries)
+        self.peers = PeerTable(self.peer_timeout_s)
+        self.sim_state = None
+        self._session_started = False
+        self._lock = threading.Lock()
+        self._count = dict(rx=0, bad=0, target=0, rejected=0, ignored=0, actuators=0,
+                           sensor=0, gps=0)
+        self._last_sensor_ns = None
+        self._last_state_ns = -1
+        self._engaged = False
+        self._throttles = [0.0] * 4
+        self._warned = {}
+
+        self.pub_cmd = self.create_publisher(AircraftEffectorCommand, 'effector_command',
+                                             qos.COMMAND)
+        self.pub_status = self.create_publisher(MavlinkLinkStatus, 'mavlink/status', qos.LATCHED)
+        self.create_subscription(VehicleState, 'vehicle_state', self._on_state, qos.STATE)
+        self.create_subscription(SimStatus, '/sim/status', self._on_sim_status, qos.LATCHED)
+        self.create_timer(1.0 / hb_rate, self._send_heartbeat)
+        self.create_timer(1.0 / home_rate, self._send_home)
+        self.create_timer(0.05, self._poll)
+        self.create_timer(1.0, self._publish_status)
+        self._stop = threading.Event()
+        self._reader = threading.Thread(target=self._read_loop, name='mavlink-rx', daemon=True)
+        self._reader.start()
+        self.get_logger().info(
+            f'MAVLink 2 {self.link.describe()}, our id {self.sysid}:{self.compid}; '
+            f'{describe(self.suite_cfg)}; mission {len(self.mission.items)} items from '
+            f'{self.scenario.name}; mixer motor channels {self.mixer.motor_channels}')
+        self._publish_status()
+
+    def _d(self, *a, **k):
+        return declare(self, *a, **k)
+
+    def _warn(self, key: str, text: str):
+        """Rate-limited warning per key (the count is in the text and in mavlink/status)."""
+        now = time.monotonic()
+        if now - self._warned.get(key, -1e9) >= self._warn_period:
+            self._warned[key] = now
+            self.get_logger().warn(text)
+
+    # --- sending -------------------------------------------------------------------------------
+    def _send(self, *msgs):
+        with self._lock:
+            for m in msgs:
+                if m is not None:
+                    self.link.send(m.pack(self.mav_tx))
+
+    def _running(self) -> bool:
+        return self.sim_state == SimState.RUNNING
+
+    def _send_heartbeat(self):
+        state = SimState.STOPPED if self.sim_state is None else self.sim_state
+        self._send(hil.heartbeat(self.mav_tx, state))
+        gone = self.peers.expire(time.monotonic())
+        for p in gone:
+            self.get_logger().warn(f'peer {p.sysid}:{p.compid} silent for '
+                                   f'{self.peer_timeout_s:g} s: dropped')
+        if gone:
+            self._publish_status()
+
+    def _send_home(self):
+        if self._running():
+            self._send(hil.home_position(self.mav_tx, self.scenario.origin,
+                                         self._last_state_ns // 1000 if self._last_state_ns > 0
+                                         else 0))
+
+    def _poll(self):
+        with self._lock:
+            out = self.mission.poll(time.monotonic())
+        self._send(*out)
+        self._log_mission()
+
+    def _log_mission(self):
+        while self.mission.events:
+            self.get_logger().info(self.mission.events.pop(0))
+
+    def _start_mission(self, sysid: int, compid: int):
+        with self._lock:
+            out = self.mission.start(self.mav_tx, sysid, compid, time.monotonic())
+        self._send(*out)
+        self._log_mission()
+
+    # --- ROS inputs ----------------------------------------------------------------------------
+    def _on_sim_status(self, msg: SimStatus):
+        state = SimState(msg.state)
+        if state != self.sim_state:
+            self.get_logger().info(f'simulation {state.name}: '
+                                   f'{"sensors on, actuators accepted" if state == SimState.RUNNING else "sensors off, actuators ignored"}')
+        self.sim_state = state
+        if state == SimState.RUNNING and not self._session_started:
+            self._session_started = True
+            fc = self._fc_peer()
+            self._start_mission(*(fc if fc else (self.fc_sysid, self.fc_compid)))
+        self._send_heartbeat()
+
+    def _fc_peer(self):
+        for p in self.peers.active():
+            if p.autopilot != mavlink.MAV_AUTOPILOT_INVALID and p.mav_type not in GCS_TYPES:
+                return p.sysid, p.compid
+        return None
+
+    def _on_state(self, msg: VehicleState):
+        args = vehicle_state_arrays(msg)
+        t_ns = args[0]
+        if t_ns < self._last_state_ns:
+            self.get_logger().warn('sim time went backwards (reset): sensors restart; a real '
+                                   'FC in lockstep must be restarted too')
+            self.encoder = hil.HilSensorEncoder()
+            if self.dec_state:
+                self.dec_state.reset()
+        self._last_state_ns = t_ns
+        if not self._running() or t_ns <= 0:
+            return
+        s = self.suite.sample(*args)
+        out = []
+        if s.imu is not None:
+            out.append(self.encoder.encode(self.mav_tx, s, t_ns // 1000))
+            self._count['sensor'] += 1
+        for fix in s.gnss:
+            out.append(hil.hil_gps(self.mav_tx, fix, self.utc0_us + fix.t_ns // 1000))
+            self._count['gps'] += 1
+        if self.dec_state is not None and self.dec_state.due(t_ns):
+            out.append(hil.hil_state_quaternion(self.mav_tx, t_ns // 1000, self.scenario.origin,
+                                                *args[1:], self.scenario.environment.gravity))
+        if s.imu is not None:
+            with self._lock:
+                self._last_sensor_ns = t_ns
+        self._send(*out)
+        if s.imu is None and self._engaged:
+            # No HIL_SENSOR at this step, so no FC answer will come: hold the last command.
+            self._publish_command(self._throttles, t_ns)
+
+    def _publish_command(self, throttles, t_ns):
+        cmd = AircraftEffectorCommand()
+        cmd.header.stamp = time_msg(t_ns)
+        cmd.throttle_cmd = [float(x) for x in throttles]
+        self.pub_cmd.publish(cmd)
+
+    # --- MAVLink input (reader thread) ---------------------------------------------------------
+    def _read_loop(self):
+        while not self._stop.is_set():
+            try:
+                data, addr = self.link.recv(RECV_POLL_S)
+            except (OSError, ValueError):
+                if self._stop.is_set():
+                    return
+                continue
+            if data is None:
+                continue
+            try:
+                self._handle_bytes(data, addr)
+            except Exception as exc:  # noqa: BLE001 - the link must survive any input
+                self._count['bad'] += 1
+                self._warn('exc', f'input dropped ({self._count["bad"]} bad so far): '
+                                  f'{type(exc).__name__}: {exc}')
+
+    def _handle_bytes(self, data: bytes, addr):
+        msgs = self.mav_rx.parse_buffer(data) or []
+        if isinstance(self.link, UdpLink):
+            reset_parser(self.mav_rx)   # a datagram is whole: no frame continues in the next
+        for m in msgs:
+            if m.get_type() == 'BAD_DATA':
+                self._count['bad'] += 1
+                self._warn('bad', f'undecodable MAVLink input from {addr[0]}:{addr[1]} '
+                                  f'({self._count["bad"]} so far): {m.reason}')
+                continue
+            if m.get_srcSystem() == self.sysid and m.get_srcComponent() == self.compid:
+                continue   # our own echo
+            self._count['rx'] += 1
+            self.link.learn(addr)
+            self._dispatch(m, addr)
+
+    def _for_us(self, m) -> bool:
+        ok = (m.target_system in (0, self.sysid)
+              and getattr(m, 'target_component', 0) in (0, self.compid))
+        if not ok:
+            self._count['target'] += 1
+            self._warn('target', f'{m.get_type()} for {m.target_system}:'
+                                 f'{getattr(m, "target_component", 0)} is not for us '
+                                 f'({self._count["target"]} so far)')
+        return ok
+
+    def _dispatch(self, m, addr):
+        t = m.get_type()
+        now = time.monotonic()
+        if t == 'HIL_ACTUATOR_CONTROLS':
+            self._on_actuators(m)
+        elif t == 'HEARTBEAT':
+            if self.peers.heartbeat(m, f'{addr[0]}:{addr[1]}', now):
+                self.get_logger().info(
+                    f'peer {m.get_srcSystem()}:{m.get_srcComponent()} at {addr[0]}:{addr[1]}: '
+                    f'type {m.type}, autopilot {m.autopilot}, status {m.system_status}')
+                is_fc = (m.autopilot != mavlink.MAV_AUTOPILOT_INVALID
+                         and m.type not in GCS_TYPES)
+                if is_fc and self._session_started and self.mission.state != SENDING:
+                    self._start_mission(m.get_srcSystem(), m.get_srcComponent())
+        elif t in ('MISSION_REQUEST_INT', 'MISSION_REQUEST'):
+            if self._for_us(m):
+                with self._lock:
+                    out = self.mission.on_request(self.mav_tx, m, now)
+                self._send(*out)
+        elif t == 'MISSION_ACK':
+            if self._for_us(m):
+                with self._lock:
+                    self.mission.on_ack(m)
+        elif t == 'MISSION_REQUEST_LIST':
+            if self._for_us(m):
+                with self._lock:
+                    out = self.mission.on_request_list(self.mav_tx, m, now)
+                self._send(*out)
+        else:
+            return
+        self._log_mission()
+
+    def _on_actuators(self, m):
+        if not self._running():
+            self._count['ignored'] += 1
+            return
+        try:
+            thr = self.mixer.throttles(m.controls)
+        except ActuatorError as exc:
+            self._count['rejected'] += 1
+            self._warn('act', f'HIL_ACTUATOR_CONTROLS rejected ({self._count["rejected"]} so '
+                              f'far): {exc}; motors keep the last valid command')
+            return
+        with self._lock:
+            t_ns = self._last_sensor_ns
+        if t_ns is None:
+            self._count['ignored'] += 1
+            return
+        self._count['actuators'] += 1
+        if not self._engaged:
+            self._engaged = True
+            self.get_logger().info(f'first HIL_ACTUATOR_CONTROLS at sim t = {t_ns / 1e9:.3f} '
+                                   's: the flight controller drives the motors')
+        self._throttles = thr
+        self._publish_command(thr, t_ns)
+
+    # --- status --------------------------------------------------------------------------------
+    def _publish_status(self):
+        st = MavlinkLinkStatus()
+        st.header.stamp = time_msg(max(self._last_state_ns, 0))
+        st.link = self.link.describe()
+        st.system_id, st.component_id = self.sysid, self.compid
+        now = time.monotonic()
+        for p in self.peers.active():
+            st.peers.append(MavlinkPeer(
+                system_id=p.sysid, component_id=p.compid, mav_type=p.mav_type,
+                autopilot=p.autopilot, system_status=p.system_status, address=p.address,
+                last_seen_age_s=now - p.last_seen, heartbeats=p.heartbeats))
+        c = self._count
+        st.rx_messages, st.rx_bad_frames, st.rx_wrong_target = c['rx'], c['bad'], c['target']
+        st.rejected_actuators, st.ignored_actuators = c['rejected'], c['ignored']
+        st.actuator_messages, st.hil_sensor_sent, st.hil_gps_sent = (
+            c['actuators'], c['sensor'], c['gps'])
+        st.mission_state, st.mission_result = self.mission.state, self.mission.result
+        st.mission_transfers, st.mission_resent = self.mission.transfers, self.mission.resent
+        self.pub_status.publish(st)
+
+    def destroy_node(self):
+        """Stop the reader thread and close the link."""
+        self._stop.set()
+        self._reader.join(timeout=1.0)
+        self.link.close()
+        super().destroy_node()
+
+
+def main(args=None):
+    """Run mavlink_bridge."""
+    run_node(MavlinkBridge, 'mavlink_bridge', args)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,111 @@
+"""flight_report: follows the flight on ground truth, ends the run when the mission is done.
+
+Subscribes odom (nav_msgs/Odometry, every step) and /sim/status. When every mission item of the
+scenario has been reached (judged on ground truth, sim_core.report) or max_sim_s passed, it
+prints a summary (mission result, items reached, max tracking error, landing error, real-time
+factor), writes it as JSON and a PNG plot, and exits: code 0 if the mission is complete, 1 if
+not. In a graph it is the supervisor: the run ends with it.
+"""
+
+import json
+import math
+from pathlib import Path
+import time
+
+from aerosim_msgs.msg import SimStatus
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+
+from sim_core.report import MissionJudge
+from sim_core.ros import qos
+from sim_core.ros.convert import time_ns
+from sim_core.ros.params import declare
+from sim_core.scenario import load_scenario
+
+
+class FlightReport(Node):
+    """Ground-truth mission judge and report writer."""
+
+    def __init__(self):
+        """Declare parameters, subscribe."""
+        super().__init__('flight_report')
+        self.scenario = load_scenario(declare(self, 'scenario_file', 'default', 'Scenario YAML'))
+        self.max_sim_s = declare(self, 'max_sim_s', 300.0, 'Give up after this sim time [s]',
+                                 1.0, 1e6)
+        self.sample_hz = declare(self, 'sample_rate_hz', 25.0, 'Path sampling rate [Hz] (sim)',
+                                 1.0, 1000.0)
+        self.out_dir = Path(declare(self, 'output_dir', 'aerosim_runs',
+                                    'Folder for <graph>_summary.json and .png'))
+        self.title = declare(self, 'title', 'sim_quad_hil', 'Plot title and file prefix')
+        self.judge = MissionJudge(self.scenario)
+        self.finished = None
+        self._next_t = 0.0
+        self._wall0 = None
+        self._t0 = None
+        self.rtf = 0.0
+        self.create_subscription(Odometry, 'odom', self._on_odom, qos.STATE)
+        self.create_subscription(SimStatus, '/sim/status', self._on_status, qos.LATCHED)
+        self.get_logger().info(f'judging {len(self.judge.points)} mission items of '
+                               f'{self.scenario.name} on ground truth; giving up at '
+                               f'{self.max_sim_s:g} s sim')
+
+    def _on_status(self, msg: SimStatus):
+        self.rtf = msg.real_time_factor
+
+    def _on_odom(self, msg: Odometry):
+        t = time_ns(msg.header.stamp) * 1e-9
+        if self._wall0 is None:
+            self._wall0, self._t0 = time.monotonic(), t
+        if t < self._next_t or self.finished is not None:
+            return
+        self._next_t = t + 1.0 / self.sample_hz
+        p = msg.pose.pose.position
+        v = msg.twist.twist.linear
+        n = len(self.judge.reached)
+        self.judge.add(t, (p.x, p.y, p.z), math.sqrt(v.x * v.x + v.y * v.y + v.z * v.z))
+        if len(self.judge.reached) > n:
+            it = self.scenario.mission[n]
+            self.get_logger().info(f'[t={t:7.2f} s] truth: item {n} ({it.command}) reached')
+        if self.judge.done or t >= self.max_sim_s:
+            self.finish(time.monotonic() - self._wall0)
+
+    def finish(self, wall_s: float):
+        """Write the summary and the plot; remember the exit code."""
+        s = self.judge.summary(wall_s)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        js = self.out_dir / f'{self.title}_summary.json'
+        png = self.out_dir / f'{self.title}.png'
+        s['plot'] = str(png)
+        js.write_text(json.dumps(s, indent=2))
+        self.judge.plot(str(png), self.title)
+        self.get_logger().info(
+            f'SUMMARY mission {s["result"]}: {s["items_reached"]}/{s["items"]} items, max '
+            f'tracking error {s["max_tracking_error_m"]} m, landing error '
+            f'{s["landing_error_m"]} m, {s["sim_time_s"]} s sim in {s["wall_time_s"]} s wall '
+            f'(real-time factor {s["real_time_factor"]}); wrote {js} and {png}')
+        self.finished = 0 if self.judge.done else 1
+
+
+def main(args=None):
+    """Run flight_report until the mission is judged; exit 0 if complete."""
+    import rclpy
+    from rclpy.executors import ExternalShutdownException
+    rclpy.init(args=args)
+    node = None
+    code = 0
+    try:
+        node = FlightReport()
+        while rclpy.ok() and node.finished is None:
+            rclpy.spin_once(node, timeout_sec=0.2)
+        code = node.finished if node.finished is not None else 0
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    raise SystemExit(code)
+
+
+if __name__ == '__main__':
+    main()
