@@ -34,7 +34,7 @@ setup(
             'dynamics_node = sim_dynamics.dynamics_node:main',
             'sensors_node = sim_sensors.sensors_node:main',
             'camera_node = sim_sensors.camera_node:main',
-            'mavlink_bridge = mavlink_bridge.mavlink_bridge_node:main',
+            'mavlink_bridge_node = mavlink_bridge.mavlink_bridge_node:main',
             'builtin_fc = mavlink_bridge.fc.fc_node:main',
             'flight_report = sim_core.ros.flight_report:main',
         ],

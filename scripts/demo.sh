@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Set everything up (idempotent) and run the main job: the sim_quad graph, headless, for
-# AEROSIM_DEMO_SECONDS sim seconds (default 10); prints what every topic published, then stops.
-# Extra arguments are launch arguments, e.g.  bash scripts/demo.sh time_scale:=2.0 gps:=false
+# Set everything up (idempotent) and run the main job: the quad HIL demo. The sim_quad_hil graph
+# (dynamics, sensors, MAVLink HIL bridge, built-in flight controller over real UDP, lockstep, as
+# fast as possible) flies the default scenario's mission to the end; flight_report judges it on
+# ground truth, prints a summary and writes aerosim_runs/sim_quad_hil_summary.json and .png.
+# Extra arguments are launch arguments, e.g.  bash scripts/demo.sh scenario:=short_hop gps:=true
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$ROOT/scripts/setup.sh"
 # shellcheck disable=SC1091
 . "$ROOT/env.sh"
-exec aerosim launch sim_quad --sim-seconds "${AEROSIM_DEMO_SECONDS:-10}" "$@"
+exec aerosim launch sim_quad_hil report:=true time_scale:=0 \
+  output_dir:="${AEROSIM_OUTPUT_DIR:-$ROOT/aerosim_runs}" "$@"

@@ -70,8 +70,9 @@ class MavlinkBridge(Node):
                        "UDP address of the flight controller host:port; '' = reply to the "
                        'first sender')
         tcp_bind = d('tcp_bind', '127.0.0.1:4560', 'TCP server address host:port')
-        self.sysid = d('system_id', 51, 'Our MAVLink system id (not the FC\'s)', 1, 255)
-        self.compid = d('component_id', mavlink.MAV_COMP_ID_USER1, 'Our component id', 1, 255)
+        self.sysid = d('system_id', 51, "Our MAVLink system id (not the FC's)", 1, 255)
+        self.compid = d('component_id', 1,
+                        'Our component id (1: GCS address mission requests to it)', 1, 255)
         self.fc_sysid = d('fc_system_id', 1, 'FC system id the mission is sent to (0 = any)',
                           0, 255)
         self.fc_compid = d('fc_component_id', 1, 'FC component id (0 = any)', 0, 255)
@@ -195,8 +196,9 @@ class MavlinkBridge(Node):
     def _on_sim_status(self, msg: SimStatus):
         state = SimState(msg.state)
         if state != self.sim_state:
-            self.get_logger().info(f'simulation {state.name}: '
-                                   f'{"sensors on, actuators accepted" if state == SimState.RUNNING else "sensors off, actuators ignored"}')
+            what = ('sensors on, actuators accepted' if state == SimState.RUNNING
+                    else 'sensors off, actuators ignored')
+            self.get_logger().info(f'simulation {state.name}: {what}')
         self.sim_state = state
         if state == SimState.RUNNING and not self._session_started:
             self._session_started = True

@@ -171,7 +171,7 @@ SUITE_PARAMS = (('seed', Arg('seed', 'int')), ('gnss_enabled', Arg('gps', 'bool'
                 ('mag_enabled', Arg('mag', 'bool')), ('baro_enabled', Arg('baro', 'bool')))
 
 MAVLINK_BRIDGE = NodeSpec(
-    name='mavlink_bridge', executable='mavlink_bridge',
+    name='mavlink_bridge', executable='mavlink_bridge_node',
     module='mavlink_bridge.mavlink_bridge_node', params_file=('sensors_params', 'mavlink_params'),
     parameters=(('scenario_file', Arg('scenario')),) + SUITE_PARAMS + (
         ('transport', Arg('transport')), ('bind', Arg('bind')),

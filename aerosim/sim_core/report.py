@@ -160,8 +160,7 @@ class MissionJudge:
         a2.plot(t, P[:, 2], 'C0')
         for i, tr in enumerate(self.reached):
             a2.axvline(tr, color='C2', lw=0.8, alpha=0.6)
-            a2.text(tr, a2.get_ylim()[1] if False else max(P[:, 2].max(), 1.0) * 0.95, str(i),
-                    fontsize=8, color='C2')
+            a2.text(tr, max(P[:, 2].max(), 1.0) * 0.95, str(i), fontsize=8, color='C2')
         a2.set_ylabel('altitude [m]')
         a2.grid(True, alpha=0.3)
         a2.set_title('altitude (items reached: green lines)')
@@ -171,9 +170,11 @@ class MissionJudge:
         a3.set_ylabel('speed [m/s]')
         a3.grid(True, alpha=0.3)
         sm = self.summary(0.0)
+        land = sm['landing_error_m']
+        land = float('nan') if land is None else land
         fig.suptitle(f'{title}: mission {sm["result"]} ({sm["items_reached"]}/{sm["items"]} '
                      f'items), max tracking error {sm["max_tracking_error_m"]:.2f} m, landing '
-                     f'error {sm["landing_error_m"] if sm["landing_error_m"] is not None else float("nan"):.2f} m')
+                     f'error {land:.2f} m')
         fig.tight_layout()
         fig.savefig(path, dpi=90)
         plt.close(fig)

@@ -33,6 +33,8 @@ from sim_dynamics.core.multirotor import Multirotor, MultirotorParams
 # Wall time one timer callback may spend stepping before it yields to other callbacks [s].
 MAX_BATCH_WALL_S = 0.005
 MAX_STEP_REQUEST = 1_000_000
+# Timer period once lockstep drives the steps as fast as possible [s].
+LOCKSTEP_POLL_S = 0.005
 
 
 @dataclass(frozen=True)
@@ -186,8 +188,13 @@ class DynamicsNode(Node):
         if not all(math.isfinite(x) and 0.0 <= x <= 1.0 for x in thr):
             return self._reject(f'throttle_cmd values must be finite and in [0, 1], got {thr}')
         self._throttles = thr
+        was_active = self.gate.active
         if self.gate.answered(time_ns(msg.header.stamp)):
             self._run_steps()
+        if self.gate.active and not was_active and self.clock.time_scale == 0.0:
+            # Lockstep engaged as fast as possible: the answers drive the steps; the timer only
+            # has to notice lockstep timeouts. A 10 kHz timer would steal CPU from the loop.
+            self._replace_timer(LOCKSTEP_POLL_S)
 
     # --- outputs -------------------------------------------------------------------------------
     def _publish_step(self):
@@ -269,6 +276,8 @@ class DynamicsNode(Node):
         if self.clock.state == SimState.STOPPED:
             self.clock.set_state(SimState.RUNNING, now)
         self.gate.reset()
+        if self.clock.time_scale == 0.0:
+            self._replace_timer(1e-4)    # lockstep disengaged: free-run again
         self._reset_vehicle()
         self._throttles = [0.0] * len(self.params.rotors)
         self._message = 'reset'
@@ -278,6 +287,11 @@ class DynamicsNode(Node):
         resp.success, resp.message = True, self._message
         return resp
 
+    def _replace_timer(self, period: float):
+        self._timer.cancel()
+        self.destroy_timer(self._timer)
+        self._timer = self.create_timer(period, self._on_timer, clock=self._wall)
+
     def _srv_time_scale(self, req, resp):
         try:
             ts = validate_time_scale(req.time_scale)
@@ -285,10 +299,7 @@ class DynamicsNode(Node):
             resp.success, resp.message = False, str(exc)
             return resp
         self.clock.set_time_scale(ts, self._now())
-        period = 1e-4 if ts == 0.0 else self.clock.dt / ts
-        self._timer.cancel()
-        self.destroy_timer(self._timer)
-        self._timer = self.create_timer(period, self._on_timer, clock=self._wall)
+        self._replace_timer(1e-4 if ts == 0.0 else self.clock.dt / ts)
         self._message = f'time scale {ts:g}'
         self._publish_status()
         resp.success, resp.message = True, self._message

@@ -44,6 +44,7 @@ def fake_launch(monkeypatch):
     mods['launch'].LaunchDescription = type('LaunchDescription', (Recorder,), {})
     mods['launch.actions'].DeclareLaunchArgument = type('DeclareLaunchArgument', (Recorder,), {})
     mods['launch.actions'].OpaqueFunction = type('OpaqueFunction', (Recorder,), {})
+    mods['launch.actions'].Shutdown = type('Shutdown', (Recorder,), {})
     mods['launch.substitutions'].LaunchConfiguration = FakeLaunchConfiguration
     mods['launch_ros.actions'].Node = type('Node', (Recorder,), {})
     for name, mod in mods.items():
@@ -85,7 +86,30 @@ def test_launch_file_declares_exactly_the_description(fake_launch, graph_name):
         assert n.kwargs['namespace'] == r.namespace
         assert n.kwargs['parameters'] == [*r.params_files, r.parameters]
         assert n.kwargs['remappings'] == list(r.remappings)
-        assert Path(r.params_files[0]).is_file()
+        assert all(Path(f).is_file() for f in r.params_files)
+
+
+def test_hil_graph_conditions_supervisor_and_shared_sensor_file(fake_launch):
+    graph = get_graph('sim_quad_hil')
+    names = [n.name for n in resolve(graph)]
+    assert names == ['dynamics_node', 'sensors_node', 'mavlink_bridge', 'builtin_fc']
+    ext = {n.name: n for n in resolve(graph, {'fc': 'external', 'report': 'true',
+                                              'sensor_topics': 'false'})}
+    assert set(ext) == {'dynamics_node', 'mavlink_bridge', 'flight_report'}
+    assert ext['flight_report'].supervisor and not ext['mavlink_bridge'].supervisor
+    bridge = ext['mavlink_bridge']
+    assert [Path(f).name for f in bridge.params_files] == ['sensors_node.yaml',
+                                                           'mavlink_bridge.yaml']
+    assert ext['dynamics_node'].parameters['lockstep'] is True        # HIL default
+    ld = load_launch_file(LAUNCH_DIR / 'sim_quad_hil.launch.py')
+    (opaque,) = [a for a in ld.args[0] if type(a).__name__ == 'OpaqueFunction']
+    values = {a.name: a.default for a in graph.args}
+    values['report'] = 'true'
+    nodes = {n.kwargs['name']: n for n in opaque.kwargs['function'](FakeContext(values))}
+    assert type(nodes['flight_report'].kwargs['on_exit']).__name__ == 'Shutdown'
+    assert 'on_exit' not in nodes['mavlink_bridge'].kwargs
+    fc = nodes['builtin_fc'].kwargs['parameters'][-1]
+    assert fc['bind'] == '127.0.0.1:14561' and fc['sim_address'] == '127.0.0.1:14560'
 
 
 def test_resolution_types_parameters_and_applies_overrides():

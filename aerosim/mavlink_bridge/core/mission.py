@@ -8,7 +8,8 @@ Timeouts and retries follow the protocol (1500 ms default, 5 retries): without a
 final ACK) in time, the last message sent is sent again; after the last retry the transfer fails.
 A re-request of an item already sent is answered again (the peer lost it); requests for items
 ahead of the next expected one are out of sequence and ignored; both are counted. Only one
-transfer runs at a time; MISSION_REQUEST_LIST for fence/rally answers an empty count.
+transfer runs at a time (a new peer may take over one that got no request yet);
+MISSION_REQUEST_LIST for fence/rally answers an empty count.
 """
 
 from dataclasses import dataclass
@@ -112,7 +113,10 @@ class MissionServer:
         src = (msg.get_srcSystem(), msg.get_srcComponent())
         if msg.mission_type != MISSION:
             return [mav.mission_count_encode(src[0], src[1], 0, msg.mission_type)]
-        if self.state == SENDING and src != self.target:
+        if self.state == SENDING and src != self.target and self.next_seq == 0:
+            self.events.append(f'mission: {self.target[0]}:{self.target[1]} never requested an '
+                               f'item; serving {src[0]}:{src[1]} instead')
+        elif self.state == SENDING and src != self.target:
             self.events.append(f'mission: request list from {src[0]}:{src[1]} denied, '
                                f'busy with {self.target[0]}:{self.target[1]}')
             return [mav.mission_ack_encode(src[0], src[1], mavlink.MAV_MISSION_DENIED, MISSION)]

@@ -1,0 +1,1 @@
+"""The built-in flight controller: estimator, control, mission execution, node."""

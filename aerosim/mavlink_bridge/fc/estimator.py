@@ -49,6 +49,7 @@ class Estimator:
         self.attitude_ok = False
         self._samples = 0
         self._mag = None
+        self._initialized = False
 
     @property
     def position(self):
@@ -81,10 +82,14 @@ class Estimator:
         if mag_frd_gauss is not None:
             self._mag = frd_to_flu(mag_frd_gauss)
         mag = self._mag
-        if self.t_us is None or t_us <= self.t_us:
-            if mag is not None and np.linalg.norm(acc) > 1.0:   # initial attitude: e-compass
+        if not self._initialized:
+            # initial attitude from the e-compass, at the first sample with a magnetometer value
+            if mag is not None and np.linalg.norm(acc) > 1.0:
                 self.q_enu = ecompass(acc, mag, frame='ENU', representation='quaternion')
+                self._initialized = True
             self.t_us = t_us
+            return
+        if t_us <= self.t_us:
             return
         dt = (t_us - self.t_us) * 1e-6
         self.t_us = t_us

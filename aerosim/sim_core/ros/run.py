@@ -1,9 +1,23 @@
 """The common main() of aerosim nodes: init, spin, clean shutdown, clear configuration errors."""
 
+import os
+
 import rclpy
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
 from sim_core.errors import ConfigError
+
+
+def make_executor():
+    """The executor of every aerosim node: rclpy's SingleThreadedExecutor.
+
+    AEROSIM_EXECUTOR=events selects rclpy's experimental C++ EventsExecutor (Kilted). It is
+    not the default: in a first trial the lockstep HIL graph stalled with it (to investigate).
+    """
+    if os.environ.get('AEROSIM_EXECUTOR', 'single') != 'events':
+        return SingleThreadedExecutor()
+    from rclpy.experimental import EventsExecutor
+    return EventsExecutor()
 
 
 def run_node(node_cls, name: str, args=None) -> None:
@@ -17,7 +31,9 @@ def run_node(node_cls, name: str, args=None) -> None:
     node = None
     try:
         node = node_cls()
-        rclpy.spin(node)
+        executor = make_executor()
+        executor.add_node(node)
+        executor.spin()
     except ConfigError as exc:
         rclpy.logging.get_logger(name).fatal(f'configuration error: {exc}')
         raise SystemExit(2) from exc

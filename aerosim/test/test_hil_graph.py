@@ -1,0 +1,163 @@
+"""MAVLink HIL bridge over real UDP with real peers, and the whole HIL graph.
+
+MAVLink HIL bridge over real UDP: a pymavlink peer acting as a PX4-like flight controller in
+lockstep, MAVSDK (a real MAVLink GCS library, not our code) downloading the mission and reading
+home, garbage on the port, and the whole sim_quad_hil graph flying a mission with the built-in
+flight controller.
+"""
+
+from datetime import datetime, timezone
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from mavlink_bridge.core.mav import mavlink, new_mav
+
+BRIDGE_PORT_BASE = 24600 + (os.getpid() % 50) * 10
+
+
+def hil_nodes(procs, port, peer_port, **bridge):
+    procs.node('sim_dynamics.dynamics_node', 'dynamics_node',
+               {'lockstep': True, 'time_scale': 0.0, 'lockstep_timeout_s': 2.0})
+    params = {'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{peer_port}',
+              'gps_utc_start': '2026-11-22T12:00:00Z', 'mission_timeout_s': 0.5}
+    params.update(bridge)
+    return procs.node('mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge', params)
+
+
+class Peer:
+    """A UDP MAVLink endpoint played by the test with pymavlink."""
+
+    def __init__(self, port, bridge_port, sysid=1, compid=1):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(('127.0.0.1', port))
+        self.sock.settimeout(0.2)
+        self.bridge = ('127.0.0.1', bridge_port)
+        self.mav = new_mav(sysid, compid)
+
+    def send(self, msg):
+        self.sock.sendto(msg.pack(self.mav), self.bridge)
+
+    def raw(self, data):
+        self.sock.sendto(data, self.bridge)
+
+    def recv(self, timeout_s=10.0):
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                data, _ = self.sock.recvfrom(65535)
+            except socket.timeout:
+                continue
+            rx = new_mav(0, 0)
+            for m in rx.parse_buffer(data) or []:
+                yield m
+        return
+
+
+def test_pymavlink_fc_in_lockstep_heartbeat_home_mission_and_garbage(procs):
+    port = BRIDGE_PORT_BASE
+    peer = Peer(port + 1, port)
+    bridge = hil_nodes(procs, port, port + 1)
+    seen = {}
+    times = []
+    answered = 0
+    hover = 0.7213
+    for m in peer.recv(60.0):
+        t = m.get_type()
+        seen.setdefault(t, m)
+        if t == 'HIL_SENSOR':
+            times.append(m.time_usec)
+            if answered == 0:
+                peer.send(peer.mav.heartbeat_encode(mavlink.MAV_TYPE_QUADROTOR,
+                                                    mavlink.MAV_AUTOPILOT_PX4, 0, 0, 3))
+            peer.send(peer.mav.hil_actuator_controls_encode(
+                m.time_usec, [hover] * 4 + [0.0] * 12, 129, 1))
+            answered += 1
+        if answered >= 300 and 'HOME_POSITION' in seen and 'HIL_GPS' in seen:
+            break
+    assert answered >= 300, f'only {answered} HIL_SENSOR received; saw {sorted(seen)}'
+    hb = seen['HEARTBEAT']
+    assert (hb.type, hb.autopilot, hb.system_status, hb.base_mode) == (0, 8, 4, 136)
+    assert (hb.get_srcSystem(), hb.get_srcComponent()) == (51, 1)
+    home = seen['HOME_POSITION']
+    assert (home.latitude, home.longitude, home.altitude) == (473977420, 85455940, 488000)
+    assert seen['MISSION_COUNT'].count == 5
+    gps = seen['HIL_GPS']
+    assert gps.fix_type == 3 and gps.satellites_visible >= 6
+    utc0 = int(datetime(2026, 11, 22, 12, tzinfo=timezone.utc).timestamp()) * 1_000_000
+    assert 0 < gps.time_usec - utc0 < 60_000_000      # UTC = gps_utc_start + sim time
+    # lockstep: after the first answer, one step (4000 us) per answer, strictly increasing
+    tail = times[-200:]
+    assert all(b - a == 4000 for a, b in zip(tail, tail[1:])), tail[:10]
+    # garbage: random bytes, a truncated frame, a bad CRC, a request for another system
+    good = peer.mav.mission_request_int_encode(51, 1, 0, 0).pack(peer.mav)
+    rng = random.Random(7)
+    for _ in range(50):
+        peer.raw(bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 300))))
+    peer.raw(good[:7])
+    bad_crc = bytearray(good)
+    bad_crc[-1] ^= 0xFF
+    peer.raw(bytes(bad_crc))
+    peer.send(peer.mav.mission_request_int_encode(99, 1, 0, 0))
+    peer.send(peer.mav.hil_actuator_controls_encode(0, [float('nan')] * 16, 129, 1))
+    peer.send(peer.mav.hil_actuator_controls_encode(0, [2.0] * 16, 129, 1))
+    time.sleep(2.5)
+    out = procs.output(bridge)
+    assert 'undecodable MAVLink input' in out
+    assert 'is not for us' in out
+    assert 'HIL_ACTUATOR_CONTROLS rejected' in out
+    assert 'Traceback' not in out
+
+
+def test_mavsdk_downloads_the_mission_and_reads_home(procs):
+    from mavsdk import ComponentType, Configuration, Mavsdk
+    from mavsdk.plugins.mission_raw import MissionRaw
+    from mavsdk.plugins.telemetry import Telemetry
+    port = BRIDGE_PORT_BASE + 4
+    hil_nodes(procs, port, port + 1)
+    m = Mavsdk(Configuration.create_with_component_type(ComponentType.GROUND_STATION))
+    m.add_any_connection(f'udpin://127.0.0.1:{port + 1}')
+    deadline = time.monotonic() + 20.0
+    while time.monotonic() < deadline and not m.get_systems():
+        time.sleep(0.2)
+    (system,) = m.get_systems()
+    assert system.get_system_id() == 51
+    items = MissionRaw(system).download_mission()
+    assert [i.command for i in items] == [22, 16, 16, 16, 21]
+    assert [i.frame for i in items] == [6] * 5
+    assert items[1].x == 473980120 and items[1].y == 85455940
+    assert items[2].z == pytest.approx(12.0)
+    tel = Telemetry(system)
+    home = tel.home()
+    while time.monotonic() < deadline + 10.0 and home.latitude_deg != home.latitude_deg:
+        time.sleep(0.2)
+        home = tel.home()
+    assert home.latitude_deg == pytest.approx(47.397742, abs=1e-7)
+    assert home.longitude_deg == pytest.approx(8.545594, abs=1e-7)
+    assert home.absolute_altitude_m == pytest.approx(488.0, abs=0.01)
+
+
+def test_sim_quad_hil_graph_flies_a_mission_with_the_builtin_fc(tmp_path, domain_id):
+    port = BRIDGE_PORT_BASE + 6
+    env = os.environ.copy()
+    env['ROS_DOMAIN_ID'] = str(domain_id)
+    cmd = [sys.executable, '-m', 'sim_core.cli', 'launch', 'sim_quad_hil', 'report:=true',
+           'time_scale:=0', 'scenario:=short_hop', 'sensor_topics:=false',
+           f'bind:=127.0.0.1:{port}', f'fc_address:=127.0.0.1:{port + 1}',
+           f'output_dir:={tmp_path}']
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       timeout=280)
+    out = p.stdout.decode('utf-8', 'replace')
+    assert p.returncode == 0, out[-4000:]
+    s = json.loads((tmp_path / 'sim_quad_hil_summary.json').read_text())
+    assert s['result'] == 'complete' and s['items_reached'] == 3
+    assert s['landing_error_m'] < 1.0
+    assert (tmp_path / 'sim_quad_hil.png').stat().st_size > 10_000
+    assert 'mission: accepted: 3 items' in out
+    assert 'item 2: landed' in out

@@ -1,0 +1,278 @@
+"""MAVLink HIL protocol core: fields and units against the MAVLink tables, mixer, missions.
+
+MAVLink HIL protocol core: message fields and units against the MAVLink common tables,
+fields_updated groups, the mixer, and the mission state machines (sender and receiver) with
+lost, duplicated and out-of-order requests. Messages go through real pymavlink framing.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from mavlink_bridge.core import hil
+from mavlink_bridge.core.mav import mavlink, new_mav
+from mavlink_bridge.core.mission import DONE, FAILED, items_from_scenario, MissionServer
+from mavlink_bridge.core.mixer import ActuatorError, Mixer
+from mavlink_bridge.fc.mission_client import MissionClient
+from sim_core.clock import SimState
+from sim_core.errors import ConfigError
+from sim_core.geodesy import GeoOrigin
+from sim_core.scenario import load_scenario
+from sim_sensors.core.gnss import GnssFix
+from sim_sensors.core.suite import SensorSample
+
+SIM = (51, 25)
+FC = (1, 1)
+
+
+def wire(msg, sender):
+    """Pack with the sender's ids and parse back with a fresh MAVLink 2 parser."""
+    data = msg.pack(sender)
+    rx = new_mav(*FC)
+    (out,) = rx.parse_buffer(data)
+    assert data[0] == 0xFD   # MAVLink 2 frame
+    return out
+
+
+@pytest.fixture
+def sim():
+    return new_mav(*SIM)
+
+
+@pytest.fixture
+def fc():
+    return new_mav(*FC)
+
+
+def test_heartbeat_per_state(sim):
+    cases = {SimState.RUNNING: (mavlink.MAV_STATE_ACTIVE, 136),
+             SimState.PAUSED: (mavlink.MAV_STATE_STANDBY, mavlink.MAV_MODE_FLAG_GUIDED_ENABLED),
+             SimState.STOPPED: (mavlink.MAV_STATE_POWEROFF, 0)}
+    for state, (status, mode) in cases.items():
+        m = wire(hil.heartbeat(sim, state), sim)
+        assert (m.type, m.autopilot) == (0, 8)     # GENERIC, INVALID
+        assert (m.system_status, m.base_mode) == (status, mode)
+        assert (m.get_srcSystem(), m.get_srcComponent()) == SIM
+    assert mavlink.MAV_STATE_ACTIVE == 4 and mavlink.MAV_STATE_STANDBY == 3
+    assert mavlink.MAV_STATE_POWEROFF == 7
+
+
+def test_home_position_units(sim):
+    o = GeoOrigin(47.397742, 8.545594, 488.0)
+    m = wire(hil.home_position(sim, o), sim)
+    assert m.latitude == 473977420 and m.longitude == 85455940
+    assert m.altitude == 488000                  # mm
+    assert (m.x, m.y, m.z) == (0.0, 0.0, 0.0)
+    assert list(m.q) == [1.0, 0.0, 0.0, 0.0]
+
+
+def sample(imu=True, mag_new=False, baro=None):
+    f = np.array([0.1, 0.2, 9.81])               # FLU
+    w = np.array([0.01, 0.02, 0.03])
+    return SensorSample(4000, (f, w) if imu else None, np.array([2e-5, 1e-6, -4.3e-5]),
+                        mag_new, baro, [])
+
+
+def test_hil_sensor_frames_units_and_groups(sim):
+    enc = hil.HilSensorEncoder()
+    m = wire(enc.encode(sim, sample(), 4000), sim)
+    assert m.time_usec == 4000
+    assert m.fields_updated == 0x7 | 0x38           # ACCEL | GYRO only
+    # FLU -> FRD: y and z negated; at rest z reads -g
+    assert (m.xacc, m.yacc, m.zacc) == pytest.approx((0.1, -0.2, -9.81), abs=1e-6)
+    assert (m.xgyro, m.ygyro, m.zgyro) == pytest.approx((0.01, -0.02, -0.03), abs=1e-7)
+    assert m.id == 0
+    m = wire(enc.encode(sim, sample(mag_new=True, baro=(101325.0, 288.15, 0.0)), 8000), sim)
+    assert m.fields_updated == 0x7 | 0x38 | 0x1C0 | 0x1A00
+    assert (m.xmag, m.ymag, m.zmag) == pytest.approx((0.2, -0.01, 0.43), abs=1e-6)   # gauss
+    assert m.abs_pressure == pytest.approx(1013.25)     # hPa
+    assert m.temperature == pytest.approx(15.0)         # degC
+    assert m.pressure_alt == pytest.approx(0.0)
+    assert m.diff_pressure == 0.0
+    assert not m.fields_updated & 0x400                 # no DIFF_PRESSURE
+    # the next message without new mag/baro keeps the values but does not flag them
+    m = wire(enc.encode(sim, sample(), 12000), sim)
+    assert m.fields_updated == 0x3F and m.abs_pressure == pytest.approx(1013.25)
+
+
+def test_hil_gps_units(sim):
+    fix = GnssFix(100_000_000, 47.5, 8.5, 500.25, (3.0, 4.0, -1.0), 3, 0.3, 0.5, 12)
+    m = wire(hil.hil_gps(sim, fix, 1_700_000_000_000_000), sim)
+    assert m.time_usec == 1_700_000_000_000_000
+    assert (m.lat, m.lon, m.alt) == (475000000, 85000000, 500250)
+    assert (m.eph, m.epv) == (30, 50)                  # cm
+    assert (m.vn, m.ve, m.vd) == (400, 300, 100)       # cm/s NED from ENU (3, 4, -1)
+    assert m.vel == 500
+    assert m.cog == round(math.degrees(math.atan2(3.0, 4.0)) * 100)
+    assert m.fix_type == 3 and m.satellites_visible >= 6
+
+
+def test_hil_state_quaternion_ground_truth(sim):
+    o = GeoOrigin(47.0, 8.0, 400.0)
+    # heading north (ENU yaw 90 deg), 2 m up, flying north at 5 m/s
+    q = (math.cos(math.pi / 4), 0.0, 0.0, math.sin(math.pi / 4))
+    m = wire(hil.hil_state_quaternion(sim, 1000, o, (0.0, 0.0, 2.0), (0.0, 5.0, 0.0), q,
+                                      (0.0, 0.0, 0.0), (0.0, 0.0, 0.1), 9.80665), sim)
+    assert list(m.attitude_quaternion) == pytest.approx([1.0, 0.0, 0.0, 0.0], abs=1e-6)
+    assert m.yawspeed == pytest.approx(-0.1)            # FLU z up -> FRD z down
+    assert (m.vx, m.vy, m.vz) == (500, 0, 0)
+    assert m.alt == 402000 and m.lat == 470000000
+
+
+def test_mixer_default_and_table():
+    assert Mixer().throttles([0.1, 0.2, 0.3, 0.4] + [9.0] * 12) == (0.1, 0.2, 0.3, 0.4)
+    assert Mixer((2, 0, 3, 1)).throttles([0.1, 0.2, 0.3, 0.4]) == (0.3, 0.1, 0.4, 0.2)
+    assert Mixer().throttles([-1.0, 0.5, 1.0, 0.0]) == (0.0, 0.5, 1.0, 0.0)   # PX4 disarmed -1
+    for bad in ([math.nan, 0, 0, 0], [0, math.inf, 0, 0], [0, 0, 1.5, 0], [0, 0, 0, -2], [0.5]):
+        with pytest.raises(ActuatorError):
+            Mixer().throttles(bad)
+    for table in ((0, 1, 2), (0, 0, 1, 2), (0, 1, 2, 4)):
+        with pytest.raises(ConfigError):
+            Mixer(table)
+
+
+def test_items_from_scenario():
+    sc = load_scenario('default')
+    items = items_from_scenario(sc.mission)
+    assert [i.command for i in items] == [22, 16, 16, 16, 21]
+    assert all(i.frame == 6 for i in items)           # GLOBAL_RELATIVE_ALT_INT
+    assert items[1].x == 473980120 and items[1].y == 85455940 and items[1].z == 10.0
+    assert items[0].x == 473977420                      # takeoff at the origin
+    assert math.isnan(items[4].param4)
+
+
+class Net:
+    """Moves messages between a MissionServer and a MissionClient through real framing."""
+
+    def __init__(self, n_items=5):
+        sc = load_scenario('default')
+        self.sim, self.fc = new_mav(*SIM), new_mav(*FC)
+        self.server = MissionServer(items_from_scenario(sc.mission)[:n_items], 1.5, 5)
+        self.client = MissionClient(1.5, 5)
+
+    def to_fc(self, msgs, now, drop=lambda m: False):
+        out = []
+        for m in msgs:
+            m = wire(m, self.sim)
+            if drop(m):
+                continue
+            t = m.get_type()
+            if t == 'MISSION_COUNT':
+                out += self.client.on_count(self.fc, m, now)
+            elif t == 'MISSION_ITEM_INT':
+                out += self.client.on_item(self.fc, m, now)
+        return out
+
+    def to_sim(self, msgs, now, drop=lambda m: False):
+        out = []
+        for m in msgs:
+            m = wire(m, self.fc)
+            if drop(m):
+                continue
+            t = m.get_type()
+            if t in ('MISSION_REQUEST_INT', 'MISSION_REQUEST'):
+                out += self.server.on_request(self.sim, m, now)
+            elif t == 'MISSION_ACK':
+                self.server.on_ack(m)
+            elif t == 'MISSION_REQUEST_LIST':
+                out += self.server.on_request_list(self.sim, m, now)
+        return out
+
+
+def run_transfer(net, drop_fc=lambda m: False, drop_sim=lambda m: False, start=True):
+    now = 0.0
+    down = net.server.start(net.sim, *FC, now) if start else []
+    up = [] if start else net.client.request_list(net.fc, SIM, now)
+    for _ in range(2000):
+        up += net.to_fc(down, now, drop_fc)
+        down = net.to_sim(up, now, drop_sim)
+        up = []
+        now += 0.1
+        down += net.server.poll(now)
+        up += net.client.poll(net.fc, now)
+        if net.server.state in (DONE, FAILED) and not down and not up:
+            break
+    return net
+
+
+def test_mission_upload_clean():
+    net = run_transfer(Net())
+    assert net.server.state == DONE and net.client.complete
+    assert [m.seq for m in net.client.items] == [0, 1, 2, 3, 4]
+    assert [m.command for m in net.client.items] == [22, 16, 16, 16, 21]
+    assert net.server.resent == 0 and net.client.rerequests == 0
+
+
+def test_mission_upload_with_losses_recovers_by_retries():
+    lost = {'count': 1, 'item2': 1, 'req3': 2, 'ack': 1}
+
+    def drop_fc(m):
+        t = m.get_type()
+        if t == 'MISSION_COUNT' and lost['count']:
+            lost['count'] -= 1
+            return True
+        if t == 'MISSION_ITEM_INT' and m.seq == 2 and lost['item2']:
+            lost['item2'] -= 1
+            return True
+        return False
+
+    def drop_sim(m):
+        t = m.get_type()
+        if t == 'MISSION_REQUEST_INT' and m.seq == 3 and lost['req3']:
+            lost['req3'] -= 1
+            return True
+        if t == 'MISSION_ACK' and lost['ack']:
+            lost['ack'] -= 1
+            return True
+        return False
+    net = run_transfer(Net(), drop_fc, drop_sim)
+    assert net.client.complete and [m.seq for m in net.client.items] == [0, 1, 2, 3, 4]
+    assert net.server.resent >= 1          # the lost count was re-sent after the timeout
+    assert net.server.rerequests >= 1      # the lost item was requested again
+
+
+def test_mission_out_of_sequence_and_duplicates(sim, fc):
+    server = MissionServer(items_from_scenario(load_scenario('default').mission))
+    server.start(sim, *FC, 0.0)
+
+    def req(seq, mav=fc, kind='int'):
+        enc = mav.mission_request_int_encode if kind == 'int' else mav.mission_request_encode
+        return wire(enc(*SIM, seq, 0), mav)
+    assert server.on_request(sim, req(3), 0.1) == []           # ahead: ignored
+    assert server.out_of_sequence == 1
+    (it0,) = server.on_request(sim, req(0), 0.2)
+    (dup,) = server.on_request(sim, req(0), 0.3)               # duplicate: answered again
+    assert it0.seq == dup.seq == 0 and server.rerequests == 1
+    (it1,) = server.on_request(sim, req(1, kind='legacy'), 0.4)   # deprecated MISSION_REQUEST
+    assert it1.get_type() == 'MISSION_ITEM_INT' and it1.seq == 1
+    other = new_mav(7, 1)
+    assert server.on_request(sim, req(2, mav=other), 0.5) == []  # not the transfer's peer
+    assert server.on_request(sim, req(99), 0.6) == []
+    assert server.out_of_sequence == 3
+
+
+def test_mission_timeout_fails_after_retries(sim):
+    server = MissionServer(items_from_scenario(load_scenario('default').mission), 1.5, 5)
+    server.start(sim, *FC, 0.0)
+    sent = 0
+    t = 0.0
+    while server.state != FAILED and t < 100.0:
+        t += 0.05
+        sent += len(server.poll(t))
+    assert sent == 5
+    assert 9.0 <= t <= 9.4                  # 1 + 5 attempts of 1.5 s (0.05 s polling)
+    assert 'timed out' in server.result
+
+
+def test_mission_download_by_request_list():
+    net = run_transfer(Net(), start=False)
+    assert net.server.state == DONE and net.client.complete
+    assert len(net.client.items) == 5
+
+
+def test_request_list_for_fence_answers_empty(sim, fc):
+    server = MissionServer(items_from_scenario(load_scenario('default').mission))
+    m = wire(fc.mission_request_list_encode(*SIM, mavlink.MAV_MISSION_TYPE_FENCE), fc)
+    (count,) = server.on_request_list(sim, m, 0.0)
+    assert count.count == 0 and count.mission_type == mavlink.MAV_MISSION_TYPE_FENCE
