@@ -68,6 +68,7 @@ class MissionJudge:
     samples: List[Sample] = field(default_factory=list)
     reached: List[float] = field(default_factory=list)       # sim time each item was reached
     max_track_err: float = 0.0
+    landed_outside: bool = False       # came to rest on the ground away from the land point
     _rest_since: Optional[float] = None
 
     def __post_init__(self):
@@ -75,6 +76,11 @@ class MissionJudge:
         self.points = item_points(self.scenario)
         start = np.array(self.scenario.initial_position_enu, dtype=float)
         self.poly = [start[0:2]] + [p[0:2] for p in self.points]
+
+    @property
+    def over(self) -> bool:
+        """Nothing more will happen: mission done, or landed for good outside the target."""
+        return self.done or self.landed_outside
 
     @property
     def done(self) -> bool:
@@ -93,15 +99,16 @@ class MissionJudge:
         it = self.scenario.mission[k]
         tgt = self.points[k]
         if it.command in ('land', 'rtl'):
-            ok = (np.linalg.norm(p[0:2] - tgt[0:2]) <= max(it.acceptance_radius_m, 1.0)
-                  and p[2] < GROUND_Z_M and speed < REST_SPEED)
-            if not ok:
+            if not (p[2] < GROUND_Z_M and speed < REST_SPEED):
                 self._rest_since = None
                 return
             if self._rest_since is None:
                 self._rest_since = t
             if t - self._rest_since >= self.rest_s:
-                self.reached.append(t)
+                if np.linalg.norm(p[0:2] - tgt[0:2]) <= max(it.acceptance_radius_m, 1.0):
+                    self.reached.append(t)
+                elif t - self._rest_since >= 5.0 * self.rest_s:
+                    self.landed_outside = True
             return
         if it.command == 'takeoff':
             ok = abs(p[2] - tgt[2]) <= ALT_TOL_M

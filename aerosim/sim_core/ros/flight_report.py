@@ -66,7 +66,7 @@ class FlightReport(Node):
         if len(self.judge.reached) > n:
             it = self.scenario.mission[n]
             self.get_logger().info(f'[t={t:7.2f} s] truth: item {n} ({it.command}) reached')
-        if self.judge.done or t >= self.max_sim_s:
+        if self.judge.over or t >= self.max_sim_s:
             self.finish(time.monotonic() - self._wall0)
 
     def finish(self, wall_s: float):
