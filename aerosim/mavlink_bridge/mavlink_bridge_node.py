@@ -22,10 +22,10 @@ from rclpy.node import Node
 
 from mavlink_bridge.core import hil
 from mavlink_bridge.core.link import parse_endpoint, TcpServerLink, UdpLink
-from mavlink_bridge.core.mav import mavlink, new_mav, reset_parser
+from mavlink_bridge.core.mav import new_mav, reset_parser
 from mavlink_bridge.core.mission import items_from_scenario, MissionServer, SENDING
 from mavlink_bridge.core.mixer import ActuatorError, Mixer
-from mavlink_bridge.core.peers import PeerTable
+from mavlink_bridge.core.peers import is_flight_controller, PeerTable
 from sim_core.clock import SimState
 from sim_core.errors import ConfigError
 from sim_core.ros import qos
@@ -38,7 +38,6 @@ from sim_sensors.core.suite import SensorSuite
 from sim_sensors.params import declare_suite, describe
 
 RECV_POLL_S = 0.1
-GCS_TYPES = (mavlink.MAV_TYPE_GCS, mavlink.MAV_TYPE_ONBOARD_CONTROLLER)
 
 
 def parse_utc(text: str) -> int:
@@ -202,15 +201,9 @@ class MavlinkBridge(Node):
         self.sim_state = state
         if state == SimState.RUNNING and not self._session_started:
             self._session_started = True
-            fc = self._fc_peer()
+            fc = self.peers.flight_controller()
             self._start_mission(*(fc if fc else (self.fc_sysid, self.fc_compid)))
         self._send_heartbeat()
-
-    def _fc_peer(self):
-        for p in self.peers.active():
-            if p.autopilot != mavlink.MAV_AUTOPILOT_INVALID and p.mav_type not in GCS_TYPES:
-                return p.sysid, p.compid
-        return None
 
     def _on_state(self, msg: VehicleState):
         args = vehicle_state_arrays(msg)
@@ -303,9 +296,8 @@ class MavlinkBridge(Node):
                 self.get_logger().info(
                     f'peer {m.get_srcSystem()}:{m.get_srcComponent()} at {addr[0]}:{addr[1]}: '
                     f'type {m.type}, autopilot {m.autopilot}, status {m.system_status}')
-                is_fc = (m.autopilot != mavlink.MAV_AUTOPILOT_INVALID
-                         and m.type not in GCS_TYPES)
-                if is_fc and self._session_started and self.mission.state != SENDING:
+                if (is_flight_controller(m.type, m.autopilot) and self._session_started
+                        and self.mission.state != SENDING):
                     self._start_mission(m.get_srcSystem(), m.get_srcComponent())
         elif t in ('MISSION_REQUEST_INT', 'MISSION_REQUEST'):
             if self._for_us(m):

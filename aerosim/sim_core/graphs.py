@@ -6,7 +6,7 @@ remappings, condition). ``launch/<graph>.launch.py`` turns it into launch_ros ac
 No rclpy, no launch import here.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional, Tuple, Union
 
 
@@ -194,7 +194,7 @@ SIM_QUAD_HIL = Graph(
                 'external PX4), sensors on MAVLink and ROS topics',
     args=COMMON_ARGS + with_defaults(SIM_ARGS, lockstep='true', camera='false') + HIL_ARGS,
     nodes=(DYNAMICS,
-           NodeSpec(**{**SENSORS.__dict__, 'condition': ('sensor_topics', 'true')}),
+           replace(SENSORS, condition=('sensor_topics', 'true')),
            CAMERA, MAVLINK_BRIDGE, BUILTIN_FC, FLIGHT_REPORT),
 )
 

@@ -32,6 +32,11 @@ def heartbeat(mav, state: SimState):
                                 mode, 0, status)
 
 
+def int16(x: float) -> int:
+    """Round and saturate to an int16 field."""
+    return max(-32768, min(32767, int(round(x))))
+
+
 def deg_e7(deg: float) -> int:
     """Degrees -> degE7 integer (rounded)."""
     return int(round(deg * 1e7))
@@ -88,15 +93,12 @@ def hil_gps(mav, fix, utc_usec: int):
     vn, ve, vd = fix.vel_ned
     speed = math.hypot(vn, ve)
     cog = int(round(fix.course_deg * 100.0)) % 36000 if speed > 0.05 else UINT16_MAX
-
-    def cm(x):
-        return max(-32768, min(32767, int(round(x * 100.0))))
     return mav.hil_gps_encode(
         utc_usec, fix.fix_type, deg_e7(fix.lat_deg), deg_e7(fix.lon_deg),
         int(round(fix.alt_m * 1000.0)), min(UINT16_MAX - 1, int(round(fix.eph_m * 100.0))),
         min(UINT16_MAX - 1, int(round(fix.epv_m * 100.0))),
-        min(UINT16_MAX - 1, int(round(speed * 100.0))), cm(vn), cm(ve), cm(vd), cog,
-        fix.satellites, 0, 0)
+        min(UINT16_MAX - 1, int(round(speed * 100.0))), int16(vn * 100.0), int16(ve * 100.0),
+        int16(vd * 100.0), cog, fix.satellites, 0, 0)
 
 
 def hil_state_quaternion(mav, time_usec, origin, p_enu, v_enu, q_wb, a_enu, w_flu, gravity):
@@ -106,14 +108,10 @@ def hil_state_quaternion(mav, time_usec, origin, p_enu, v_enu, q_wb, a_enu, w_fl
     lat, lon, alt = origin.enu_to_geodetic(*p_enu)
     v = enu_to_ned(v_enu)
     a = enu_to_ned(a_enu)
-    speed = math.sqrt(float(v @ v))
-
-    def cm(x):
-        return max(-32768, min(32767, int(round(x * 100.0))))
-
-    def mg(x):
-        return max(-32768, min(32767, int(round(x / gravity * 1000.0))))
+    speed_cm = min(UINT16_MAX, int(round(math.sqrt(float(v @ v)) * 100.0)))
+    cm = v * 100.0                     # cm/s
+    mg = a / gravity * 1000.0          # milli-g
     return mav.hil_state_quaternion_encode(
         time_usec, [float(x) for x in q], float(w[0]), float(w[1]), float(w[2]),
-        deg_e7(lat), deg_e7(lon), int(round(alt * 1000.0)), cm(v[0]), cm(v[1]), cm(v[2]),
-        min(UINT16_MAX, cm(speed)), min(UINT16_MAX, cm(speed)), mg(a[0]), mg(a[1]), mg(a[2]))
+        deg_e7(lat), deg_e7(lon), int(round(alt * 1000.0)), int16(cm[0]), int16(cm[1]),
+        int16(cm[2]), speed_cm, speed_cm, int16(mg[0]), int16(mg[1]), int16(mg[2]))

@@ -144,7 +144,6 @@ class MissionServer:
             self.rerequests += 1
         else:
             self.next_seq = seq + 1
-        self._tries = 0
         it = self.items[seq]
         return self._send(mav.mission_item_int_encode(
             self.target[0], self.target[1], seq, it.frame, it.command, 1 if seq == 0 else 0,

@@ -3,6 +3,16 @@
 from dataclasses import dataclass
 from typing import Dict, List, Tuple
 
+from mavlink_bridge.core.mav import mavlink
+
+# Heartbeat types that are never the flight controller of the vehicle.
+NOT_FC_TYPES = (mavlink.MAV_TYPE_GCS, mavlink.MAV_TYPE_ONBOARD_CONTROLLER)
+
+
+def is_flight_controller(mav_type: int, autopilot: int) -> bool:
+    """True for a heartbeat of an autopilot (not a GCS, companion or the simulator itself)."""
+    return autopilot != mavlink.MAV_AUTOPILOT_INVALID and mav_type not in NOT_FC_TYPES
+
 
 @dataclass
 class Peer:
@@ -46,6 +56,13 @@ class PeerTable:
         for p in gone:
             del self.peers[(p.sysid, p.compid)]
         return gone
+
+    def flight_controller(self):
+        """(sysid, compid) of the first active flight controller, or None."""
+        for p in self.active():
+            if is_flight_controller(p.mav_type, p.autopilot):
+                return p.sysid, p.compid
+        return None
 
     def active(self) -> List[Peer]:
         """The active peers, sorted by (sysid, compid)."""

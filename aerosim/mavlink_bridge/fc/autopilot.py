@@ -36,6 +36,9 @@ class NavConfig:
     settle_s: float = 2.0           # s on the ground with GPS and attitude before arming
 
 
+LANDING_COMMANDS = (mavlink.MAV_CMD_NAV_LAND, mavlink.MAV_CMD_NAV_RETURN_TO_LAUNCH)
+
+
 class Autopilot:
     """Estimator + navigator + controller."""
 
@@ -94,11 +97,10 @@ class Autopilot:
         est = self.est
         vel_sp = self.ctl.velocity_setpoint(est.position, self.sp)
         if self.phase == LAND:
-            vel_sp[0:2] = self.ctl.velocity_setpoint(est.position, self.sp)[0:2]
             alt = -est.position[2]
             vel_sp[2] = self.nav.land_speed if alt > self.nav.land_slow_alt_m else \
                 self.nav.land_speed_near
-        out = self.ctl.step(dt, est.velocity, vel_sp, self.yaw_sp, est.q, est.rates, est.yaw)
+        out = self.ctl.step(dt, est.velocity, vel_sp, self.yaw_sp, est.R, est.rates)
         return [float(x) for x in out]
 
     # --- mission execution ---------------------------------------------------------------------
@@ -129,19 +131,13 @@ class Autopilot:
             tgt = self._item_ned(it) if (it.x or it.y) else pos.copy()
             self._land_xy = tgt[0:2]
             self.sp = np.array([tgt[0], tgt[1], pos[2]])
-            self._landing_item = True
         elif it.command == mavlink.MAV_CMD_NAV_RETURN_TO_LAUNCH:
             self.phase = WAYPOINT
             self._land_xy = np.zeros(2)
             self.sp = np.array([0.0, 0.0, min(pos[2], -self.nav.rtl_alt_m)])
-            self._landing_item = True
         else:
             self._say(t, f'item {self.index}: command {it.command} not supported, skipped')
             return self._next_item(t)
-        if it.command != mavlink.MAV_CMD_NAV_WAYPOINT:
-            pass
-        else:
-            self._landing_item = False
         self._hold_until = None
         self._say(t, f'item {self.index}: {self._name(it.command)} to N {self.sp[0]:.1f} '
                      f'E {self.sp[1]:.1f} alt {-self.sp[2]:.1f} m')
@@ -196,7 +192,7 @@ class Autopilot:
             close = abs(err[2]) <= nav.accept_alt_m * 0.5
         if not close:
             return
-        if getattr(self, '_landing_item', False):
+        if it.command in LANDING_COMMANDS:   # over the landing point: descend
             self.phase = LAND
             self._landed_since = None
             self._say(t, f'item {self.index}: over the landing point, descending')

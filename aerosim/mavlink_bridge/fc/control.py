@@ -87,10 +87,10 @@ class Controller:
         v[2] = min(max(v[2], -g.max_speed_up), g.max_speed_down)
         return v
 
-    def step(self, dt, vel, vel_sp, yaw_sp, q, rates, yaw):
+    def step(self, dt, vel, vel_sp, yaw_sp, R, rates):
         """One control step: velocity setpoint -> motor throttles (FRD/NED, dt [s]).
 
-        q: attitude NED<-FRD (w, x, y, z); rates: body FRD [rad/s]; yaw: current heading [rad].
+        R: attitude as the rotation matrix body FRD -> NED; rates: body FRD [rad/s].
         """
         g = self.g
         # velocity PID -> acceleration setpoint (NED)
@@ -124,16 +124,11 @@ class Controller:
         body_x /= np.linalg.norm(body_x)
         body_y = _cross(body_z, body_x)
         R_sp = np.column_stack([body_x, body_y, body_z])
-        return self.attitude_step(dt, R_sp, thrust, q, rates)
+        return self.attitude_step(dt, R_sp, thrust, R, rates)
 
-    def attitude_step(self, dt, R_sp, thrust, q, rates):
-        """Attitude P on the rotation error, then the rate loop and the mixer."""
+    def attitude_step(self, dt, R_sp, thrust, R, rates):
+        """Attitude P on the rotation error (R_sp, R: body FRD -> NED), rate loop, mixer."""
         g = self.g
-        w, x, y, z = q
-        R = np.array([
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
         E = 0.5 * (R_sp.T @ R - R.T @ R_sp)           # vee of it: the attitude error
         e = -np.array([E[2, 1], E[0, 2], E[1, 0]])
         rate_sp = np.array([g.att_rp_p * e[0], g.att_rp_p * e[1], g.att_yaw_p * e[2]])

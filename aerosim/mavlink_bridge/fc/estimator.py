@@ -15,6 +15,7 @@ from ahrs.common.orientation import ecompass
 from filterpy.kalman import KalmanFilter
 import numpy as np
 import pymap3d
+from transforms3d import quaternions as tq
 
 from mavlink_bridge.fc.mahony import MahonyFilter
 from sim_core.frames import flu_to_frd, frd_to_flu, q_enu_flu_to_ned_frd, quat_to_euler_ned
@@ -95,11 +96,7 @@ class Estimator:
         self.t_us = t_us
         self.q_enu = self._mahony.update(self.q_enu, gyr, acc, mag, dt)
         self.q = q_enu_flu_to_ned_frd(self.q_enu)
-        w, x, y, z = self.q
-        self.R = np.array([
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+        self.R = tq.quat2mat(self.q)
         self.euler = quat_to_euler_ned(self.q)
         self.rates = flu_to_frd(gyr - np.asarray(self._mahony.b))
         self._samples += 1

@@ -20,6 +20,7 @@ from mavlink_bridge.fc.control import Gains
 from mavlink_bridge.fc.mission_client import MissionClient
 from sim_core.errors import ConfigError
 from sim_core.ros.params import declare
+from sim_core.ros.run import run_node
 
 PROGRESS_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                           durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -147,6 +148,11 @@ class BuiltinFc(Node):
                 if self.mission.complete and not was:
                     self.ap.set_mission(self.mission.items)
 
+    def destroy_node(self):
+        """Close the UDP endpoint."""
+        self.link.close()
+        super().destroy_node()
+
     def _drain_events(self):
         for src in (self.mission.events, self.ap.events):
             while src:
@@ -154,24 +160,8 @@ class BuiltinFc(Node):
 
 
 def main(args=None):
-    """Run builtin_fc."""
-    import rclpy
-    from rclpy.executors import ExternalShutdownException
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = BuiltinFc()
-        node.run()
-    except ConfigError as exc:
-        rclpy.logging.get_logger('builtin_fc').fatal(f'configuration error: {exc}')
-        raise SystemExit(2) from exc
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.link.close()
-            node.destroy_node()
-        rclpy.try_shutdown()
+    """Run builtin_fc: its own receive loop instead of spinning."""
+    run_node(BuiltinFc, 'builtin_fc', args, body=BuiltinFc.run)
 
 
 if __name__ == '__main__':

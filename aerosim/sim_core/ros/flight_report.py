@@ -20,6 +20,7 @@ from sim_core.report import MissionJudge
 from sim_core.ros import qos
 from sim_core.ros.convert import time_ns
 from sim_core.ros.params import declare
+from sim_core.ros.run import run_node
 from sim_core.scenario import load_scenario
 
 
@@ -86,25 +87,17 @@ class FlightReport(Node):
         self.finished = 0 if self.judge.done else 1
 
 
+def until_judged(node: FlightReport) -> int:
+    """Spin until the mission is judged; the exit code (0 complete, 1 not)."""
+    import rclpy
+    while rclpy.ok() and node.finished is None:
+        rclpy.spin_once(node, timeout_sec=0.2)
+    return node.finished or 0
+
+
 def main(args=None):
     """Run flight_report until the mission is judged; exit 0 if complete."""
-    import rclpy
-    from rclpy.executors import ExternalShutdownException
-    rclpy.init(args=args)
-    node = None
-    code = 0
-    try:
-        node = FlightReport()
-        while rclpy.ok() and node.finished is None:
-            rclpy.spin_once(node, timeout_sec=0.2)
-        code = node.finished if node.finished is not None else 0
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    raise SystemExit(code)
+    run_node(FlightReport, 'flight_report', args, body=until_judged)
 
 
 if __name__ == '__main__':

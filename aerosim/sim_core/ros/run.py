@@ -20,20 +20,26 @@ def make_executor():
     return EventsExecutor()
 
 
-def run_node(node_cls, name: str, args=None) -> None:
-    """Create node_cls() and spin it until Ctrl-C/SIGTERM.
+def spin(node) -> None:
+    """The default body of a node's process: spin it on make_executor()."""
+    executor = make_executor()
+    executor.add_node(node)
+    executor.spin()
+
+
+def run_node(node_cls, name: str, args=None, body=spin) -> None:
+    """Create node_cls() and run body(node) (default: spin) until it returns or Ctrl-C/SIGTERM.
 
     A ConfigError (bad parameter or file) is logged as fatal and exits with code 2. Errors
     raised by rclpy while the context is already shutting down (a signal arrived mid-callback)
-    are part of a normal stop, not failures.
+    are part of a normal stop, not failures. A body returning an int makes it the exit code.
     """
     rclpy.init(args=args)
     node = None
+    code = None
     try:
         node = node_cls()
-        executor = make_executor()
-        executor.add_node(node)
-        executor.spin()
+        code = body(node)
     except ConfigError as exc:
         rclpy.logging.get_logger(name).fatal(f'configuration error: {exc}')
         raise SystemExit(2) from exc
@@ -46,3 +52,5 @@ def run_node(node_cls, name: str, args=None) -> None:
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+    if code:
+        raise SystemExit(code)
