@@ -15,6 +15,7 @@ from aerosim_msgs.srv import Reset, SetPaused, SetTimeScale, Step
 from nav_msgs.msg import Odometry
 import numpy as np
 from rclpy.clock import Clock, ClockType
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock as ClockMsg
 from transforms3d import quaternions as tq
@@ -30,6 +31,7 @@ from sim_core.scenario import load_scenario
 from sim_core.timeutil import NS_PER_S
 from sim_dynamics.core.multirotor import Multirotor, MultirotorParams
 
+RCLError = _rclpy.RCLError
 # Wall time one timer callback may spend stepping before it yields to other callbacks [s].
 MAX_BATCH_WALL_S = 0.005
 MAX_STEP_REQUEST = 1_000_000
@@ -101,6 +103,8 @@ class DynamicsNode(Node):
         self._wall = Clock(clock_type=ClockType.STEADY_TIME)
         self._throttles = [0.0] * len(self.params.rotors)
         self.rejected = 0
+        self.publish_retries = 0
+        self._unpublished = False
         self._message = 'started'
         if cfg.start_paused:
             self.clock.state = SimState.PAUSED
@@ -148,6 +152,8 @@ class DynamicsNode(Node):
         self._run_steps()
 
     def _run_steps(self):
+        if self._unpublished and not self._publish_pending():
+            return          # subscribers still full: do not integrate further (backpressure)
         now = self._now()
         due = self.clock.due_steps(now)
         t_end = now + MAX_BATCH_WALL_S
@@ -157,14 +163,14 @@ class DynamicsNode(Node):
             self._step_once()
             due -= 1
             now = self._now()
-            if self.gate.active or now > t_end:
+            if self._unpublished or self.gate.active or now > t_end:
                 break
 
     def _step_once(self):
         self.model.step(self.clock.dt, self._throttles)
         self.clock.advance()
-        self._publish_step()
-        self.gate.published(self.clock.t_ns, self._now())
+        self._unpublished = True
+        self._publish_pending()
         stop = self.cfg.stop_after_s
         if stop > 0.0 and self.clock.t_ns >= int(stop * NS_PER_S):
             self.clock.set_state(SimState.STOPPED, self._now())
@@ -197,6 +203,28 @@ class DynamicsNode(Node):
             self._replace_timer(LOCKSTEP_POLL_S)
 
     # --- outputs -------------------------------------------------------------------------------
+    def _publish_pending(self) -> bool:
+        """Publish the state of the last step; False if the middleware refused it.
+
+        Fast DDS refuses a reliable write when a subscriber's queue stays full past its
+        blocking time (a slow reader while running as fast as possible). That is backpressure,
+        not a failure: the step is kept, published again on the next attempt, and the
+        simulation does not advance until it went out.
+        """
+        try:
+            self._publish_step()
+        except RCLError as exc:
+            if not self.context.ok():
+                raise
+            self.publish_retries += 1
+            self.get_logger().warning(f'state publication refused ({self.publish_retries} so far, '
+                                   f'a subscriber is behind): {exc}; retrying before the next '
+                                   'step', throttle_duration_sec=2.0)
+            return False
+        self._unpublished = False
+        self.gate.published(self.clock.t_ns, self._now())
+        return True
+
     def _publish_step(self):
         s = self.model.raw
         acc = self.model.acceleration

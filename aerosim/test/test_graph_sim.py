@@ -200,3 +200,55 @@ def test_lockstep_advances_one_step_per_answer_and_never_deadlocks(procs, ros_co
     spin_until(node, ex, lambda: len(seen) - n1 >= 200, 30.0)
     assert len(seen) - n1 >= 200
     assert time.monotonic() - t0 < 40
+
+
+
+def test_refused_state_publication_holds_the_step_and_loses_nothing(ros_context, monkeypatch):
+    """A refused state publication holds the step; it goes out later, none lost.
+
+    Fast DDS refuses a reliable write when a slow reader's queue stays full (seen as an
+    RCLError 'cannot publish data' under load, as fast as possible). The dynamics node must
+    hold the step (backpressure), count it, and publish it later: no crash, no step lost.
+    """
+    rclpy, ctx = ros_context
+    import rclpy as rclpy_mod
+    from rclpy.impl.implementation_singleton import rclpy_implementation as impl
+    from sim_dynamics.dynamics_node import DynamicsNode
+    monkeypatch.setattr(rclpy_mod.node.Node, '__init__', _node_init_in(ctx))
+    node = DynamicsNode()
+    try:
+        published = []
+        refuse = {'n': 3}
+        real_publish = node.pub_state.publish
+
+        def publish(msg):
+            if refuse['n'] > 0:
+                refuse['n'] -= 1
+                raise impl.RCLError('cannot publish data')
+            published.append(msg.header.stamp.sec * NS + msg.header.stamp.nanosec)
+            real_publish(msg)
+        node.pub_state.publish = publish
+        node.clock.time_scale = 0.0
+        for _ in range(3):
+            node._run_steps()
+        assert node.publish_retries == 3 and node.clock.steps == 1   # held at step 1
+        node._run_steps()
+        assert published[0] == 4_000_000                             # step 1 went out
+        for _ in range(5):
+            node._run_steps()
+        assert [b - a for a, b in zip(published, published[1:])] == \
+            [4_000_000] * (len(published) - 1)
+        assert node.clock.steps == len(published) > 5
+    finally:
+        node.destroy_node()
+
+
+def _node_init_in(ctx):
+    """Node.__init__ bound to the test's context (DynamicsNode calls super().__init__(name))."""
+    from rclpy.node import Node
+    original = Node.__init__
+
+    def init(self, name, **kw):
+        kw.setdefault('context', ctx)
+        original(self, name, **kw)
+    return init

@@ -158,6 +158,7 @@ def test_sim_quad_hil_graph_flies_a_mission_with_the_builtin_fc(tmp_path, domain
     s = json.loads((tmp_path / 'sim_quad_hil_summary.json').read_text())
     assert s['result'] == 'complete' and s['items_reached'] == 3
     assert s['landing_error_m'] < 1.0
+    assert s['flight_real_time_factor'] > 0.0          # measured from liftoff
     assert (tmp_path / 'sim_quad_hil.png').stat().st_size > 10_000
     assert 'mission: accepted: 3 items' in out
     assert 'item 2: landed' in out

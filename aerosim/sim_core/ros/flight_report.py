@@ -43,6 +43,7 @@ class FlightReport(Node):
         self._next_t = 0.0
         self._wall0 = None
         self._t0 = None
+        self._liftoff = None      # (wall s, sim s) of the first airborne sample
         self.rtf = 0.0
         self.create_subscription(Odometry, 'odom', self._on_odom, qos.STATE)
         self.create_subscription(SimStatus, '/sim/status', self._on_status, qos.LATCHED)
@@ -62,6 +63,8 @@ class FlightReport(Node):
         self._next_t = t + 1.0 / self.sample_hz
         p = msg.pose.pose.position
         v = msg.twist.twist.linear
+        if self._liftoff is None and p.z > 0.1:
+            self._liftoff = (time.monotonic(), t)
         n = len(self.judge.reached)
         self.judge.add(t, (p.x, p.y, p.z), math.sqrt(v.x * v.x + v.y * v.y + v.z * v.z))
         if len(self.judge.reached) > n:
@@ -73,6 +76,12 @@ class FlightReport(Node):
     def finish(self, wall_s: float):
         """Write the summary and the plot; remember the exit code."""
         s = self.judge.summary(wall_s)
+        # real_time_factor covers the whole run, including the free-run before a flight
+        # controller connects; this one covers only the flight (lockstep with the FC).
+        s['flight_real_time_factor'] = None
+        if self._liftoff is not None and time.monotonic() > self._liftoff[0]:
+            s['flight_real_time_factor'] = round(
+                (s['sim_time_s'] - self._liftoff[1]) / (time.monotonic() - self._liftoff[0]), 2)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         js = self.out_dir / f'{self.title}_summary.json'
         png = self.out_dir / f'{self.title}.png'
@@ -83,7 +92,8 @@ class FlightReport(Node):
             f'SUMMARY mission {s["result"]}: {s["items_reached"]}/{s["items"]} items, max '
             f'tracking error {s["max_tracking_error_m"]} m, landing error '
             f'{s["landing_error_m"]} m, {s["sim_time_s"]} s sim in {s["wall_time_s"]} s wall '
-            f'(real-time factor {s["real_time_factor"]}); wrote {js} and {png}')
+            f'(real-time factor {s["real_time_factor"]}, in flight '
+            f'{s["flight_real_time_factor"]}); wrote {js} and {png}')
         self.finished = 0 if self.judge.done else 1
 
 
