@@ -3,7 +3,8 @@
 Independent of any flight controller's claims: the mission items are placed in the local ENU
 frame of the scenario origin; an item is reached when the true position comes within its
 acceptance radius horizontally and 1 m vertically, in mission order (takeoff: its altitude);
-a landing item is complete when the vehicle rests on the ground. The tracking error is the
+a landing item is complete when the vehicle rests on the ground with its motors stopped (the
+flight controller disarmed). The tracking error is the
 horizontal distance from the planned path (the polyline through the items, from the takeoff
 point) while airborne.
 """
@@ -87,8 +88,8 @@ class MissionJudge:
         """All items reached (the last one resting on the ground if it is a landing)."""
         return len(self.reached) == len(self.points)
 
-    def add(self, t: float, p, speed: float) -> None:
-        """Feed one ground-truth sample (ENU [m], speed [m/s])."""
+    def add(self, t: float, p, speed: float, motors_off: bool = True) -> None:
+        """Feed one ground-truth sample (ENU [m], speed [m/s], all motor commands zero)."""
         p = np.asarray(p, dtype=float)
         self.samples.append(Sample(t, tuple(p), speed))
         if p[2] > 0.5:
@@ -99,7 +100,7 @@ class MissionJudge:
         it = self.scenario.mission[k]
         tgt = self.points[k]
         if it.command in ('land', 'rtl'):
-            if not (p[2] < GROUND_Z_M and speed < REST_SPEED):
+            if not (p[2] < GROUND_Z_M and speed < REST_SPEED and motors_off):
                 self._rest_since = None
                 return
             if self._rest_since is None:

@@ -217,9 +217,9 @@ class DynamicsNode(Node):
             if not self.context.ok():
                 raise
             self.publish_retries += 1
-            self.get_logger().warning(f'state publication refused ({self.publish_retries} so far, '
-                                   f'a subscriber is behind): {exc}; retrying before the next '
-                                   'step', throttle_duration_sec=2.0)
+            self.get_logger().warning(
+                f'state publication refused ({self.publish_retries} so far, a subscriber is '
+                f'behind): {exc}; retrying before the next step', throttle_duration_sec=2.0)
             return False
         self._unpublished = False
         self.gate.published(self.clock.t_ns, self._now())

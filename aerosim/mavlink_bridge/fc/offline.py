@@ -52,7 +52,8 @@ def fly(scenario, suite_cfg: SuiteConfig = None, max_sim_s: float = 300.0, rate_
         if smp.imu is not None:
             thr = ap.hil_sensor(_decode(fc, enc.encode(sim, smp, t_ns // 1000), sim))
         if steps % 10 == 0:
-            judge.add(t_ns * 1e-9, s[0:3], math.sqrt(sum(v * v for v in s[3:6])))
+            judge.add(t_ns * 1e-9, s[0:3], math.sqrt(sum(v * v for v in s[3:6])),
+                      not any(x > 0.0 for x in thr))
         if ap.phase == DONE and judge.done:
             break
     return ap, judge, steps

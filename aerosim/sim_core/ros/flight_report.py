@@ -1,6 +1,7 @@
 """flight_report: follows the flight on ground truth, ends the run when the mission is done.
 
-Subscribes odom (nav_msgs/Odometry, every step) and /sim/status. When every mission item of the
+Subscribes odom (nav_msgs/Odometry, every step), effector_command (are the motors stopped?)
+and /sim/status. When every mission item of the
 scenario has been reached (judged on ground truth, sim_core.report) or max_sim_s passed, it
 prints a summary (mission result, items reached, max tracking error, landing error, real-time
 factor), writes it as JSON and a PNG plot, and exits: code 0 if the mission is complete, 1 if
@@ -12,7 +13,7 @@ import math
 from pathlib import Path
 import time
 
-from aerosim_msgs.msg import SimStatus
+from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 
@@ -47,12 +48,18 @@ class FlightReport(Node):
         self.rtf = 0.0
         self.create_subscription(Odometry, 'odom', self._on_odom, qos.STATE)
         self.create_subscription(SimStatus, '/sim/status', self._on_status, qos.LATCHED)
+        self.create_subscription(AircraftEffectorCommand, 'effector_command', self._on_command,
+                                 qos.SENSOR_SUB)
+        self._motors_off = True
         self.get_logger().info(f'judging {len(self.judge.points)} mission items of '
                                f'{self.scenario.name} on ground truth; giving up at '
                                f'{self.max_sim_s:g} s sim')
 
     def _on_status(self, msg: SimStatus):
         self.rtf = msg.real_time_factor
+
+    def _on_command(self, msg: AircraftEffectorCommand):
+        self._motors_off = not any(x > 0.0 for x in msg.throttle_cmd)
 
     def _on_odom(self, msg: Odometry):
         t = time_ns(msg.header.stamp) * 1e-9
@@ -66,7 +73,8 @@ class FlightReport(Node):
         if self._liftoff is None and p.z > 0.1:
             self._liftoff = (time.monotonic(), t)
         n = len(self.judge.reached)
-        self.judge.add(t, (p.x, p.y, p.z), math.sqrt(v.x * v.x + v.y * v.y + v.z * v.z))
+        self.judge.add(t, (p.x, p.y, p.z), math.sqrt(v.x * v.x + v.y * v.y + v.z * v.z),
+                       self._motors_off)
         if len(self.judge.reached) > n:
             it = self.scenario.mission[n]
             self.get_logger().info(f'[t={t:7.2f} s] truth: item {n} ({it.command}) reached')
