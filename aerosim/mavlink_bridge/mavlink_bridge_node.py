@@ -60,6 +60,9 @@ class MavlinkBridge(Node):
     def __init__(self):
         """Declare parameters, open the link, start the reader thread."""
         super().__init__('mavlink_bridge')
+        self.link = None       # destroy_node() may run on a half-built node (config error)
+        self._reader = None
+        self._stop = threading.Event()
         d = self._d
         scenario_file = d('scenario_file', 'default', 'Scenario YAML (origin = home, mission)')
         self.suite_cfg = declare_suite(self)
@@ -119,7 +122,6 @@ class MavlinkBridge(Node):
         self._last_state_ns = -1
         self._engaged = False
         self._throttles = [0.0] * 4
-        self._warned = {}
 
         self.pub_cmd = self.create_publisher(AircraftEffectorCommand, 'effector_command',
                                              qos.COMMAND)
@@ -130,7 +132,6 @@ class MavlinkBridge(Node):
         self.create_timer(1.0 / home_rate, self._send_home)
         self.create_timer(0.05, self._poll)
         self.create_timer(1.0, self._publish_status)
-        self._stop = threading.Event()
         self._reader = threading.Thread(target=self._read_loop, name='mavlink-rx', daemon=True)
         self._reader.start()
         self.get_logger().info(
@@ -141,13 +142,6 @@ class MavlinkBridge(Node):
 
     def _d(self, *a, **k):
         return declare(self, *a, **k)
-
-    def _warn(self, key: str, text: str):
-        """Rate-limited warning per key (the count is in the text and in mavlink/status)."""
-        now = time.monotonic()
-        if now - self._warned.get(key, -1e9) >= self._warn_period:
-            self._warned[key] = now
-            self.get_logger().warn(text)
 
     # --- sending -------------------------------------------------------------------------------
     def _send(self, *msgs):
@@ -257,8 +251,9 @@ class MavlinkBridge(Node):
                 self._handle_bytes(data, addr)
             except Exception as exc:  # noqa: BLE001 - the link must survive any input
                 self._count['bad'] += 1
-                self._warn('exc', f'input dropped ({self._count["bad"]} bad so far): '
-                                  f'{type(exc).__name__}: {exc}')
+                self.get_logger().warning(
+                    f'input dropped ({self._count["bad"]} bad so far): '
+                    f'{type(exc).__name__}: {exc}', throttle_duration_sec=self._warn_period)
 
     def _handle_bytes(self, data: bytes, addr):
         msgs = self.mav_rx.parse_buffer(data) or []
@@ -267,8 +262,10 @@ class MavlinkBridge(Node):
         for m in msgs:
             if m.get_type() == 'BAD_DATA':
                 self._count['bad'] += 1
-                self._warn('bad', f'undecodable MAVLink input from {addr[0]}:{addr[1]} '
-                                  f'({self._count["bad"]} so far): {m.reason}')
+                self.get_logger().warning(
+                    f'undecodable MAVLink input from {addr[0]}:{addr[1]} '
+                    f'({self._count["bad"]} so far): {m.reason}',
+                    throttle_duration_sec=self._warn_period)
                 continue
             if m.get_srcSystem() == self.sysid and m.get_srcComponent() == self.compid:
                 continue   # our own echo
@@ -281,9 +278,10 @@ class MavlinkBridge(Node):
               and getattr(m, 'target_component', 0) in (0, self.compid))
         if not ok:
             self._count['target'] += 1
-            self._warn('target', f'{m.get_type()} for {m.target_system}:'
-                                 f'{getattr(m, "target_component", 0)} is not for us '
-                                 f'({self._count["target"]} so far)')
+            self.get_logger().warning(
+                f'{m.get_type()} for {m.target_system}:{getattr(m, "target_component", 0)} is '
+                f'not for us ({self._count["target"]} so far)',
+                throttle_duration_sec=self._warn_period)
         return ok
 
     def _dispatch(self, m, addr):
@@ -325,8 +323,9 @@ class MavlinkBridge(Node):
             thr = self.mixer.throttles(m.controls)
         except ActuatorError as exc:
             self._count['rejected'] += 1
-            self._warn('act', f'HIL_ACTUATOR_CONTROLS rejected ({self._count["rejected"]} so '
-                              f'far): {exc}; motors keep the last valid command')
+            self.get_logger().warning(
+                f'HIL_ACTUATOR_CONTROLS rejected ({self._count["rejected"]} so far): {exc}; '
+                'motors keep the last valid command', throttle_duration_sec=self._warn_period)
             return
         with self._lock:
             t_ns = self._last_sensor_ns
@@ -365,8 +364,10 @@ class MavlinkBridge(Node):
     def destroy_node(self):
         """Stop the reader thread and close the link."""
         self._stop.set()
-        self._reader.join(timeout=1.0)
-        self.link.close()
+        if self._reader is not None:
+            self._reader.join(timeout=1.0)
+        if self.link is not None:
+            self.link.close()
         super().destroy_node()
 
 

@@ -162,3 +162,73 @@ def test_sim_quad_hil_graph_flies_a_mission_with_the_builtin_fc(tmp_path, domain
     assert (tmp_path / 'sim_quad_hil.png').stat().st_size > 10_000
     assert 'mission: accepted: 3 items' in out
     assert 'item 2: landed' in out
+
+
+def test_builtin_fc_survives_garbage_on_its_port(procs):
+    port = BRIDGE_PORT_BASE + 8
+    fc = procs.node('mavlink_bridge.fc.fc_node', 'builtin_fc',
+                    {'bind': f'127.0.0.1:{port}', 'sim_address': f'127.0.0.1:{port + 1}'})
+    sim = Peer(port + 1, port, sysid=51, compid=1)
+    next(m for m in sim.recv(30.0) if m.get_type() == 'HEARTBEAT')   # it is up
+    rng = random.Random(3)
+    for _ in range(200):
+        sim.raw(bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 400))))
+    good = sim.mav.mission_count_encode(1, 1, 3, 0).pack(sim.mav)
+    sim.raw(good[:-3])
+    # a valid frame with nonsense content: NaN sensors must not kill the FC
+    sim.send(sim.mav.hil_sensor_encode(4000, *[float('nan')] * 13, 0x1FFF, 0))
+    sim.send(sim.mav.hil_sensor_encode(8000, *[float('nan')] * 13, 0x1FFF, 0))
+    sim.send(sim.mav.mission_count_encode(1, 1, 3, 0))
+    req = next((m for m in sim.recv(10.0) if m.get_type() == 'MISSION_REQUEST_INT'), None)
+    assert req is not None and req.seq == 0          # still serving the protocol
+    assert fc.poll() is None
+    out = procs.output(fc)
+    assert 'undecodable MAVLink input' in out and 'Traceback' not in out
+
+
+@pytest.mark.parametrize('param,value,message', [
+    ('bind', 'nonsense', 'bind: expected host:port'),
+    ('transport', 'serial', "transport: must be 'udp' or 'tcp'"),
+    ('mixer_motor_channels', '[0, 0, 1, 2]', 'permutation of 0..3'),
+    ('gps_utc_start', 'yesterday', 'gps_utc_start: expected ISO-8601'),
+])
+def test_bridge_bad_configuration_is_a_clear_error(procs, param, value, message):
+    p = procs.node('mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge', {param: value})
+    assert p.wait(30.0) == 2
+    out = procs.output(p)
+    assert 'configuration error' in out and message in out, out[-2000:]
+
+
+def test_tcp_transport_counts_garbage_and_serves_heartbeats(procs):
+    port = BRIDGE_PORT_BASE + 9
+    bridge = hil_nodes(procs, port, port + 1, transport='tcp', tcp_bind=f'127.0.0.1:{port}')
+    deadline = time.monotonic() + 30.0
+    while True:
+        try:
+            c = socket.create_connection(('127.0.0.1', port), timeout=1.0)
+            break
+        except OSError:
+            assert time.monotonic() < deadline, 'TCP server did not come up'
+            time.sleep(0.2)
+    c.settimeout(5.0)
+    rx = new_mav(1, 1)
+    peer = new_mav(1, 1)
+    rng = random.Random(5)
+    c.sendall(bytes(rng.getrandbits(8) for _ in range(3000)))    # a stream of garbage
+    # then valid frames: the stream parser may swallow some of them while it resynchronizes
+    # (a garbage 0xFD header claims up to 280 bytes), as a real link does
+    for _ in range(20):
+        c.sendall(peer.heartbeat_encode(2, 12, 0, 0, 3).pack(peer))
+        time.sleep(0.1)
+    types = set()
+    t_end = time.monotonic() + 8.0
+    while time.monotonic() < t_end and not {'HEARTBEAT', 'HIL_SENSOR'} <= types:
+        for m in rx.parse_buffer(c.recv(65535)) or []:
+            types.add(m.get_type())
+    c.close()
+    assert {'HEARTBEAT', 'HIL_SENSOR'} <= types
+    time.sleep(1.0)
+    out = procs.output(bridge)
+    assert 'undecodable MAVLink input' in out
+    assert 'peer 1:1' in out                  # the valid heartbeat after the garbage was heard
+    assert 'Traceback' not in out

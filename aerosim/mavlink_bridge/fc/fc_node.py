@@ -33,6 +33,7 @@ class BuiltinFc(Node):
     def __init__(self):
         """Declare parameters and open the UDP endpoint."""
         super().__init__('builtin_fc')
+        self.link = None       # destroy_node() may run on a half-built node (config error)
         d = self._d
         bind = d('bind', '127.0.0.1:14561', 'Our UDP address host:port')
         sim = d('sim_address', '127.0.0.1:14560', 'The simulator (mavlink_bridge) host:port')
@@ -108,10 +109,16 @@ class BuiltinFc(Node):
             data, addr = self.link.recv(0.05)
             if data is None:
                 continue
-            msgs = self.mav.parse_buffer(data) or []
+            try:
+                msgs = self.mav.parse_buffer(data) or []
+                for m in msgs:
+                    self.on_message(m, time.monotonic())
+            except Exception as exc:  # noqa: BLE001 - the link must survive any input
+                self.bad += 1
+                self.get_logger().warning(f'input dropped ({self.bad} bad so far): '
+                                          f'{type(exc).__name__}: {exc}',
+                                          throttle_duration_sec=2.0)
             reset_parser(self.mav)
-            for m in msgs:
-                self.on_message(m, time.monotonic())
             if self.exit_when_done and self.ap.phase == DONE:
                 self._drain_events()
                 self.say('mission done: exiting')
@@ -122,6 +129,8 @@ class BuiltinFc(Node):
         t = m.get_type()
         if t == 'BAD_DATA':
             self.bad += 1
+            self.get_logger().warning(f'undecodable MAVLink input ({self.bad} so far): '
+                                      f'{m.reason}', throttle_duration_sec=2.0)
             return
         if self.sim_peer is None and t in ('HEARTBEAT', 'HIL_SENSOR'):
             self.sim_peer = (m.get_srcSystem(), m.get_srcComponent())
@@ -150,7 +159,8 @@ class BuiltinFc(Node):
 
     def destroy_node(self):
         """Close the UDP endpoint."""
-        self.link.close()
+        if self.link is not None:
+            self.link.close()
         super().destroy_node()
 
     def _drain_events(self):
