@@ -171,8 +171,9 @@ class Autopilot:
         if self.phase == LAND:
             self.sp[0:2] = self._land_xy
             speed = float(np.linalg.norm(est.velocity))
-            alt = -pos[2]
-            if alt < 0.5 and speed < 0.2 and self.ctl.thrust < 0.8 * self.ctl.g.hover_thrust:
+            # PX4's land detector: no movement while the thrust needed is well below hover
+            # (the ground carries the weight); no altitude test, an estimate may be off.
+            if speed < 0.2 and self.ctl.thrust < 0.8 * self.ctl.g.hover_thrust:
                 if self._landed_since is None:
                     self._landed_since = t
                 elif t - self._landed_since > 1.0:

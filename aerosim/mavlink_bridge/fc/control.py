@@ -57,12 +57,24 @@ def _cross(a, b):
                      a[0] * b[1] - a[1] * b[0]])
 
 
+def _clamp(v, limit):
+    """Clamp v to [-limit, limit] elementwise (np.clip costs ~5x more on small arrays)."""
+    return np.minimum(np.maximum(v, -limit), limit)
+
+
 class Controller:
     """Position/velocity/attitude/rate cascade; step() returns four motor throttles 0..1."""
 
     def __init__(self, gains: Gains = None):
         """gains: defaults are PX4's for a ~1.5 kg quad."""
-        self.g = gains or Gains()
+        g = self.g = gains or Gains()
+        # Per-axis gain vectors, built once (small numpy constructions dominate a step).
+        self._vel_k = (np.array([g.vel_xy_p, g.vel_xy_p, g.vel_z_p]),
+                       np.array([g.vel_xy_i, g.vel_xy_i, g.vel_z_i]),
+                       np.array([g.vel_xy_d, g.vel_xy_d, g.vel_z_d]))
+        self._rate_k = (np.array([g.rate_rp_p, g.rate_rp_p, g.rate_yaw_p]),
+                        np.array([g.rate_rp_i, g.rate_rp_i, g.rate_yaw_i]),
+                        np.array([g.rate_rp_d, g.rate_rp_d, 0.0]))
         self.reset()
 
     def reset(self):
@@ -97,13 +109,10 @@ class Controller:
         ev = np.asarray(vel_sp) - np.asarray(vel)
         dv = np.zeros(3) if self.prev_vel is None else (np.asarray(vel) - self.prev_vel) / dt
         self.prev_vel = np.array(vel, dtype=float)
-        kp = np.array([g.vel_xy_p, g.vel_xy_p, g.vel_z_p])
-        ki = np.array([g.vel_xy_i, g.vel_xy_i, g.vel_z_i])
-        kd = np.array([g.vel_xy_d, g.vel_xy_d, g.vel_z_d])
+        kp, ki, kd = self._vel_k
         acc_sp = kp * ev + self.vel_int - kd * dv
         if not self.saturated:
-            self.vel_int += ki * ev * dt
-            self.vel_int = np.clip(self.vel_int, -3.0, 3.0)
+            self.vel_int = _clamp(self.vel_int + ki * ev * dt, 3.0)
         # acceleration -> body z axis and collective thrust (normalized)
         f = np.array([acc_sp[0], acc_sp[1], acc_sp[2] - GRAVITY])   # specific force wanted
         if f[2] > -0.2 * GRAVITY:
@@ -132,23 +141,20 @@ class Controller:
         E = 0.5 * (R_sp.T @ R - R.T @ R_sp)           # vee of it: the attitude error
         e = -np.array([E[2, 1], E[0, 2], E[1, 0]])
         rate_sp = np.array([g.att_rp_p * e[0], g.att_rp_p * e[1], g.att_yaw_p * e[2]])
-        rate_sp[0:2] = np.clip(rate_sp[0:2], -g.max_rate_rp, g.max_rate_rp)
+        rate_sp[0:2] = _clamp(rate_sp[0:2], g.max_rate_rp)
         rate_sp[2] = min(max(rate_sp[2], -g.max_rate_yaw), g.max_rate_yaw)
         return self.rate_step(dt, rate_sp, thrust, rates)
 
     def rate_step(self, dt, rate_sp, thrust, rates):
         """Rate PID -> normalized torques -> Quad X mixer -> throttles."""
-        g = self.g
         rates = np.asarray(rates, dtype=float)
         er = rate_sp - rates
         d = np.zeros(3) if self.prev_rates is None else (rates - self.prev_rates) / dt
         self.prev_rates = rates
-        kp = np.array([g.rate_rp_p, g.rate_rp_p, g.rate_yaw_p])
-        ki = np.array([g.rate_rp_i, g.rate_rp_i, g.rate_yaw_i])
-        kd = np.array([g.rate_rp_d, g.rate_rp_d, 0.0])
+        kp, ki, kd = self._rate_k
         torque = kp * er + self.rate_int - kd * d
-        self.rate_int = np.clip(self.rate_int + ki * er * dt, -0.3, 0.3)
-        torque = np.clip(torque, -1.0, 1.0)
+        self.rate_int = _clamp(self.rate_int + ki * er * dt, 0.3)
+        torque = _clamp(torque, 1.0)
         return self.mix(thrust, torque)
 
     def mix(self, thrust, torque):
@@ -159,7 +165,7 @@ class Controller:
             m -= hi - 1.0
         if lo < 0.0 and hi - lo <= 1.0:
             m -= lo
-        m = np.clip(m, 0.0, 1.0)
+        m = np.minimum(np.maximum(m, 0.0), 1.0)
         k = self.g.thrust_model
         if k <= 0.0:
             return m

@@ -6,7 +6,9 @@ gyro-bias estimation. ahrs works with a z-up world (ENU, north on +y), so
 the HIL_SENSOR values (FRD) enter converted to FLU and the quaternion comes out ENU<-FLU.
 Position/velocity: a linear Kalman filter (filterpy) on the local NED frame around home:
 predicted with the accelerometer rotated to NED plus gravity, corrected by GPS position and
-velocity and by barometric altitude (relative to the pressure altitude at the first sample).
+velocity and by barometric altitude (height 0 = the pressure altitude at the first sample, on
+the ground);
+the barometer leads the height, as in PX4 (GNSS height de-weighted).
 """
 
 import math
@@ -21,6 +23,8 @@ from mavlink_bridge.fc.mahony import MahonyFilter
 from sim_core.frames import flu_to_frd, frd_to_flu, q_enu_flu_to_ned_frd, quat_to_euler_ned
 
 GRAVITY = 9.80665
+# GNSS height noise multiplier in the position filter [-] (the barometer leads the height).
+GPS_HEIGHT_DEWEIGHT = 4.0
 
 
 class Estimator:
@@ -108,7 +112,9 @@ class Estimator:
     def baro(self, pressure_alt_m: float):
         """Correct the altitude with a barometer sample [m pressure altitude]."""
         if self._baro0 is None:
-            self._baro0 = pressure_alt_m + self.position[2]
+            # The FC starts on the ground: the first pressure altitude is height 0 (as PX4's
+            # baro height reference), whatever the GNSS height error is at that moment.
+            self._baro0 = pressure_alt_m
             return
         self.kf.update(np.array([[-(pressure_alt_m - self._baro0)]]), R=self._baro_R,
                        H=self._H_baro)
@@ -120,9 +126,15 @@ class Estimator:
         n, e, d = pymap3d.geodetic2ned(lat_deg, lon_deg, alt_m, *self.home)
         z = np.array([[n], [e], [d], [vel_ned[0]], [vel_ned[1]], [vel_ned[2]]])
         eph, epv = max(eph_m, 0.1), max(epv_m, 0.1)
-        R = np.diag([eph ** 2, eph ** 2, epv ** 2, 0.1 ** 2, 0.1 ** 2, 0.15 ** 2])
-        if not self.gps_ok:     # first fix: jump to it
-            self.kf.x = z.astype(float)
+        # Height follows the barometer (PX4's default height reference): a GNSS height error
+        # is slow (Gauss-Markov), so its weight is cut to keep it from biasing the altitude.
+        R = np.diag([eph ** 2, eph ** 2, (GPS_HEIGHT_DEWEIGHT * epv) ** 2, 0.1 ** 2, 0.1 ** 2,
+                     0.15 ** 2])
+        if not self.gps_ok:     # first fix: jump to it (the height stays the barometer's)
+            z = z.astype(float)
+            if self._baro0 is not None:
+                z[2, 0] = self.kf.x[2, 0]
+            self.kf.x = z
             self.gps_ok = True
             return
         self.kf.update(z, R=R, H=self._H_gps)
