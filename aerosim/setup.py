@@ -36,6 +36,7 @@ setup(
             'camera_node = sim_sensors.camera_node:main',
             'mavlink_bridge_node = mavlink_bridge.mavlink_bridge_node:main',
             'builtin_fc = mavlink_bridge.fc.fc_node:main',
+            'hil_plant = mavlink_bridge.hil_plant:main',
             'flight_report = sim_core.ros.flight_report:main',
         ],
     },

@@ -9,7 +9,13 @@ publishes effector_command, mavlink/status (aerosim_msgs/MavlinkLinkStatus, latc
 
 Threads: the executor runs the ROS callbacks (state -> sensors out, timers); a reader thread
 waits on the socket and answers actuator and mission messages at once (lowest lockstep latency).
-Both share the link behind one lock.
+Both share the link behind one lock. Timers (heartbeat, home, mission retries) run on the
+steady wall clock: they keep going while the simulation is paused.
+
+Composed with dynamics_node in one process (mavlink_bridge.hil_plant), the state arrives by a
+direct call of ``on_state`` and the answer leaves through ``command_sink`` (the dynamics node's
+apply_command) before effector_command is published for the tools: no middleware hop in the
+lockstep loop.
 """
 
 from datetime import datetime, timezone
@@ -18,6 +24,7 @@ import time
 
 from aerosim_msgs.msg import (AircraftEffectorCommand, MavlinkLinkStatus, MavlinkPeer, SimStatus,
                               VehicleState)
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 
 from mavlink_bridge.core import hil
@@ -33,7 +40,7 @@ from sim_core.ros.convert import time_msg, vehicle_state_arrays
 from sim_core.ros.params import declare
 from sim_core.ros.run import run_node
 from sim_core.scenario import load_scenario
-from sim_sensors.core.decimator import Decimator
+from sim_core.decimator import Decimator
 from sim_sensors.core.suite import SensorSuite
 from sim_sensors.params import declare_suite, describe
 
@@ -54,11 +61,30 @@ def parse_utc(text: str) -> int:
     return int(dt.timestamp() * 1e6)
 
 
+def answered_sensor_ns(time_usec: int, last_sensor_ns):
+    """Sim time [ns] of the HIL_SENSOR an HIL_ACTUATOR_CONTROLS answers (None: none sent yet).
+
+    A lockstep FC (PX4, the built-in FC) stamps its answer with the time_usec of the sensor
+    frame it just processed. An FC still working through a backlog (sensors free-ran before it
+    connected) answers old frames: their stamps do not release the awaited step, so the FC
+    catches up instead of flying on stale sensors. time_usec 0 or not one of ours (an FC on its
+    own clock): the answer is taken as the answer to the latest frame.
+    """
+    if last_sensor_ns is None:
+        return None
+    t_ns = int(time_usec) * 1000
+    return t_ns if 0 < t_ns <= last_sensor_ns else last_sensor_ns
+
+
 class MavlinkBridge(Node):
     """HIL bridge node."""
 
-    def __init__(self):
-        """Declare parameters, open the link, start the reader thread."""
+    def __init__(self, direct_state: bool = False):
+        """Declare parameters, open the link, start the reader thread.
+
+        direct_state: the vehicle state comes through on_state() from a node of the same
+        process; vehicle_state is not subscribed.
+        """
         super().__init__('mavlink_bridge')
         self.link = None       # destroy_node() may run on a half-built node (config error)
         self._reader = None
@@ -122,16 +148,20 @@ class MavlinkBridge(Node):
         self._last_state_ns = -1
         self._engaged = False
         self._throttles = [0.0] * 4
+        # Called with (throttles, stamp_ns) before effector_command is published (composition).
+        self.command_sink = None
 
         self.pub_cmd = self.create_publisher(AircraftEffectorCommand, 'effector_command',
                                              qos.COMMAND)
         self.pub_status = self.create_publisher(MavlinkLinkStatus, 'mavlink/status', qos.LATCHED)
-        self.create_subscription(VehicleState, 'vehicle_state', self._on_state, qos.STATE)
+        if not direct_state:
+            self.create_subscription(VehicleState, 'vehicle_state', self._on_state, qos.STATE)
         self.create_subscription(SimStatus, '/sim/status', self._on_sim_status, qos.LATCHED)
-        self.create_timer(1.0 / hb_rate, self._send_heartbeat)
-        self.create_timer(1.0 / home_rate, self._send_home)
-        self.create_timer(0.05, self._poll)
-        self.create_timer(1.0, self._publish_status)
+        wall = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(1.0 / hb_rate, self._send_heartbeat, clock=wall)
+        self.create_timer(1.0 / home_rate, self._send_home, clock=wall)
+        self.create_timer(0.05, self._poll, clock=wall)
+        self.create_timer(1.0, self._publish_status, clock=wall)
         self._reader = threading.Thread(target=self._read_loop, name='mavlink-rx', daemon=True)
         self._reader.start()
         self.get_logger().info(
@@ -145,10 +175,14 @@ class MavlinkBridge(Node):
 
     # --- sending -------------------------------------------------------------------------------
     def _send(self, *msgs):
+        """Send messages in one datagram (one send per step instead of up to three).
+
+        PX4, MAVSDK and pymavlink parse every frame of a datagram.
+        """
         with self._lock:
-            for m in msgs:
-                if m is not None:
-                    self.link.send(m.pack(self.mav_tx))
+            data = b''.join(m.pack(self.mav_tx) for m in msgs if m is not None)
+            if data:
+                self.link.send(data)
 
     def _running(self) -> bool:
         return self.sim_state == SimState.RUNNING
@@ -200,7 +234,14 @@ class MavlinkBridge(Node):
         self._send_heartbeat()
 
     def _on_state(self, msg: VehicleState):
-        args = vehicle_state_arrays(msg)
+        self.on_state(vehicle_state_arrays(msg))
+
+    def on_state(self, args):
+        """Sensors of one simulation step out to the FC.
+
+        args: (t_ns, p_enu, v_enu, q_wb (w, x, y, z), a_enu, w_flu), the tuple of
+        vehicle_state_arrays.
+        """
         t_ns = args[0]
         if t_ns < self._last_state_ns:
             self.get_logger().warn('sim time went backwards (reset): sensors restart; a real '
@@ -231,6 +272,8 @@ class MavlinkBridge(Node):
             self._publish_command(self._throttles, t_ns)
 
     def _publish_command(self, throttles, t_ns):
+        if self.command_sink is not None:
+            self.command_sink(throttles, t_ns)
         cmd = AircraftEffectorCommand()
         cmd.header.stamp = time_msg(t_ns)
         cmd.throttle_cmd = [float(x) for x in throttles]
@@ -250,6 +293,8 @@ class MavlinkBridge(Node):
             try:
                 self._handle_bytes(data, addr)
             except Exception as exc:  # noqa: BLE001 - the link must survive any input
+                if self._stop.is_set() or not self.context.ok():
+                    return      # shutting down: publishers are gone, not an input error
                 self._count['bad'] += 1
                 self.get_logger().warning(
                     f'input dropped ({self._count["bad"]} bad so far): '
@@ -328,7 +373,7 @@ class MavlinkBridge(Node):
                 'motors keep the last valid command', throttle_duration_sec=self._warn_period)
             return
         with self._lock:
-            t_ns = self._last_sensor_ns
+            t_ns = answered_sensor_ns(m.time_usec, self._last_sensor_ns)
         if t_ns is None:
             self._count['ignored'] += 1
             return

@@ -50,9 +50,13 @@ class NodeSpec:
     a Python module (the runner runs ``python -m module``). params_file: launch argument(s)
     holding the node's YAML (keyed ``<name>: ros__parameters:`` or ``/**:``), several are applied
     in order. parameters: overrides applied after the files. condition: (launch arg, value) the
-    node needs, e.g. ('fc', 'builtin'). use_sim_time: False only for the time source itself.
+    node needs, e.g. ('fc', 'builtin'). use_sim_time: False for the time source itself and
+    for nodes that need no ROS clock (the built-in FC runs on the HIL sensor time, like PX4;
+    flight_report reads the stamps of what it judges).
     supervisor: the graph ends when this node exits, with its exit code (launch_ros: Shutdown
-    on exit; the runner: the supervisor process).
+    on exit; the runner: the supervisor process). rename: False for a process that composes
+    several nodes (a `__node` remap would give them all the same name); name then only labels
+    the process.
     """
 
     name: str
@@ -65,6 +69,7 @@ class NodeSpec:
     use_sim_time: bool = True
     package: str = 'aerosim'
     supervisor: bool = False
+    rename: bool = True
 
 
 @dataclass(frozen=True)
@@ -165,6 +170,10 @@ HIL_ARGS = (
               'mavlink_bridge parameter YAML (path, or name in config/)'),
     LaunchArg('fc_params', 'builtin_fc.yaml', 'builtin_fc parameter YAML (path, or name in '
               'config/)'),
+    LaunchArg('composition', 'plant',
+              'plant: dynamics_node and mavlink_bridge in one process (hil_plant), the lockstep '
+              'loop without middleware hops; split: separate processes over topics (e.g. the '
+              'bridge on another host)', ('plant', 'split')),
 )
 
 SUITE_PARAMS = (('seed', Arg('seed', 'int')), ('gnss_enabled', Arg('gps', 'bool')),
@@ -179,23 +188,31 @@ MAVLINK_BRIDGE = NodeSpec(
 
 BUILTIN_FC = NodeSpec(
     name='builtin_fc', executable='builtin_fc', module='mavlink_bridge.fc.fc_node',
-    params_file='fc_params', condition=('fc', 'builtin'),
+    params_file='fc_params', condition=('fc', 'builtin'), use_sim_time=False,
     parameters=(('bind', Arg('fc_address')), ('sim_address', Arg('bind'))))
 
 FLIGHT_REPORT = NodeSpec(
     name='flight_report', executable='flight_report', module='sim_core.ros.flight_report',
-    condition=('report', 'true'), supervisor=True,
+    condition=('report', 'true'), supervisor=True, use_sim_time=False,   # stamps only
     parameters=(('scenario_file', Arg('scenario')), ('output_dir', Arg('output_dir')),
                 ('title', 'sim_quad_hil')))
+
+HIL_PLANT = NodeSpec(
+    name='hil_plant', executable='hil_plant', module='mavlink_bridge.hil_plant',
+    params_file=('dynamics_params',) + MAVLINK_BRIDGE.params_file, use_sim_time=False,
+    rename=False, condition=('composition', 'plant'),
+    parameters=DYNAMICS.parameters + tuple(
+        p for p in MAVLINK_BRIDGE.parameters if p[0] != 'scenario_file'))
 
 SIM_QUAD_HIL = Graph(
     name='sim_quad_hil',
     description='Quad HIL: dynamics + MAVLink HIL bridge + flight controller (built-in or '
                 'external PX4), sensors on MAVLink and ROS topics',
     args=COMMON_ARGS + with_defaults(SIM_ARGS, lockstep='true', camera='false') + HIL_ARGS,
-    nodes=(DYNAMICS,
+    nodes=(replace(DYNAMICS, condition=('composition', 'split')),
            replace(SENSORS, condition=('sensor_topics', 'true')),
-           CAMERA, MAVLINK_BRIDGE, BUILTIN_FC, FLIGHT_REPORT),
+           CAMERA, replace(MAVLINK_BRIDGE, condition=('composition', 'split')), HIL_PLANT,
+           BUILTIN_FC, FLIGHT_REPORT),
 )
 
 GRAPHS = {g.name: g for g in (SIM_QUAD, SIM_QUAD_HIL)}
@@ -223,6 +240,7 @@ class ResolvedNode:
     remappings: Tuple[Tuple[str, str], ...]
     log_level: str
     supervisor: bool = False
+    rename: bool = True
 
 
 def parse_value(text: str):
@@ -298,5 +316,5 @@ def resolve(graph: Graph, overrides: dict = None) -> Tuple[ResolvedNode, ...]:
             name=spec.name, package=spec.package, executable=spec.executable,
             module=spec.module, namespace='/' + ns if ns else '/', params_files=files,
             parameters=params, remappings=tuple((a, str(sub(b))) for a, b in spec.remappings),
-            log_level=values['log_level'], supervisor=spec.supervisor))
+            log_level=values['log_level'], supervisor=spec.supervisor, rename=spec.rename))
     return tuple(out)

@@ -30,8 +30,10 @@ def ros_value(v) -> str:
 
 def node_command(r: ResolvedNode, python: str = sys.executable) -> List[str]:
     """The command line that starts a resolved node (the same arguments launch_ros passes)."""
-    cmd = [python, '-m', r.module, '--ros-args', '-r', f'__node:={r.name}',
-           '-r', f'__ns:={r.namespace}', '--log-level', r.log_level]
+    cmd = [python, '-m', r.module, '--ros-args']
+    if r.rename:
+        cmd += ['-r', f'__node:={r.name}']
+    cmd += ['-r', f'__ns:={r.namespace}', '--log-level', r.log_level]
     for f in r.params_files:
         cmd += ['--params-file', f]
     for k, v in r.parameters.items():

@@ -4,10 +4,18 @@ Publishes /clock, vehicle_state (aerosim_msgs/VehicleState), odom (nav_msgs/Odom
 step and /sim/status (latched); serves /sim/pause, /sim/step, /sim/reset, /sim/set_time_scale;
 subscribes effector_command (aerosim_msgs/AircraftEffectorCommand).
 This node is the time source: it runs on the steady wall clock, never with use_sim_time.
+
+Composition (mavlink_bridge.hil_plant): another node of the same process may take the state
+of every step directly (``state_listeners``, called before the topics are published) and
+answer with ``apply_command`` instead of the effector_command topic; the lockstep loop then
+needs no middleware hop. Stepping is serialized by a lock: the answer may come from another
+thread than the executor's.
 """
 
 from dataclasses import dataclass
+import functools
 import math
+import threading
 import time
 
 from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus, VehicleState
@@ -21,6 +29,7 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from transforms3d import quaternions as tq
 
 from sim_core.clock import LockstepGate, SimClock, SimState, validate_time_scale
+from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
 from sim_core.ros import qos
 from sim_core.ros.convert import set_quat, set_vec3, time_msg, time_ns
@@ -35,8 +44,18 @@ RCLError = _rclpy.RCLError
 # Wall time one timer callback may spend stepping before it yields to other callbacks [s].
 MAX_BATCH_WALL_S = 0.005
 MAX_STEP_REQUEST = 1_000_000
-# Timer period once lockstep drives the steps as fast as possible [s].
-LOCKSTEP_POLL_S = 0.005
+# Timer period once lockstep drives the steps as fast as possible [s]: it only has to notice
+# lockstep timeouts (an executor wake-up costs ~0.5 ms of Python: keep them rare).
+LOCKSTEP_POLL_S = 0.05
+
+
+def serialized(method):
+    """Run a DynamicsNode method under the node's step lock (executor and bridge threads)."""
+    @functools.wraps(method)
+    def locked(self, *args):
+        with self._step_lock:
+            return method(self, *args)
+    return locked
 
 
 @dataclass(frozen=True)
@@ -54,13 +73,19 @@ class DynamicsConfig:
     world_frame_id: str
     body_frame_id: str
     status_period_s: float
+    clock_rate_hz: float
+    odom_rate_hz: float
 
 
 class DynamicsNode(Node):
     """Fixed-step multirotor simulation and sim clock."""
 
-    def __init__(self):
-        """Declare parameters, load the scenario and vehicle, create the interfaces."""
+    def __init__(self, direct_commands: bool = False):
+        """Declare parameters, load the scenario and vehicle, create the interfaces.
+
+        direct_commands: commands come through apply_command() from a node of the same
+        process; the effector_command topic is not subscribed.
+        """
         super().__init__('dynamics_node')
         self.cfg = DynamicsConfig(
             scenario_file=declare(self, 'scenario_file', 'default',
@@ -85,6 +110,12 @@ class DynamicsNode(Node):
             body_frame_id=declare(self, 'body_frame_id', 'base_link', 'Body frame id (FLU)'),
             status_period_s=declare(self, 'status_period_s', 1.0,
                                     'Wall period of /sim/status while running [s]', 0.05, 60.0),
+            clock_rate_hz=declare(self, 'clock_rate_hz', 100.0,
+                                  '/clock rate [Hz] (sim): the time resolution of nodes with '
+                                  'use_sim_time; 0 = every step', 0.0, 1000.0),
+            odom_rate_hz=declare(self, 'odom_rate_hz', 50.0,
+                                 'odom (nav_msgs/Odometry, for rviz) rate [Hz] (sim); '
+                                 '0 = every step', 0.0, 1000.0),
         )
         cfg = self.cfg
         if self.get_parameter('use_sim_time').value:
@@ -106,6 +137,12 @@ class DynamicsNode(Node):
         self.publish_retries = 0
         self._unpublished = False
         self._message = 'started'
+        self._direct = direct_commands
+        self.state_listeners = []
+        self._step_lock = threading.RLock()
+        self._stepping = False
+        self._odom = Decimator(cfg.odom_rate_hz) if cfg.odom_rate_hz > 0.0 else None
+        self._clock_dec = Decimator(cfg.clock_rate_hz) if cfg.clock_rate_hz > 0.0 else None
         if cfg.start_paused:
             self.clock.state = SimState.PAUSED
 
@@ -113,8 +150,9 @@ class DynamicsNode(Node):
         self.pub_state = self.create_publisher(VehicleState, 'vehicle_state', qos.STATE)
         self.pub_odom = self.create_publisher(Odometry, 'odom', qos.SENSOR_PUB)
         self.pub_status = self.create_publisher(SimStatus, '/sim/status', qos.LATCHED)
-        self.create_subscription(AircraftEffectorCommand, 'effector_command', self._on_command,
-                                 qos.COMMAND)
+        if not direct_commands:
+            self.create_subscription(AircraftEffectorCommand, 'effector_command',
+                                     self._on_command, qos.COMMAND)
         self.create_service(SetPaused, '/sim/pause', self._srv_pause)
         self.create_service(Step, '/sim/step', self._srv_step)
         self.create_service(Reset, '/sim/reset', self._srv_reset)
@@ -148,28 +186,52 @@ class DynamicsNode(Node):
         self.model.reset(p_W=s.initial_position_enu,
                          yaw=math.radians(90.0 - s.initial_yaw_deg))
 
+    @serialized
     def _on_timer(self):
         self._run_steps()
 
     def _run_steps(self):
+        """Integrate the steps that pacing and lockstep allow now (caller holds the lock)."""
+        if self._stepping:
+            return          # re-entered from a state listener: the outer loop continues
         if self._unpublished and not self._publish_pending():
             return          # subscribers still full: do not integrate further (backpressure)
-        now = self._now()
-        due = self.clock.due_steps(now)
-        t_end = now + MAX_BATCH_WALL_S
-        while due > 0:
-            if not self.gate.may_step(now):
-                return
-            self._step_once()
-            due -= 1
+        self._stepping = True
+        try:
             now = self._now()
-            if self._unpublished or self.gate.active or now > t_end:
-                break
+            due = self.clock.due_steps(now)
+            t_end = now + MAX_BATCH_WALL_S
+            while due > 0:
+                if not self.gate.may_step(now):
+                    return
+                self._step_once()
+                due -= 1
+                now = self._now()
+                if self._unpublished or now > t_end:
+                    break
+        finally:
+            self._stepping = False
+
+    def state_arrays(self):
+        """(t_ns, p_enu, v_enu, q_wb (w, x, y, z), a_enu, w_flu) of the current step.
+
+        The tuple of sim_core.ros.convert.vehicle_state_arrays and SensorSuite.sample.
+        """
+        s, acc = self.model.raw, self.model.acceleration
+        return (self.clock.t_ns, s[0:3], s[3:6], s[6:10], acc[0:3], s[10:13])
 
     def _step_once(self):
         self.model.step(self.clock.dt, self._throttles)
         self.clock.advance()
         self._unpublished = True
+        if self.state_listeners:
+            # Listeners first: a HIL bridge sends the sensors before the topics go out, so the
+            # flight controller computes while this process publishes.
+            if self._direct:
+                self.gate.published(self.clock.t_ns, self._now())
+            arrays = self.state_arrays()
+            for listener in self.state_listeners:
+                listener(arrays)
         self._publish_pending()
         stop = self.cfg.stop_after_s
         if stop > 0.0 and self.clock.t_ns >= int(stop * NS_PER_S):
@@ -185,9 +247,19 @@ class DynamicsNode(Node):
                                throttle_duration_sec=1.0)
 
     def _on_command(self, msg: AircraftEffectorCommand):
+        self.apply_command(msg.throttle_cmd, time_ns(msg.header.stamp))
+
+    @serialized
+    def apply_command(self, throttles, stamp_ns: int) -> None:
+        """Take the motor command answering the state of sim time stamp_ns [ns].
+
+        throttles: one value per rotor in [0, 1]; anything else is rejected and counted. In
+        lockstep the answer to the awaited step integrates the next step(s) at once. Safe to
+        call from any thread and from a state listener.
+        """
         if self.clock.state != SimState.RUNNING:
             return
-        thr = list(msg.throttle_cmd)
+        thr = list(throttles)
         n = len(self.params.rotors)
         if len(thr) != n:
             return self._reject(f'throttle_cmd has {len(thr)} values, vehicle has {n} motors')
@@ -195,7 +267,7 @@ class DynamicsNode(Node):
             return self._reject(f'throttle_cmd values must be finite and in [0, 1], got {thr}')
         self._throttles = thr
         was_active = self.gate.active
-        if self.gate.answered(time_ns(msg.header.stamp)):
+        if self.gate.answered(stamp_ns):
             self._run_steps()
         if self.gate.active and not was_active and self.clock.time_scale == 0.0:
             # Lockstep engaged as fast as possible: the answers drive the steps; the timer only
@@ -222,15 +294,17 @@ class DynamicsNode(Node):
                 f'behind): {exc}; retrying before the next step', throttle_duration_sec=2.0)
             return False
         self._unpublished = False
-        self.gate.published(self.clock.t_ns, self._now())
+        if not (self._direct and self.state_listeners):
+            self.gate.published(self.clock.t_ns, self._now())
         return True
 
     def _publish_step(self):
         s = self.model.raw
         acc = self.model.acceleration
         stamp = time_msg(self.clock.t_ns)
-        self._msg_clock.clock = stamp
-        self.pub_clock.publish(self._msg_clock)
+        if self._clock_dec is None or self._clock_dec.due(self.clock.t_ns):
+            self._msg_clock.clock = stamp
+            self.pub_clock.publish(self._msg_clock)
         m = self._msg_state
         m.header.stamp = stamp
         m.header.frame_id = self.cfg.world_frame_id
@@ -242,6 +316,8 @@ class DynamicsNode(Node):
         set_vec3(m.acceleration, acc[0:3])
         set_vec3(m.angular_acceleration, acc[3:6])
         self.pub_state.publish(m)
+        if self._odom is not None and not self._odom.due(self.clock.t_ns):
+            return
         o = self._msg_odom
         o.header = m.header
         o.child_frame_id = self.cfg.body_frame_id
@@ -273,6 +349,7 @@ class DynamicsNode(Node):
         self.pub_status.publish(st)
 
     # --- services ------------------------------------------------------------------------------
+    @serialized
     def _srv_pause(self, req, resp):
         if self.clock.state == SimState.STOPPED:
             resp.success, resp.message = False, 'simulation is stopped'
@@ -284,6 +361,7 @@ class DynamicsNode(Node):
         resp.success, resp.message = True, self._message
         return resp
 
+    @serialized
     def _srv_step(self, req, resp):
         if self.clock.state != SimState.PAUSED:
             resp.success, resp.message = False, 'step needs a paused simulation'
@@ -298,6 +376,7 @@ class DynamicsNode(Node):
         resp.sim_time = time_msg(self.clock.t_ns)
         return resp
 
+    @serialized
     def _srv_reset(self, req, resp):
         now = self._now()
         self.clock.reset(now)
@@ -308,6 +387,9 @@ class DynamicsNode(Node):
             self._replace_timer(1e-4)    # lockstep disengaged: free-run again
         self._reset_vehicle()
         self._throttles = [0.0] * len(self.params.rotors)
+        for dec in (self._odom, self._clock_dec):
+            if dec is not None:
+                dec.reset()
         self._message = 'reset'
         self.get_logger().info('reset to t = 0 and the initial vehicle state')
         self._publish_step()
@@ -320,6 +402,7 @@ class DynamicsNode(Node):
         self.destroy_timer(self._timer)
         self._timer = self.create_timer(period, self._on_timer, clock=self._wall)
 
+    @serialized
     def _srv_time_scale(self, req, resp):
         try:
             ts = validate_time_scale(req.time_scale)

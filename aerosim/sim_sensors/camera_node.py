@@ -19,7 +19,7 @@ from sim_core.ros.params import declare
 from sim_core.ros.run import run_node
 from sim_core.scenario import load_scenario
 from sim_sensors.core.camera import CameraParams, encode, PinholeCamera
-from sim_sensors.core.decimator import Decimator
+from sim_core.decimator import Decimator
 
 
 @dataclass(frozen=True)

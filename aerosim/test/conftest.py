@@ -47,8 +47,10 @@ class Procs:
         return p
 
     def node(self, module, name, params=None, ns='/quad'):
-        args = [sys.executable, '-m', module, '--ros-args', '-r', f'__node:={name}',
-                '-r', f'__ns:={ns}']
+        """Start a node module; name None: no node-name remap (a process of several nodes)."""
+        args = [sys.executable, '-m', module, '--ros-args', '-r', f'__ns:={ns}']
+        if name is not None:
+            args += ['-r', f'__node:={name}']
         for k, v in (params or {}).items():
             v = ('true' if v else 'false') if isinstance(v, bool) else v
             args += ['-p', f'{k}:={v}']

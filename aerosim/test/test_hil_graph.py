@@ -115,6 +115,77 @@ def test_pymavlink_fc_in_lockstep_heartbeat_home_mission_and_garbage(procs):
     assert 'Traceback' not in out
 
 
+def test_composed_plant_steps_only_on_the_answer_to_its_latest_sensor_frame(procs, ros_context):
+    """hil_plant (dynamics + bridge in one process): lockstep keyed by time_usec, topics kept.
+
+    The peer lets the free-running sensors pile up, then answers old frames first, like an FC
+    working through a backlog: those answers must not advance the simulation; the answer to
+    the latest frame advances it by exactly one step. The ROS side still sees vehicle_state
+    and effector_command (answer stamped with the frame's sim time).
+    """
+    from aerosim_msgs.msg import AircraftEffectorCommand, VehicleState
+    from rclpy.executors import SingleThreadedExecutor
+    from sim_core.ros import qos
+    from conftest import spin_until
+
+    rclpy, ctx = ros_context
+    node = rclpy.create_node('probe', namespace='/quad', context=ctx)
+    ex = SingleThreadedExecutor(context=ctx)
+    ex.add_node(node)
+    states, cmds = [], []
+    node.create_subscription(VehicleState, 'vehicle_state', states.append, qos.SENSOR_SUB)
+    node.create_subscription(AircraftEffectorCommand, 'effector_command', cmds.append,
+                             qos.SENSOR_SUB)
+    port = BRIDGE_PORT_BASE + 2
+    peer = Peer(port + 1, port)
+    plant = procs.node('mavlink_bridge.hil_plant', None, {
+        'lockstep': True, 'time_scale': 0.0, 'lockstep_timeout_s': 30.0,
+        'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'})
+    hover = [0.7213] * 4 + [0.0] * 12
+
+    def sensor_times(timeout_s):
+        return [m.time_usec for m in peer.recv(timeout_s) if m.get_type() == 'HIL_SENSOR']
+
+    def drain(quiet_s=0.5):
+        """Every HIL_SENSOR time until the link stays quiet for quiet_s."""
+        got = []
+        while True:
+            new = sensor_times(quiet_s)
+            if not new:
+                return got
+            got += new
+
+    free = []
+    for m in peer.recv(30.0):
+        if m.get_type() == 'HIL_SENSOR':
+            free.append(m.time_usec)
+            if len(free) >= 50:
+                break
+    assert len(free) == 50 and free == sorted(free)
+    # first answer (to an old frame) engages lockstep; the plant then awaits its latest frame
+    peer.send(peer.mav.hil_actuator_controls_encode(free[0], hover, 129, 1))
+    latest = drain()[-1]
+    for old in free[1:10]:                          # a backlog of answers to old frames
+        peer.send(peer.mav.hil_actuator_controls_encode(old, hover, 129, 1))
+    assert drain() == [], 'an answer to an old frame advanced the simulation'
+    for k in range(20):                             # the answer to the latest: one step each
+        peer.send(peer.mav.hil_actuator_controls_encode(latest, hover, 129, 1))
+        (nxt,) = sensor_times(2.0)[:1] or [None]
+        assert nxt == latest + 4000, (k, latest, nxt)
+        latest = nxt
+    assert spin_until(node, ex, lambda: any(time_us(c) == latest - 4000 for c in cmds), 5.0)
+    assert spin_until(node, ex, lambda: any(time_us(s) == latest for s in states), 5.0)
+    out = procs.output(plant)
+    assert '[quad.dynamics_node]' in out and '[quad.mavlink_bridge]' in out   # both names kept
+    assert 'Traceback' not in out
+    node.destroy_node()
+
+
+def time_us(msg) -> int:
+    """A message's header stamp [µs]."""
+    return msg.header.stamp.sec * 1_000_000 + msg.header.stamp.nanosec // 1000
+
+
 def test_mavsdk_downloads_the_mission_and_reads_home(procs):
     from mavsdk import ComponentType, Configuration, Mavsdk
     from mavsdk.plugins.mission_raw import MissionRaw

@@ -79,7 +79,7 @@ def test_launch_file_declares_exactly_the_description(fake_launch, graph_name):
     ctx = FakeContext({a.name: a.default for a in graph.args})
     nodes = opaque.kwargs['function'](ctx)
     expected = resolve(graph)
-    assert [n.kwargs['name'] for n in nodes] == [r.name for r in expected]
+    assert [n.kwargs['name'] for n in nodes] == [r.name if r.rename else None for r in expected]
     for n, r in zip(nodes, expected):
         assert n.kwargs['package'] == 'aerosim'
         assert n.kwargs['executable'] == r.executable
@@ -89,12 +89,34 @@ def test_launch_file_declares_exactly_the_description(fake_launch, graph_name):
         assert all(Path(f).is_file() for f in r.params_files)
 
 
+def test_hil_graph_composes_dynamics_and_bridge_in_one_unrenamed_process(fake_launch):
+    graph = get_graph('sim_quad_hil')
+    nodes = resolve(graph)
+    assert [n.name for n in nodes] == ['sensors_node', 'hil_plant', 'builtin_fc']
+    plant = nodes[1]
+    assert plant.module == 'mavlink_bridge.hil_plant' and not plant.rename
+    assert [Path(f).name for f in plant.params_files] == [
+        'dynamics_node.yaml', 'sensors_node.yaml', 'mavlink_bridge.yaml']
+    split = {n.name: n for n in resolve(graph, {'composition': 'split'})}
+    # The composed process takes the union of both nodes' parameters, unchanged.
+    assert plant.parameters == {**split['dynamics_node'].parameters,
+                                **split['mavlink_bridge'].parameters, 'use_sim_time': False}
+    cmd = node_command(plant, python='python3')
+    assert not any(a.startswith('__node:=') for a in cmd) and '__ns:=/quad' in cmd
+    ld = load_launch_file(LAUNCH_DIR / 'sim_quad_hil.launch.py')
+    (opaque,) = [a for a in ld.args[0] if type(a).__name__ == 'OpaqueFunction']
+    actions = opaque.kwargs['function'](FakeContext({a.name: a.default for a in graph.args}))
+    (node,) = [n for n in actions if n.kwargs['executable'] == 'hil_plant']
+    assert node.kwargs['name'] is None      # launch_ros then adds no __node remap
+
+
 def test_hil_graph_conditions_supervisor_and_shared_sensor_file(fake_launch):
     graph = get_graph('sim_quad_hil')
-    names = [n.name for n in resolve(graph)]
+    names = [n.name for n in resolve(graph, {'composition': 'split'})]
     assert names == ['dynamics_node', 'sensors_node', 'mavlink_bridge', 'builtin_fc']
     ext = {n.name: n for n in resolve(graph, {'fc': 'external', 'report': 'true',
-                                              'sensor_topics': 'false'})}
+                                              'sensor_topics': 'false',
+                                              'composition': 'split'})}
     assert set(ext) == {'dynamics_node', 'mavlink_bridge', 'flight_report'}
     assert ext['flight_report'].supervisor and not ext['mavlink_bridge'].supervisor
     bridge = ext['mavlink_bridge']
@@ -105,6 +127,7 @@ def test_hil_graph_conditions_supervisor_and_shared_sensor_file(fake_launch):
     (opaque,) = [a for a in ld.args[0] if type(a).__name__ == 'OpaqueFunction']
     values = {a.name: a.default for a in graph.args}
     values['report'] = 'true'
+    values['composition'] = 'split'
     nodes = {n.kwargs['name']: n for n in opaque.kwargs['function'](FakeContext(values))}
     assert type(nodes['flight_report'].kwargs['on_exit']).__name__ == 'Shutdown'
     assert 'on_exit' not in nodes['mavlink_bridge'].kwargs

@@ -8,27 +8,35 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from sim_core.errors import ConfigError
 
 
-def make_executor():
-    """The executor of every aerosim node: rclpy's SingleThreadedExecutor.
+def make_executor(default: str = 'single'):
+    """The executor of an aerosim node: 'single' (rclpy's SingleThreadedExecutor) or 'events'.
 
-    AEROSIM_EXECUTOR=events selects rclpy's experimental C++ EventsExecutor (Kilted). It is
-    not the default: in a first trial the lockstep HIL graph stalled with it (to investigate).
+    'events' is rclpy's experimental C++ EventsExecutor (Kilted): much less CPU per callback,
+    used by default only by passive subscribers (flight_report); with it the nodes that step
+    the lockstep loop ran no faster and the runner's SIGINT did not stop them.
+    AEROSIM_EXECUTOR=single|events overrides the default for every node.
     """
-    if os.environ.get('AEROSIM_EXECUTOR', 'single') != 'events':
+    kind = os.environ.get('AEROSIM_EXECUTOR', default)
+    if kind not in ('single', 'events'):
+        raise ConfigError(f"AEROSIM_EXECUTOR: 'single' or 'events', got {kind!r}")
+    if kind == 'single':
         return SingleThreadedExecutor()
     from rclpy.experimental import EventsExecutor
     return EventsExecutor()
 
 
-def spin(node) -> None:
-    """The default body of a node's process: spin it on make_executor()."""
+def spin(nodes) -> None:
+    """The default body of a process: spin its node (or tuple of nodes) on make_executor()."""
     executor = make_executor()
-    executor.add_node(node)
+    for node in nodes if isinstance(nodes, tuple) else (nodes,):
+        executor.add_node(node)
     executor.spin()
 
 
 def run_node(node_cls, name: str, args=None, body=spin) -> None:
     """Create node_cls() and run body(node) (default: spin) until it returns or Ctrl-C/SIGTERM.
+
+    node_cls may return a tuple of nodes (several nodes composed in one process).
 
     A ConfigError (bad parameter or file) is logged as fatal and exits with code 2. Errors
     raised by rclpy while the context is already shutting down (a signal arrived mid-callback)
@@ -49,8 +57,9 @@ def run_node(node_cls, name: str, args=None, body=spin) -> None:
         if rclpy.ok():
             raise
     finally:
-        if node is not None:
-            node.destroy_node()
+        for n in node if isinstance(node, tuple) else (node,):
+            if n is not None:
+                n.destroy_node()
         rclpy.try_shutdown()
     if code:
         raise SystemExit(code)
