@@ -21,7 +21,7 @@ from sim_core.report import MissionJudge
 from sim_core.ros import qos
 from sim_core.ros.convert import time_ns
 from sim_core.ros.params import declare
-from sim_core.ros.run import run_node
+from sim_core.ros.run import make_executor, run_node
 from sim_core.scenario import load_scenario
 
 
@@ -45,18 +45,19 @@ class FlightReport(Node):
         self._wall0 = None
         self._t0 = None
         self._liftoff = None      # (wall s, sim s) of the first airborne sample
-        self.rtf = 0.0
+        self.status = None        # last /sim/status: pacing figures for the summary
         self.create_subscription(Odometry, 'odom', self._on_odom, qos.STATE)
         self.create_subscription(SimStatus, '/sim/status', self._on_status, qos.LATCHED)
-        self.create_subscription(AircraftEffectorCommand, 'effector_command', self._on_command,
-                                 qos.SENSOR_SUB)
-        self._motors_off = True
+        # The motor commands matter only for the landing (rest with motors stopped); they come
+        # every step, so they are subscribed near the ground only (see _watch_motors).
+        self._sub_command = None
+        self._motors_off = False
         self.get_logger().info(f'judging {len(self.judge.points)} mission items of '
                                f'{self.scenario.name} on ground truth; giving up at '
                                f'{self.max_sim_s:g} s sim')
 
     def _on_status(self, msg: SimStatus):
-        self.rtf = msg.real_time_factor
+        self.status = msg
 
     def _on_command(self, msg: AircraftEffectorCommand):
         self._motors_off = not any(x > 0.0 for x in msg.throttle_cmd)
@@ -72,6 +73,7 @@ class FlightReport(Node):
         v = msg.twist.twist.linear
         if self._liftoff is None and p.z > 0.1:
             self._liftoff = (time.monotonic(), t)
+        self._watch_motors(p.z)
         n = len(self.judge.reached)
         self.judge.add(t, (p.x, p.y, p.z), math.sqrt(v.x * v.x + v.y * v.y + v.z * v.z),
                        self._motors_off)
@@ -80,6 +82,19 @@ class FlightReport(Node):
             self.get_logger().info(f'[t={t:7.2f} s] truth: item {n} ({it.command}) reached')
         if self.judge.over or t >= self.max_sim_s:
             self.finish(time.monotonic() - self._wall0)
+
+    def _watch_motors(self, z: float):
+        """Subscribe effector_command below 1 m while a landing item is next; else not."""
+        k = len(self.judge.reached)
+        want = (k < len(self.scenario.mission) and z < 1.0
+                and self.scenario.mission[k].command in ('land', 'rtl'))
+        if want and self._sub_command is None:
+            self._motors_off = False       # unknown until the first command arrives
+            self._sub_command = self.create_subscription(
+                AircraftEffectorCommand, 'effector_command', self._on_command, qos.SENSOR_SUB)
+        elif not want and self._sub_command is not None:
+            self.destroy_subscription(self._sub_command)
+            self._sub_command = None
 
     def finish(self, wall_s: float):
         """Write the summary and the plot; remember the exit code."""
@@ -90,6 +105,13 @@ class FlightReport(Node):
         if self._liftoff is not None and time.monotonic() > self._liftoff[0]:
             s['flight_real_time_factor'] = round(
                 (s['sim_time_s'] - self._liftoff[1]) / (time.monotonic() - self._liftoff[0]), 2)
+        st = self.status
+        if st is not None:
+            # Pacing (time_scale > 0): steps that ran late against the wall clock, and lockstep
+            # answers that never came; from the last /sim/status (period status_period_s).
+            s.update(steps=st.steps, late_steps=st.late_steps,
+                     late_step_share=round(st.late_steps / st.steps, 5) if st.steps else None,
+                     lockstep_timeouts=st.lockstep_timeouts, time_scale=st.time_scale)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         js = self.out_dir / f'{self.title}_summary.json'
         png = self.out_dir / f'{self.title}.png'
@@ -107,9 +129,13 @@ class FlightReport(Node):
 
 def until_judged(node: FlightReport) -> int:
     """Spin until the mission is judged; the exit code (0 complete, 1 not)."""
-    import rclpy
-    while rclpy.ok() and node.finished is None:
-        rclpy.spin_once(node, timeout_sec=0.2)
+    # A passive subscriber: rclpy's C++ events executor takes ~2.5x less CPU per message than
+    # the Python one, CPU the lockstep loop needs on a small machine (in-flight RTF 2.6 -> 3.2
+    # on 2 cores). One executor for the whole run (rclpy.spin_once re-adds the node per call).
+    executor = make_executor(default='events')
+    executor.add_node(node)
+    while executor.context.ok() and node.finished is None:
+        executor.spin_once(timeout_sec=0.2)
     return node.finished or 0
 
 
