@@ -1,0 +1,240 @@
+"""3-DOF surface-vessel model for N boats at once (pure numpy, no rclpy, no per-boat loop).
+
+Frames: local NED around the scenario origin (north ``n``, east ``e`` [m]); heading ``psi``
+[rad] compass (0 = north, clockwise positive); body surge ``u`` (forward) and sway ``v``
+(starboard) [m/s]; yaw rate ``r`` [rad/s] (positive = turning to starboard). Every state and
+input is an array of shape (N,); boats of several types are stacked (per-boat parameter arrays).
+
+Model (per boat):
+    throttle    thr' = slew toward thr_cmd at ``gas_output_rate`` [1/s] (the protocol's
+                gas_outputRate, % per second / 100)
+    rudder      delta' = slew toward clip(delta_cmd, +-rudder_max) at rudder_rate
+    thrust      T = T_max * thr (thr >= 0), T_max * reverse_ratio * thr (thr < 0), where
+                T_max = X_u U_top + X_uu U_top^2: full throttle gives exactly the top speed
+                (VRX's recipe)
+    surge       (m + m_a) u' = T (1 - speed_loss) - X_u u - X_uu |u| u
+    yaw         T_n r' = K_n (u / U_top) delta - r - alpha r^3   (speed-scaled Nomoto, with
+                the optional cubic term of the nonlinear Nomoto model)
+    sway        tau_v v' = -k_v u r - v   (the drift outward in a turn)
+    kinematics  n' = u cos psi - v sin psi + c_n + w_n,  e' = u sin psi + v cos psi + c_e + w_e
+                (c: current, w = windage * wind: drift), psi' = r
+Sea state (WMO 0..9): a speed loss and bounded roll/pitch oscillations for display and IMC
+(not fed back into the planar motion). Integration: semi-implicit Euler at a fixed step
+(the fast states, throttle and rudder, are slew-limited; boats are slow against 10..100 Hz).
+"""
+
+from dataclasses import dataclass, fields
+import math
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import yaml
+
+from sim_core.errors import ConfigError
+
+# WMO sea state code -> significant wave height [m] (middle of each band; 9: "over 14 m").
+WMO_WAVE_HEIGHT_M = (0.0, 0.05, 0.3, 0.875, 1.875, 3.25, 5.0, 7.5, 11.5, 14.0)
+# Speed loss at sea state s [-]: SPEED_LOSS_PER_SEA_STATE * s, a rule of thumb for small craft.
+SPEED_LOSS_PER_SEA_STATE = 0.04
+MAX_ROLL_RAD = math.radians(25.0)
+MAX_PITCH_RAD = math.radians(15.0)
+
+
+@dataclass(frozen=True)
+class BoatType:
+    """Parameters of one boat type (SI; YAML files in config/boats, each with its source)."""
+
+    name: str
+    source: str
+    length_m: float
+    mass_kg: float
+    added_mass_ratio: float
+    drag_linear: float          # N/(m/s)
+    drag_quadratic: float       # N/(m/s)^2
+    top_speed_mps: float
+    reverse_thrust_ratio: float
+    nomoto_K: float             # 1/s per rad of rudder at top speed
+    nomoto_T: float             # s
+    nomoto_alpha: float         # s^2/rad^2
+    rudder_max_deg: float
+    rudder_rate_dps: float
+    sway_gain: float            # s
+    sway_tau_s: float           # s
+    windage: float              # -
+
+    @property
+    def max_thrust_n(self) -> float:
+        """Forward thrust at full throttle [N]: balances the drag at the top speed."""
+        u = self.top_speed_mps
+        return self.drag_linear * u + self.drag_quadratic * u * u
+
+    @classmethod
+    def from_yaml(cls, path) -> 'BoatType':
+        """Load and validate a boat type file; errors name the file and the field."""
+        path = Path(path)
+        try:
+            raw = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f'{path}: cannot read boat type: {exc}') from exc
+        if not isinstance(raw, dict):
+            raise ConfigError(f'{path}: expected a mapping of boat parameters')
+        known = {f.name for f in fields(cls)}
+        unknown = set(raw) - known
+        if unknown:
+            raise ConfigError(f'{path}: unknown field(s) {", ".join(sorted(unknown))}')
+        values = {}
+        for f in fields(cls):
+            if f.name not in raw:
+                raise ConfigError(f'{path}: {f.name}: missing')
+            v = raw[f.name]
+            if f.type == 'str' or f.type is str:
+                if not isinstance(v, str) or not v:
+                    raise ConfigError(f'{path}: {f.name}: must be a non-empty string')
+            else:
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                    raise ConfigError(f'{path}: {f.name}: must be a finite number, got {v!r}')
+                v = float(v)
+                positive = f.name not in ('nomoto_alpha', 'added_mass_ratio', 'sway_gain',
+                                          'windage', 'drag_quadratic', 'reverse_thrust_ratio')
+                if v < 0.0 or (positive and v == 0.0):
+                    raise ConfigError(f'{path}: {f.name}: must be '
+                                      f'{"> 0" if positive else ">= 0"}, got {v!r}')
+            values[f.name] = v
+        if values['rudder_max_deg'] > 90.0:
+            raise ConfigError(f'{path}: rudder_max_deg: must be <= 90, got '
+                              f'{values["rudder_max_deg"]!r}')
+        return cls(**values)
+
+
+class BoatSwarm:
+    """N boats stepped together; every attribute below is an array of shape (N,)."""
+
+    def __init__(self, types: Sequence[BoatType]):
+        """types: one BoatType per boat (boats of one type share the same object)."""
+        if not types:
+            raise ConfigError('a swarm needs at least one boat')
+        self.types = tuple(types)
+        n = len(types)
+
+        def col(getter):
+            return np.array([getter(t) for t in types], dtype=float)
+
+        self.mass = col(lambda t: t.mass_kg * (1.0 + t.added_mass_ratio))
+        self.xu = col(lambda t: t.drag_linear)
+        self.xuu = col(lambda t: t.drag_quadratic)
+        self.u_top = col(lambda t: t.top_speed_mps)
+        self.t_max = col(lambda t: t.max_thrust_n)
+        self.rev = col(lambda t: t.reverse_thrust_ratio)
+        self.k_n = col(lambda t: t.nomoto_K)
+        self.t_n = col(lambda t: t.nomoto_T)
+        self.alpha = col(lambda t: t.nomoto_alpha)
+        self.rudder_max = np.radians(col(lambda t: t.rudder_max_deg))
+        self.rudder_rate = np.radians(col(lambda t: t.rudder_rate_dps))
+        self.k_v = col(lambda t: t.sway_gain)
+        self.tau_v = col(lambda t: t.sway_tau_s)
+        self.windage = col(lambda t: t.windage)
+        self.length = col(lambda t: t.length_m)
+        self.n = np.zeros(n)
+        self.e = np.zeros(n)
+        self.psi = np.zeros(n)
+        self.u = np.zeros(n)
+        self.v = np.zeros(n)
+        self.r = np.zeros(n)
+        self.u_dot = np.zeros(n)
+        self.v_dot = np.zeros(n)
+        self.r_dot = np.zeros(n)
+        self.throttle = np.zeros(n)
+        self.rudder = np.zeros(n)
+        self.throttle_cmd = np.zeros(n)
+        self.rudder_cmd = np.zeros(n)
+        self.gas_rate = np.ones(n)          # throttle slew [1/s] (gas_outputRate 100 %/s)
+        self.active = np.ones(n, dtype=bool)   # False: stopped (health 0, collision)
+        self.roll = np.zeros(n)
+        self.pitch = np.zeros(n)
+        self._phase = np.random.default_rng(0).uniform(0.0, 2 * math.pi, n)
+        self.t = 0.0
+        self.current_ne = np.zeros(2)       # m/s
+        self.wind_ne = np.zeros(2)          # m/s, the air's velocity
+        self.sea_state = 0
+
+    def __len__(self) -> int:
+        """Number of boats."""
+        return len(self.types)
+
+    def set_environment(self, current_ne=(0.0, 0.0), wind_ne=(0.0, 0.0),
+                        sea_state: int = 0) -> None:
+        """Current and wind [m/s] (north, east: velocity of the water / air) and WMO sea state."""
+        if not (isinstance(sea_state, int) and 0 <= sea_state <= 9):
+            raise ConfigError(f'sea_state: must be a WMO code 0..9, got {sea_state!r}')
+        c, w = np.asarray(current_ne, dtype=float), np.asarray(wind_ne, dtype=float)
+        if c.shape != (2,) or w.shape != (2,) or not (np.isfinite(c).all()
+                                                       and np.isfinite(w).all()):
+            raise ConfigError('current_ne / wind_ne: two finite numbers (north, east) each')
+        self.current_ne, self.wind_ne, self.sea_state = c, w, sea_state
+
+    def command(self, throttle, rudder_rad, idx=None) -> None:
+        """Set throttle [-1, 1] and rudder [rad] commands (all boats, or the boats idx).
+
+        Values are clipped to the boat's limits; NaN/inf are rejected (ValueError) and change
+        nothing.
+        """
+        thr = np.asarray(throttle, dtype=float)
+        rud = np.asarray(rudder_rad, dtype=float)
+        if not (np.isfinite(thr).all() and np.isfinite(rud).all()):
+            raise ValueError('throttle and rudder must be finite')
+        sel = slice(None) if idx is None else idx
+        self.throttle_cmd[sel] = np.clip(thr, -1.0, 1.0)
+        self.rudder_cmd[sel] = np.clip(rud, -self.rudder_max[sel], self.rudder_max[sel])
+
+    def step(self, dt: float) -> None:
+        """Advance every boat by dt [s]."""
+        on = self.active
+        # actuators: slew-limited toward the commands; a stopped boat's actuators go to zero
+        thr_cmd = np.where(on, self.throttle_cmd, 0.0)
+        rud_cmd = np.where(on, self.rudder_cmd, 0.0)
+        self.throttle += np.clip(thr_cmd - self.throttle, -self.gas_rate * dt,
+                                 self.gas_rate * dt)
+        self.rudder += np.clip(rud_cmd - self.rudder, -self.rudder_rate * dt,
+                               self.rudder_rate * dt)
+        thrust = self.t_max * np.where(self.throttle >= 0.0, self.throttle,
+                                       self.rev * self.throttle)
+        thrust *= 1.0 - SPEED_LOSS_PER_SEA_STATE * self.sea_state
+        u, v, r = self.u, self.v, self.r
+        self.u_dot = (thrust - self.xu * u - self.xuu * np.abs(u) * u) / self.mass
+        self.r_dot = (self.k_n * (u / self.u_top) * self.rudder - r
+                      - self.alpha * r * r * r) / self.t_n
+        self.v_dot = (-self.k_v * u * r - v) / self.tau_v
+        self.u = u + self.u_dot * dt
+        self.v = v + self.v_dot * dt
+        self.r = r + self.r_dot * dt
+        c, s = np.cos(self.psi), np.sin(self.psi)
+        drift = self.current_ne + self.windage[:, None] * self.wind_ne   # (N, 2)
+        self.n += (self.u * c - self.v * s + drift[:, 0]) * dt
+        self.e += (self.u * s + self.v * c + drift[:, 1]) * dt
+        self.psi = np.mod(self.psi + self.r * dt + math.pi, 2 * math.pi) - math.pi
+        self.t += dt
+        self._waves()
+
+    def _waves(self) -> None:
+        h = WMO_WAVE_HEIGHT_M[self.sea_state]
+        if h == 0.0:
+            self.roll[:] = 0.0
+            self.pitch[:] = 0.0
+            return
+        # Slope-like amplitudes: wave height over boat length, bounded; a period that grows
+        # with the wave height (deep water, steepness ~1/20).
+        period = max(1.0, math.sqrt(2 * math.pi * 20.0 * h / 9.81))
+        w = 2 * math.pi / period
+        roll_amp = np.minimum(MAX_ROLL_RAD, np.arctan(h / self.length))
+        pitch_amp = np.minimum(MAX_PITCH_RAD, 0.5 * np.arctan(h / self.length))
+        self.roll = roll_amp * np.sin(w * self.t + self._phase)
+        self.pitch = pitch_amp * np.sin(0.8 * w * self.t + 1.3 * self._phase)
+
+    def speed_over_ground(self) -> np.ndarray:
+        """Speed over ground [m/s]: body velocity plus current and drift."""
+        c, s = np.cos(self.psi), np.sin(self.psi)
+        drift = self.current_ne + self.windage[:, None] * self.wind_ne
+        vn = self.u * c - self.v * s + drift[:, 0]
+        ve = self.u * s + self.v * c + drift[:, 1]
+        return np.hypot(vn, ve)
