@@ -1,0 +1,1 @@
+"""IMC bridge core: imcpy-based codec and state mapping (no rclpy)."""
