@@ -212,6 +212,19 @@ class DynamicsNode(Node):
         finally:
             self._stepping = False
 
+    def _pace(self):
+        """In paced lockstep, wait here for the next step's wall time (at most two periods).
+
+        The answer usually arrives well before the next step is due; waiting for the
+        executor's timer instead adds its wake-up jitter (milliseconds under load, i.e. late
+        steps). Sleeping releases the GIL; the lock is held for at most two periods.
+        """
+        if self.clock.time_scale == 0.0 or self.clock.state != SimState.RUNNING:
+            return
+        wait = self.clock.wall_until_next(self._now())
+        if 0.0 < wait <= 2.0 * self.clock.dt / self.clock.time_scale:
+            time.sleep(wait)
+
     def state_arrays(self):
         """(t_ns, p_enu, v_enu, q_wb (w, x, y, z), a_enu, w_flu) of the current step.
 
@@ -268,6 +281,7 @@ class DynamicsNode(Node):
         self._throttles = thr
         was_active = self.gate.active
         if self.gate.answered(stamp_ns):
+            self._pace()
             self._run_steps()
         if self.gate.active and not was_active and self.clock.time_scale == 0.0:
             # Lockstep engaged as fast as possible: the answers drive the steps; the timer only

@@ -46,6 +46,7 @@ class FlightReport(Node):
         self._t0 = None
         self._liftoff = None      # (wall s, sim s) of the first airborne sample
         self.status = None        # last /sim/status: pacing figures for the summary
+        self._status_liftoff = None
         self.create_subscription(Odometry, 'odom', self._on_odom, qos.STATE)
         self.create_subscription(SimStatus, '/sim/status', self._on_status, qos.LATCHED)
         # The motor commands matter only for the landing (rest with motors stopped); they come
@@ -73,6 +74,7 @@ class FlightReport(Node):
         v = msg.twist.twist.linear
         if self._liftoff is None and p.z > 0.1:
             self._liftoff = (time.monotonic(), t)
+            self._status_liftoff = self.status
         self._watch_motors(p.z)
         n = len(self.judge.reached)
         self.judge.add(t, (p.x, p.y, p.z), math.sqrt(v.x * v.x + v.y * v.y + v.z * v.z),
@@ -112,6 +114,11 @@ class FlightReport(Node):
             s.update(steps=st.steps, late_steps=st.late_steps,
                      late_step_share=round(st.late_steps / st.steps, 5) if st.steps else None,
                      lockstep_timeouts=st.lockstep_timeouts, time_scale=st.time_scale)
+            lo = self._status_liftoff
+            if lo is not None and st.steps > lo.steps:
+                # the flight alone: start-up (processes importing while the sim runs) excluded
+                s['flight_late_step_share'] = round(
+                    (st.late_steps - lo.late_steps) / (st.steps - lo.steps), 5)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         js = self.out_dir / f'{self.title}_summary.json'
         png = self.out_dir / f'{self.title}.png'
