@@ -1,11 +1,14 @@
-"""Closed-loop HIL benchmark: real-time factor of sim_quad_hil in lockstep, as fast as possible.
+"""Closed-loop HIL benchmark: real-time factor of sim_quad_hil in lockstep, and pacing.
 
-1. The whole graph (dynamics, MAVLink bridge, built-in FC over UDP, flight_report; sensor
-   topics off) flies a scenario's mission; the real-time factor is sim time / wall time of the
-   flight, from flight_report's summary: from liftoff to the end (the free-run before the FC
-   connects runs much faster and is left out).
-2. The floor: the same model, sensors, MAVLink framing and FC in one process, no ROS, no
+1. The floor: the same model, sensors, MAVLink framing and FC in one process, no ROS, no
    sockets (mavlink_bridge.fc.offline), steps per second.
+2. The graph as shipped (composition:=plant: dynamics + bridge in one process, built-in FC
+   over UDP, flight_report; sensor topics off), lockstep as fast as possible: the in-flight
+   real-time factor from flight_report's summary, from liftoff to the end (the free-run before
+   the FC connects runs much faster and is left out).
+3. The peer in the same run: the same graph with composition:=split (dynamics and bridge in
+   separate processes over DDS topics).
+4. Real-time mode (time_scale:=1, lockstep): the share of steps that ran late.
 Usage: python bench/bench_hil.py [scenario]   (default: default)
 """
 
@@ -19,6 +22,26 @@ import time
 from mavlink_bridge.fc.offline import fly
 from sim_core.scenario import load_scenario
 
+STEP_S = 0.004
+
+
+def run_graph(scenario: str, *args: str) -> dict:
+    """Run sim_quad_hil with report:=true and the given launch arguments; its summary."""
+    with tempfile.TemporaryDirectory() as out:
+        env = dict(os.environ, ROS_DOMAIN_ID=os.environ.get('ROS_DOMAIN_ID', '91'))
+        t0 = time.perf_counter()
+        p = subprocess.run([sys.executable, '-m', 'sim_core.cli', 'launch', 'sim_quad_hil',
+                            'report:=true', 'sensor_topics:=false', f'scenario:={scenario}',
+                            f'output_dir:={out}', *args], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=1200)
+        try:
+            s = json.load(open(os.path.join(out, 'sim_quad_hil_summary.json')))
+        except OSError:
+            print(p.stdout.decode()[-3000:])
+            raise
+    s['wall_incl_startup_s'] = time.perf_counter() - t0
+    return s
+
 
 def main():
     scenario = sys.argv[1] if len(sys.argv) > 1 else 'default'
@@ -26,26 +49,26 @@ def main():
     t0 = time.perf_counter()
     _, judge, steps = fly(sc)
     wall = time.perf_counter() - t0
-    print(f'offline loop (1 process, no ROS): {steps} steps in {wall:.2f} s = '
-          f'{steps / wall:.0f} steps/s = RTF {steps * 0.004 / wall:.2f} at 250 Hz '
+    floor = steps / wall
+    print(f'offline loop (1 process, no ROS, no sockets): {steps} steps in {wall:.2f} s = '
+          f'{floor:.0f} steps/s = RTF {floor * STEP_S:.2f} at 250 Hz '
           f'(mission {"complete" if judge.done else "INCOMPLETE"})')
-    with tempfile.TemporaryDirectory() as out:
-        env = dict(os.environ, ROS_DOMAIN_ID=os.environ.get('ROS_DOMAIN_ID', '91'))
-        t0 = time.perf_counter()
-        p = subprocess.run([sys.executable, '-m', 'sim_core.cli', 'launch', 'sim_quad_hil',
-                            'report:=true', 'time_scale:=0', 'sensor_topics:=false',
-                            f'scenario:={scenario}', f'output_dir:={out}'], env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=1200)
-        wall = time.perf_counter() - t0
-        try:
-            s = json.load(open(os.path.join(out, 'sim_quad_hil_summary.json')))
-        except OSError:
-            print(p.stdout.decode()[-3000:])
-            raise
-    print(f'graph sim_quad_hil (4 processes, DDS + UDP, lockstep): mission {s["result"]}, '
-          f'{s["sim_time_s"]} s sim; in flight (lockstep) RTF {s["flight_real_time_factor"]} '
-          f'({s["flight_real_time_factor"] * 250:.0f} steps/s); whole run incl. the free-run '
-          f'before the FC connects RTF {s["real_time_factor"]}, {wall:.0f} s wall incl. start-up')
+    rtf = {}
+    for comp, what in (('plant', 'dynamics+bridge in 1 process, FC over UDP'),
+                       ('split', 'dynamics and bridge over DDS topics, FC over UDP')):
+        s = run_graph(scenario, 'time_scale:=0', f'composition:={comp}')
+        rtf[comp] = s['flight_real_time_factor']
+        print(f'graph sim_quad_hil composition:={comp} ({what}), lockstep as fast as possible: '
+              f'mission {s["result"]}, {s["sim_time_s"]} s sim; in flight RTF {rtf[comp]} '
+              f'({rtf[comp] / STEP_S:.0f} steps/s, {rtf[comp] / STEP_S / floor:.2f}x the '
+              f'offline floor); whole run incl. the free-run RTF {s["real_time_factor"]}, '
+              f'{s["wall_incl_startup_s"]:.0f} s wall incl. start-up')
+    print(f'composition plant vs split: {rtf["plant"] / rtf["split"]:.2f}x the in-flight RTF')
+    s = run_graph(scenario, 'time_scale:=1')
+    print(f'real time (time_scale:=1, lockstep, plant): mission {s["result"]}, '
+          f'{s["steps"]} steps, {s["late_steps"]} late = {100 * s["late_step_share"]:.2f} % '
+          f'(in flight {100 * (s.get("flight_late_step_share") or 0.0):.2f} %), '
+          f'{s["lockstep_timeouts"]} lockstep timeouts, RTF {s["real_time_factor"]}')
 
 
 if __name__ == '__main__':
