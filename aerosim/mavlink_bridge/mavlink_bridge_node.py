@@ -150,6 +150,7 @@ class MavlinkBridge(Node):
         self._throttles = [0.0] * 4
         # Called with (throttles, stamp_ns) before effector_command is published (composition).
         self.command_sink = None
+        self._msg_cmd = AircraftEffectorCommand()
 
         self.pub_cmd = self.create_publisher(AircraftEffectorCommand, 'effector_command',
                                              qos.COMMAND)
@@ -274,7 +275,7 @@ class MavlinkBridge(Node):
     def _publish_command(self, throttles, t_ns):
         if self.command_sink is not None:
             self.command_sink(throttles, t_ns)
-        cmd = AircraftEffectorCommand()
+        cmd = self._msg_cmd          # reused: this runs once per step
         cmd.header.stamp = time_msg(t_ns)
         cmd.throttle_cmd = [float(x) for x in throttles]
         self.pub_cmd.publish(cmd)

@@ -15,7 +15,7 @@ from typing import List, Optional
 
 import numpy as np
 
-from sim_core.scenario import Scenario
+from sim_core.scenario import LANDING_COMMANDS, Scenario
 
 ALT_TOL_M = 1.0
 GROUND_Z_M = 0.05
@@ -99,7 +99,7 @@ class MissionJudge:
             return
         it = self.scenario.mission[k]
         tgt = self.points[k]
-        if it.command in ('land', 'rtl'):
+        if it.command in LANDING_COMMANDS:
             if not (p[2] < GROUND_Z_M and speed < REST_SPEED and motors_off):
                 self._rest_since = None
                 return

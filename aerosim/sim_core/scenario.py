@@ -16,6 +16,8 @@ from sim_core.geodesy import GeoOrigin
 from sim_core.paths import resolve_config_path
 
 MISSION_COMMANDS = ('takeoff', 'waypoint', 'land', 'rtl')
+# Items that end on the ground (judged at rest with the motors stopped).
+LANDING_COMMANDS = ('land', 'rtl')
 
 
 @dataclass(frozen=True)

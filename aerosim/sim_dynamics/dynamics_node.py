@@ -47,6 +47,8 @@ MAX_STEP_REQUEST = 1_000_000
 # Timer period once lockstep drives the steps as fast as possible [s]: it only has to notice
 # lockstep timeouts (an executor wake-up costs ~0.5 ms of Python: keep them rare).
 LOCKSTEP_POLL_S = 0.05
+# Timer period while free-running as fast as possible [s] (each call steps a batch).
+FREE_RUN_POLL_S = 1e-4
 
 
 def serialized(method):
@@ -164,8 +166,8 @@ class DynamicsNode(Node):
         self._rtf_wall = self._now()
         self._rtf_t_ns = 0
         self._rtf = 0.0
-        period = 0.0 if cfg.time_scale == 0.0 else self.clock.dt / cfg.time_scale
-        self._timer = self.create_timer(max(period, 1e-4), self._on_timer, clock=self._wall)
+        self._timer = self.create_timer(self._step_timer_period(), self._on_timer,
+                                        clock=self._wall)
         self._status_timer = self.create_timer(cfg.status_period_s, self._publish_status,
                                                clock=self._wall)
         self._publish_step()
@@ -225,6 +227,15 @@ class DynamicsNode(Node):
         if 0.0 < wait <= 2.0 * self.clock.dt / self.clock.time_scale:
             time.sleep(wait)
 
+    @property
+    def _answers_direct(self) -> bool:
+        """Lockstep answers come by apply_command from a listener of this process.
+
+        The awaited step is then armed when the listener gets the state, before the topics
+        are published; otherwise when the state was published.
+        """
+        return self._direct and bool(self.state_listeners)
+
     def state_arrays(self):
         """(t_ns, p_enu, v_enu, q_wb (w, x, y, z), a_enu, w_flu) of the current step.
 
@@ -240,7 +251,7 @@ class DynamicsNode(Node):
         if self.state_listeners:
             # Listeners first: a HIL bridge sends the sensors before the topics go out, so the
             # flight controller computes while this process publishes.
-            if self._direct:
+            if self._answers_direct:
                 self.gate.published(self.clock.t_ns, self._now())
             arrays = self.state_arrays()
             for listener in self.state_listeners:
@@ -308,7 +319,7 @@ class DynamicsNode(Node):
                 f'behind): {exc}; retrying before the next step', throttle_duration_sec=2.0)
             return False
         self._unpublished = False
-        if not (self._direct and self.state_listeners):
+        if not self._answers_direct:
             self.gate.published(self.clock.t_ns, self._now())
         return True
 
@@ -398,7 +409,7 @@ class DynamicsNode(Node):
             self.clock.set_state(SimState.RUNNING, now)
         self.gate.reset()
         if self.clock.time_scale == 0.0:
-            self._replace_timer(1e-4)    # lockstep disengaged: free-run again
+            self._replace_timer(self._step_timer_period())   # lockstep disengaged: free-run
         self._reset_vehicle()
         self._throttles = [0.0] * len(self.params.rotors)
         for dec in (self._odom, self._clock_dec):
@@ -410,6 +421,15 @@ class DynamicsNode(Node):
         self._publish_status()
         resp.success, resp.message = True, self._message
         return resp
+
+    def _step_timer_period(self) -> float:
+        """Wall period of the stepping timer [s].
+
+        One step when paced (at least 0.1 ms: the pacer batches the due steps), 0.1 ms as fast
+        as possible.
+        """
+        ts = self.clock.time_scale
+        return FREE_RUN_POLL_S if ts == 0.0 else max(self.clock.dt / ts, FREE_RUN_POLL_S)
 
     def _replace_timer(self, period: float):
         self._timer.cancel()
@@ -424,7 +444,7 @@ class DynamicsNode(Node):
             resp.success, resp.message = False, str(exc)
             return resp
         self.clock.set_time_scale(ts, self._now())
-        self._replace_timer(1e-4 if ts == 0.0 else self.clock.dt / ts)
+        self._replace_timer(self._step_timer_period())
         self._message = f'time scale {ts:g}'
         self._publish_status()
         resp.success, resp.message = True, self._message

@@ -22,7 +22,7 @@ from sim_core.ros import qos
 from sim_core.ros.convert import time_ns
 from sim_core.ros.params import declare
 from sim_core.ros.run import make_executor, run_node
-from sim_core.scenario import load_scenario
+from sim_core.scenario import LANDING_COMMANDS, load_scenario
 
 
 class FlightReport(Node):
@@ -43,7 +43,6 @@ class FlightReport(Node):
         self.finished = None
         self._next_t = 0.0
         self._wall0 = None
-        self._t0 = None
         self._liftoff = None      # (wall s, sim s) of the first airborne sample
         self.status = None        # last /sim/status: pacing figures for the summary
         self._status_liftoff = None
@@ -66,7 +65,7 @@ class FlightReport(Node):
     def _on_odom(self, msg: Odometry):
         t = time_ns(msg.header.stamp) * 1e-9
         if self._wall0 is None:
-            self._wall0, self._t0 = time.monotonic(), t
+            self._wall0 = time.monotonic()
         if t < self._next_t or self.finished is not None:
             return
         self._next_t = t + 1.0 / self.sample_hz
@@ -89,7 +88,7 @@ class FlightReport(Node):
         """Subscribe effector_command below 1 m while a landing item is next; else not."""
         k = len(self.judge.reached)
         want = (k < len(self.scenario.mission) and z < 1.0
-                and self.scenario.mission[k].command in ('land', 'rtl'))
+                and self.scenario.mission[k].command in LANDING_COMMANDS)
         if want and self._sub_command is None:
             self._motors_off = False       # unknown until the first command arrives
             self._sub_command = self.create_subscription(

@@ -208,10 +208,9 @@ class BoatSwarm:
         self.u = u + self.u_dot * dt
         self.v = v + self.v_dot * dt
         self.r = r + self.r_dot * dt
-        c, s = np.cos(self.psi), np.sin(self.psi)
-        drift = self.current_ne + self.windage[:, None] * self.wind_ne   # (N, 2)
-        self.n += (self.u * c - self.v * s + drift[:, 0]) * dt
-        self.e += (self.u * s + self.v * c + drift[:, 1]) * dt
+        vn, ve = self.ground_velocity_ne()
+        self.n += vn * dt
+        self.e += ve * dt
         self.psi = np.mod(self.psi + self.r * dt + math.pi, 2 * math.pi) - math.pi
         self.t += dt
         self._waves()
@@ -231,10 +230,12 @@ class BoatSwarm:
         self.roll = roll_amp * np.sin(w * self.t + self._phase)
         self.pitch = pitch_amp * np.sin(0.8 * w * self.t + 1.3 * self._phase)
 
-    def speed_over_ground(self) -> np.ndarray:
-        """Speed over ground [m/s]: body velocity plus current and drift."""
+    def ground_velocity_ne(self):
+        """(north, east) velocity over ground [m/s], arrays of shape (N,).
+
+        The body velocity rotated by the heading, plus current and wind drift: the kinematics
+        of step().
+        """
         c, s = np.cos(self.psi), np.sin(self.psi)
-        drift = self.current_ne + self.windage[:, None] * self.wind_ne
-        vn = self.u * c - self.v * s + drift[:, 0]
-        ve = self.u * s + self.v * c + drift[:, 1]
-        return np.hypot(vn, ve)
+        drift = self.current_ne + self.windage[:, None] * self.wind_ne   # (N, 2)
+        return (self.u * c - self.v * s + drift[:, 0], self.u * s + self.v * c + drift[:, 1])
