@@ -3,7 +3,8 @@
 Publishes /clock, vehicle_state (aerosim_msgs/VehicleState), odom (nav_msgs/Odometry) every
 step and /sim/status (latched); serves /sim/pause, /sim/step, /sim/reset, /sim/set_time_scale;
 subscribes effector_command (aerosim_msgs/AircraftEffectorCommand).
-This node is the time source: it runs on the steady wall clock, never with use_sim_time.
+This node is the time source (sim_core.ros.sim_time_node.SimTimeNode: pacing, lockstep,
+services, status): it runs on the steady wall clock, never with use_sim_time.
 
 Composition (mavlink_bridge.hil_plant): another node of the same process may take the state
 of every step directly (``state_listeners``, called before the topics are published) and
@@ -12,74 +13,25 @@ needs no middleware hop. Stepping is serialized by a lock: the answer may come f
 thread than the executor's.
 """
 
-from dataclasses import dataclass
-import functools
 import math
-import threading
-import time
 
-from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus, VehicleState
-from aerosim_msgs.srv import Reset, SetPaused, SetTimeScale, Step
+from aerosim_msgs.msg import AircraftEffectorCommand, VehicleState
 from nav_msgs.msg import Odometry
 import numpy as np
-from rclpy.clock import Clock, ClockType
-from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
-from rclpy.node import Node
-from rosgraph_msgs.msg import Clock as ClockMsg
 from transforms3d import quaternions as tq
 
-from sim_core.clock import LockstepGate, SimClock, SimState, validate_time_scale
-from sim_core.decimator import Decimator
-from sim_core.errors import ConfigError
+from sim_core.clock import SimState
 from sim_core.ros import qos
-from sim_core.ros.convert import set_quat, set_vec3, time_msg, time_ns
+from sim_core.ros.convert import set_quat, set_vec3, time_ns
 from sim_core.ros.params import declare
 from sim_core.ros.run import run_node
+from sim_core.ros.sim_time_node import serialized, SimTimeNode
 from sim_core.paths import resolve_config_path
 from sim_core.scenario import load_scenario
-from sim_core.timeutil import NS_PER_S
 from sim_dynamics.core.multirotor import Multirotor, MultirotorParams
 
-RCLError = _rclpy.RCLError
-# Wall time one timer callback may spend stepping before it yields to other callbacks [s].
-MAX_BATCH_WALL_S = 0.005
-MAX_STEP_REQUEST = 1_000_000
-# Timer period once lockstep drives the steps as fast as possible [s]: it only has to notice
-# lockstep timeouts (an executor wake-up costs ~0.5 ms of Python: keep them rare).
-LOCKSTEP_POLL_S = 0.05
-# Timer period while free-running as fast as possible [s] (each call steps a batch).
-FREE_RUN_POLL_S = 1e-4
 
-
-def serialized(method):
-    """Run a DynamicsNode method under the node's step lock (executor and bridge threads)."""
-    @functools.wraps(method)
-    def locked(self, *args):
-        with self._step_lock:
-            return method(self, *args)
-    return locked
-
-
-@dataclass(frozen=True)
-class DynamicsConfig:
-    """Parameters of dynamics_node, read once at start."""
-
-    scenario_file: str
-    vehicle_params: str
-    rate_hz: float
-    time_scale: float
-    lockstep: bool
-    lockstep_timeout_s: float
-    start_paused: bool
-    stop_after_s: float
-    world_frame_id: str
-    body_frame_id: str
-    status_period_s: float
-    clock_rate_hz: float
-    odom_rate_hz: float
-
-
-class DynamicsNode(Node):
+class DynamicsNode(SimTimeNode):
     """Fixed-step multirotor simulation and sim clock."""
 
     def __init__(self, direct_commands: bool = False):
@@ -89,152 +41,44 @@ class DynamicsNode(Node):
         process; the effector_command topic is not subscribed.
         """
         super().__init__('dynamics_node')
-        self.cfg = DynamicsConfig(
-            scenario_file=declare(self, 'scenario_file', 'default',
-                                  'Scenario YAML (path, or name in config/scenarios)'),
-            vehicle_params=declare(self, 'vehicle_params', '',
-                                   'Vehicle YAML overriding the scenario (path or name in '
-                                   'config/vehicles); empty = from the scenario'),
-            rate_hz=declare(self, 'rate_hz', 250.0, 'Integration rate [Hz]', 10.0, 1000.0),
-            time_scale=declare(self, 'time_scale', 1.0,
-                               'Sim seconds per wall second [-]; 0 = as fast as possible',
-                               0.0, 100.0),
-            lockstep=declare(self, 'lockstep', False,
-                             'Wait for the effector command answering each step before the next'),
-            lockstep_timeout_s=declare(self, 'lockstep_timeout_s', 0.5,
-                                       'Lockstep wait before continuing without an answer [s]',
-                                       0.001, 60.0),
-            start_paused=declare(self, 'start_paused', False, 'Start in PAUSED state'),
-            stop_after_s=declare(self, 'stop_after_s', 0.0,
-                                 'Sim time after which the sim is STOPPED [s]; 0 = never',
-                                 0.0, 1e7),
-            world_frame_id=declare(self, 'world_frame_id', 'map', 'World frame id (ENU)'),
-            body_frame_id=declare(self, 'body_frame_id', 'base_link', 'Body frame id (FLU)'),
-            status_period_s=declare(self, 'status_period_s', 1.0,
-                                    'Wall period of /sim/status while running [s]', 0.05, 60.0),
-            clock_rate_hz=declare(self, 'clock_rate_hz', 100.0,
-                                  '/clock rate [Hz] (sim): the time resolution of nodes with '
-                                  'use_sim_time; 0 = every step', 0.0, 1000.0),
-            odom_rate_hz=declare(self, 'odom_rate_hz', 50.0,
-                                 'odom (nav_msgs/Odometry, for rviz) rate [Hz] (sim); '
-                                 '0 = every step', 0.0, 1000.0),
-        )
-        cfg = self.cfg
-        if self.get_parameter('use_sim_time').value:
-            raise ConfigError('use_sim_time: must be false for dynamics_node, the time source')
-        self.scenario = load_scenario(cfg.scenario_file)
-        vfile = cfg.vehicle_params or str(self.scenario.vehicle_file)
-        if cfg.vehicle_params:
-            vfile = str(resolve_config_path(cfg.vehicle_params, self.scenario.path.parent,
+        vehicle_params = declare(self, 'vehicle_params', '',
+                                 'Vehicle YAML overriding the scenario (path or name in '
+                                 'config/vehicles); empty = from the scenario')
+        self.scenario = load_scenario(self.cfg.scenario_file)
+        vfile = str(self.scenario.vehicle_file)
+        if vehicle_params:
+            vfile = str(resolve_config_path(vehicle_params, self.scenario.path.parent,
                                             'vehicles'))
         self.params = MultirotorParams.from_yaml(vfile)
         env = self.scenario.environment
         self.model = Multirotor(self.params, wind_W=env.wind_enu, gravity=env.gravity)
         self._reset_vehicle()
-        self.clock = SimClock.from_rate(cfg.rate_hz, cfg.time_scale)
-        self.gate = LockstepGate(timeout_s=cfg.lockstep_timeout_s, enabled=cfg.lockstep)
-        self._wall = Clock(clock_type=ClockType.STEADY_TIME)
         self._throttles = [0.0] * len(self.params.rotors)
-        self.rejected = 0
-        self.publish_retries = 0
-        self._unpublished = False
-        self._message = 'started'
         self._direct = direct_commands
-        self.state_listeners = []
-        self._step_lock = threading.RLock()
-        self._stepping = False
-        self._odom = Decimator(cfg.odom_rate_hz) if cfg.odom_rate_hz > 0.0 else None
-        self._clock_dec = Decimator(cfg.clock_rate_hz) if cfg.clock_rate_hz > 0.0 else None
-        if cfg.start_paused:
-            self.clock.state = SimState.PAUSED
-
-        self.pub_clock = self.create_publisher(ClockMsg, '/clock', qos.CLOCK)
         self.pub_state = self.create_publisher(VehicleState, 'vehicle_state', qos.STATE)
         self.pub_odom = self.create_publisher(Odometry, 'odom', qos.SENSOR_PUB)
-        self.pub_status = self.create_publisher(SimStatus, '/sim/status', qos.LATCHED)
         if not direct_commands:
             self.create_subscription(AircraftEffectorCommand, 'effector_command',
                                      self._on_command, qos.COMMAND)
-        self.create_service(SetPaused, '/sim/pause', self._srv_pause)
-        self.create_service(Step, '/sim/step', self._srv_step)
-        self.create_service(Reset, '/sim/reset', self._srv_reset)
-        self.create_service(SetTimeScale, '/sim/set_time_scale', self._srv_time_scale)
-
         self._msg_state = VehicleState()
         self._msg_odom = Odometry()
-        self._msg_clock = ClockMsg()
-        self._rtf_wall = self._now()
-        self._rtf_t_ns = 0
-        self._rtf = 0.0
-        self._timer = self.create_timer(self._step_timer_period(), self._on_timer,
-                                        clock=self._wall)
-        self._status_timer = self.create_timer(cfg.status_period_s, self._publish_status,
-                                               clock=self._wall)
-        self._publish_step()
-        self._publish_status()
+        self._start_time()
         self.get_logger().info(
             f'vehicle {self.params.name} ({self.params.mass} kg, {len(self.params.rotors)} '
             f'rotors, hover throttle {self.params.hover_throttle():.3f}); scenario '
-            f'{self.scenario.name}; {cfg.rate_hz:g} Hz, time scale '
-            f'{"as fast as possible" if cfg.time_scale == 0 else f"{cfg.time_scale:g}x"}, '
-            f'lockstep {"on" if cfg.lockstep else "off"}')
-
-    # --- time ----------------------------------------------------------------------------------
-    def _now(self) -> float:
-        return time.monotonic()
+            f'{self.scenario.name}; {self.describe_time()}')
 
     def _reset_vehicle(self):
         s = self.scenario
         self.model.reset(p_W=s.initial_position_enu,
                          yaw=math.radians(90.0 - s.initial_yaw_deg))
 
-    @serialized
-    def _on_timer(self):
-        self._run_steps()
+    def _reset_model(self):
+        self._reset_vehicle()
+        self._throttles = [0.0] * len(self.params.rotors)
 
-    def _run_steps(self):
-        """Integrate the steps that pacing and lockstep allow now (caller holds the lock)."""
-        if self._stepping:
-            return          # re-entered from a state listener: the outer loop continues
-        if self._unpublished and not self._publish_pending():
-            return          # subscribers still full: do not integrate further (backpressure)
-        self._stepping = True
-        try:
-            now = self._now()
-            due = self.clock.due_steps(now)
-            t_end = now + MAX_BATCH_WALL_S
-            while due > 0:
-                if not self.gate.may_step(now):
-                    return
-                self._step_once()
-                due -= 1
-                now = self._now()
-                if self._unpublished or now > t_end:
-                    break
-        finally:
-            self._stepping = False
-
-    def _pace(self):
-        """In paced lockstep, wait here for the next step's wall time (at most two periods).
-
-        The answer usually arrives well before the next step is due; waiting for the
-        executor's timer instead adds its wake-up jitter (milliseconds under load, i.e. late
-        steps). Sleeping releases the GIL; the lock is held for at most two periods.
-        """
-        if self.clock.time_scale == 0.0 or self.clock.state != SimState.RUNNING:
-            return
-        wait = self.clock.wall_until_next(self._now())
-        if 0.0 < wait <= 2.0 * self.clock.dt / self.clock.time_scale:
-            time.sleep(wait)
-
-    @property
-    def _answers_direct(self) -> bool:
-        """Lockstep answers come by apply_command from a listener of this process.
-
-        The awaited step is then armed when the listener gets the state, before the topics
-        are published; otherwise when the state was published.
-        """
-        return self._direct and bool(self.state_listeners)
+    def _integrate(self, dt: float):
+        self.model.step(dt, self._throttles)
 
     def state_arrays(self):
         """(t_ns, p_enu, v_enu, q_wb (w, x, y, z), a_enu, w_flu) of the current step.
@@ -244,32 +88,7 @@ class DynamicsNode(Node):
         s, acc = self.model.raw, self.model.acceleration
         return (self.clock.t_ns, s[0:3], s[3:6], s[6:10], acc[0:3], s[10:13])
 
-    def _step_once(self):
-        self.model.step(self.clock.dt, self._throttles)
-        self.clock.advance()
-        self._unpublished = True
-        if self.state_listeners:
-            # Listeners first: a HIL bridge sends the sensors before the topics go out, so the
-            # flight controller computes while this process publishes.
-            if self._answers_direct:
-                self.gate.published(self.clock.t_ns, self._now())
-            arrays = self.state_arrays()
-            for listener in self.state_listeners:
-                listener(arrays)
-        self._publish_pending()
-        stop = self.cfg.stop_after_s
-        if stop > 0.0 and self.clock.t_ns >= int(stop * NS_PER_S):
-            self.clock.set_state(SimState.STOPPED, self._now())
-            self._message = f'stopped at stop_after_s = {stop:g} s'
-            self.get_logger().info(self._message)
-            self._publish_status()
-
     # --- inputs --------------------------------------------------------------------------------
-    def _reject(self, why: str):
-        self.rejected += 1
-        self.get_logger().warn(f'effector_command rejected ({self.rejected} so far): {why}',
-                               throttle_duration_sec=1.0)
-
     def _on_command(self, msg: AircraftEffectorCommand):
         self.apply_command(msg.throttle_cmd, time_ns(msg.header.stamp))
 
@@ -286,50 +105,18 @@ class DynamicsNode(Node):
         thr = list(throttles)
         n = len(self.params.rotors)
         if len(thr) != n:
-            return self._reject(f'throttle_cmd has {len(thr)} values, vehicle has {n} motors')
+            return self._reject('effector_command',
+                                f'throttle_cmd has {len(thr)} values, vehicle has {n} motors')
         if not all(math.isfinite(x) and 0.0 <= x <= 1.0 for x in thr):
-            return self._reject(f'throttle_cmd values must be finite and in [0, 1], got {thr}')
+            return self._reject('effector_command',
+                                f'throttle_cmd values must be finite and in [0, 1], got {thr}')
         self._throttles = thr
-        was_active = self.gate.active
-        if self.gate.answered(stamp_ns):
-            self._pace()
-            self._run_steps()
-        if self.gate.active and not was_active and self.clock.time_scale == 0.0:
-            # Lockstep engaged as fast as possible: the answers drive the steps; the timer only
-            # has to notice lockstep timeouts. A 10 kHz timer would steal CPU from the loop.
-            self._replace_timer(LOCKSTEP_POLL_S)
+        self._answered(stamp_ns)
 
     # --- outputs -------------------------------------------------------------------------------
-    def _publish_pending(self) -> bool:
-        """Publish the state of the last step; False if the middleware refused it.
-
-        Fast DDS refuses a reliable write when a subscriber's queue stays full past its
-        blocking time (a slow reader while running as fast as possible). That is backpressure,
-        not a failure: the step is kept, published again on the next attempt, and the
-        simulation does not advance until it went out.
-        """
-        try:
-            self._publish_step()
-        except RCLError as exc:
-            if not self.context.ok():
-                raise
-            self.publish_retries += 1
-            self.get_logger().warning(
-                f'state publication refused ({self.publish_retries} so far, a subscriber is '
-                f'behind): {exc}; retrying before the next step', throttle_duration_sec=2.0)
-            return False
-        self._unpublished = False
-        if not self._answers_direct:
-            self.gate.published(self.clock.t_ns, self._now())
-        return True
-
-    def _publish_step(self):
+    def _publish_state(self, stamp):
         s = self.model.raw
         acc = self.model.acceleration
-        stamp = time_msg(self.clock.t_ns)
-        if self._clock_dec is None or self._clock_dec.due(self.clock.t_ns):
-            self._msg_clock.clock = stamp
-            self.pub_clock.publish(self._msg_clock)
         m = self._msg_state
         m.header.stamp = stamp
         m.header.frame_id = self.cfg.world_frame_id
@@ -341,7 +128,7 @@ class DynamicsNode(Node):
         set_vec3(m.acceleration, acc[0:3])
         set_vec3(m.angular_acceleration, acc[3:6])
         self.pub_state.publish(m)
-        if self._odom is not None and not self._odom.due(self.clock.t_ns):
+        if not self._odom_due():
             return
         o = self._msg_odom
         o.header = m.header
@@ -351,104 +138,6 @@ class DynamicsNode(Node):
         set_vec3(o.twist.twist.linear, v_B)
         o.twist.twist.angular = m.angular_velocity
         self.pub_odom.publish(o)
-
-    def _publish_status(self):
-        now = self._now()
-        if now - self._rtf_wall >= 0.2:
-            self._rtf = (self.clock.t_ns - self._rtf_t_ns) / NS_PER_S / (now - self._rtf_wall)
-            self._rtf_wall, self._rtf_t_ns = now, self.clock.t_ns
-        c = self.clock
-        st = SimStatus()
-        st.header.stamp = time_msg(c.t_ns)
-        st.state = int(c.state)
-        st.sim_time = time_msg(c.t_ns)
-        st.step_size = c.dt
-        st.steps = c.steps
-        st.time_scale = c.time_scale
-        st.real_time_factor = float(self._rtf)
-        st.late_steps = c.late_steps
-        st.lockstep = self.gate.active
-        st.lockstep_timeouts = self.gate.timeouts
-        st.rejected_inputs = self.rejected
-        st.message = self._message
-        self.pub_status.publish(st)
-
-    # --- services ------------------------------------------------------------------------------
-    @serialized
-    def _srv_pause(self, req, resp):
-        if self.clock.state == SimState.STOPPED:
-            resp.success, resp.message = False, 'simulation is stopped'
-            return resp
-        self.clock.set_state(SimState.PAUSED if req.paused else SimState.RUNNING, self._now())
-        self._message = 'paused' if req.paused else 'resumed'
-        self.get_logger().info(f'{self._message} at t = {self.clock.t:.3f} s')
-        self._publish_status()
-        resp.success, resp.message = True, self._message
-        return resp
-
-    @serialized
-    def _srv_step(self, req, resp):
-        if self.clock.state != SimState.PAUSED:
-            resp.success, resp.message = False, 'step needs a paused simulation'
-        elif not 1 <= req.steps <= MAX_STEP_REQUEST:
-            resp.success, resp.message = False, f'steps must be in [1, {MAX_STEP_REQUEST}]'
-        else:
-            for _ in range(req.steps):
-                self._step_once()
-            self._message = f'stepped {req.steps}'
-            resp.success, resp.message = True, self._message
-            self._publish_status()
-        resp.sim_time = time_msg(self.clock.t_ns)
-        return resp
-
-    @serialized
-    def _srv_reset(self, req, resp):
-        now = self._now()
-        self.clock.reset(now)
-        if self.clock.state == SimState.STOPPED:
-            self.clock.set_state(SimState.RUNNING, now)
-        self.gate.reset()
-        if self.clock.time_scale == 0.0:
-            self._replace_timer(self._step_timer_period())   # lockstep disengaged: free-run
-        self._reset_vehicle()
-        self._throttles = [0.0] * len(self.params.rotors)
-        for dec in (self._odom, self._clock_dec):
-            if dec is not None:
-                dec.reset()
-        self._message = 'reset'
-        self.get_logger().info('reset to t = 0 and the initial vehicle state')
-        self._publish_step()
-        self._publish_status()
-        resp.success, resp.message = True, self._message
-        return resp
-
-    def _step_timer_period(self) -> float:
-        """Wall period of the stepping timer [s].
-
-        One step when paced (at least 0.1 ms: the pacer batches the due steps), 0.1 ms as fast
-        as possible.
-        """
-        ts = self.clock.time_scale
-        return FREE_RUN_POLL_S if ts == 0.0 else max(self.clock.dt / ts, FREE_RUN_POLL_S)
-
-    def _replace_timer(self, period: float):
-        self._timer.cancel()
-        self.destroy_timer(self._timer)
-        self._timer = self.create_timer(period, self._on_timer, clock=self._wall)
-
-    @serialized
-    def _srv_time_scale(self, req, resp):
-        try:
-            ts = validate_time_scale(req.time_scale)
-        except ConfigError as exc:
-            resp.success, resp.message = False, str(exc)
-            return resp
-        self.clock.set_time_scale(ts, self._now())
-        self._replace_timer(self._step_timer_period())
-        self._message = f'time scale {ts:g}'
-        self._publish_status()
-        resp.success, resp.message = True, self._message
-        return resp
 
 
 def main(args=None):

@@ -1,0 +1,394 @@
+"""SimTimeNode: the time source of a graph (base of dynamics_node and usv_node).
+
+Owns simulation time: a fixed step paced against the steady wall clock with a time scale (0 =
+as fast as possible), optional lockstep (each step waits for the command answering the last),
+pause/step/reset/time-scale services, /clock at a decimated rate and the latched /sim/status.
+A subclass owns a model and supplies four hooks: ``_integrate(dt)`` (advance the model by one
+step), ``_publish_state(stamp)`` (its state topics), ``_reset_model()`` and
+``state_arrays()`` (what in-process listeners receive). It always runs on the wall clock,
+never with use_sim_time.
+"""
+
+from dataclasses import dataclass
+import functools
+import threading
+import time
+
+from aerosim_msgs.msg import SimStatus
+from aerosim_msgs.srv import Reset, SetPaused, SetTimeScale, Step
+from rclpy.clock import Clock, ClockType
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock as ClockMsg
+
+from sim_core.clock import LockstepGate, SimClock, SimState, validate_time_scale
+from sim_core.decimator import Decimator
+from sim_core.errors import ConfigError
+from sim_core.ros import qos
+from sim_core.ros.convert import time_msg
+from sim_core.ros.params import declare
+from sim_core.timeutil import NS_PER_S
+
+RCLError = _rclpy.RCLError
+# Wall time one timer callback may spend stepping before it yields to other callbacks [s].
+MAX_BATCH_WALL_S = 0.005
+MAX_STEP_REQUEST = 1_000_000
+# Timer period once lockstep drives the steps as fast as possible [s]: it only has to notice
+# lockstep timeouts (an executor wake-up costs ~0.5 ms of Python: keep them rare).
+LOCKSTEP_POLL_S = 0.05
+# Timer period while free-running as fast as possible [s] (each call steps a batch).
+FREE_RUN_POLL_S = 1e-4
+
+
+def serialized(method):
+    """Run a SimTimeNode method under the node's step lock (executor and other threads)."""
+    @functools.wraps(method)
+    def locked(self, *args):
+        with self._step_lock:
+            return method(self, *args)
+    return locked
+
+
+@dataclass(frozen=True)
+class SimTimeConfig:
+    """Parameters every time source declares, read once at start."""
+
+    scenario_file: str
+    rate_hz: float
+    time_scale: float
+    lockstep: bool
+    lockstep_timeout_s: float
+    start_paused: bool
+    stop_after_s: float
+    world_frame_id: str
+    body_frame_id: str
+    status_period_s: float
+    clock_rate_hz: float
+    odom_rate_hz: float
+
+
+def declare_sim_time(node, rate_hz=250.0) -> SimTimeConfig:
+    """Declare the time-source parameters on node (rate_hz: its default) and read them."""
+    return SimTimeConfig(
+        scenario_file=declare(node, 'scenario_file', 'default',
+                              'Scenario YAML (path, or name in config/scenarios)'),
+        rate_hz=declare(node, 'rate_hz', rate_hz, 'Integration rate [Hz]', 10.0, 1000.0),
+        time_scale=declare(node, 'time_scale', 1.0,
+                           'Sim seconds per wall second [-]; 0 = as fast as possible',
+                           0.0, 100.0),
+        lockstep=declare(node, 'lockstep', False,
+                         'Wait for the command answering each step before the next'),
+        lockstep_timeout_s=declare(node, 'lockstep_timeout_s', 0.5,
+                                   'Lockstep wait before continuing without an answer [s]',
+                                   0.001, 60.0),
+        start_paused=declare(node, 'start_paused', False, 'Start in PAUSED state'),
+        stop_after_s=declare(node, 'stop_after_s', 0.0,
+                             'Sim time after which the sim is STOPPED [s]; 0 = never',
+                             0.0, 1e7),
+        world_frame_id=declare(node, 'world_frame_id', 'map', 'World frame id (ENU)'),
+        body_frame_id=declare(node, 'body_frame_id', 'base_link', 'Body frame id (FLU)'),
+        status_period_s=declare(node, 'status_period_s', 1.0,
+                                'Wall period of /sim/status while running [s]', 0.05, 60.0),
+        clock_rate_hz=declare(node, 'clock_rate_hz', 100.0,
+                              '/clock rate [Hz] (sim): the time resolution of nodes with '
+                              'use_sim_time; 0 = every step', 0.0, 1000.0),
+        odom_rate_hz=declare(node, 'odom_rate_hz', 50.0,
+                             'odom (nav_msgs/Odometry, for rviz) rate [Hz] (sim); '
+                             '0 = every step', 0.0, 1000.0),
+    )
+
+
+class SimTimeNode(Node):
+    """Fixed-step simulation clock with pacing, lockstep, services and status."""
+
+    def __init__(self, name: str, default_rate_hz: float = 250.0):
+        """Declare the time-source parameters.
+
+        The subclass then builds its model and interfaces and calls ``_start_time()``.
+        """
+        super().__init__(name)
+        self.cfg = declare_sim_time(self, default_rate_hz)
+        if self.get_parameter('use_sim_time').value:
+            raise ConfigError(f'use_sim_time: must be false for {name}, the time source')
+        cfg = self.cfg
+        self.clock = SimClock.from_rate(cfg.rate_hz, cfg.time_scale)
+        self.gate = LockstepGate(timeout_s=cfg.lockstep_timeout_s, enabled=cfg.lockstep)
+        self._wall = Clock(clock_type=ClockType.STEADY_TIME)
+        self.rejected = 0
+        self.publish_retries = 0
+        self._unpublished = False
+        self._message = 'started'
+        self._direct = False
+        self.state_listeners = []
+        self._step_lock = threading.RLock()
+        self._stepping = False
+        self._odom = Decimator(cfg.odom_rate_hz) if cfg.odom_rate_hz > 0.0 else None
+        self._clock_dec = Decimator(cfg.clock_rate_hz) if cfg.clock_rate_hz > 0.0 else None
+        if cfg.start_paused:
+            self.clock.state = SimState.PAUSED
+        self.pub_clock = self.create_publisher(ClockMsg, '/clock', qos.CLOCK)
+        self.pub_status = self.create_publisher(SimStatus, '/sim/status', qos.LATCHED)
+        self._msg_clock = ClockMsg()
+        self._rtf_wall = self._now()
+        self._rtf_t_ns = 0
+        self._rtf = 0.0
+        self._timer = None
+
+    def _start_time(self):
+        """Serve /sim/*, start the stepping and status timers, publish the initial state."""
+        self.create_service(SetPaused, '/sim/pause', self._srv_pause)
+        self.create_service(Step, '/sim/step', self._srv_step)
+        self.create_service(Reset, '/sim/reset', self._srv_reset)
+        self.create_service(SetTimeScale, '/sim/set_time_scale', self._srv_time_scale)
+        self._timer = self.create_timer(self._step_timer_period(), self._on_timer,
+                                        clock=self._wall)
+        self._status_timer = self.create_timer(self.cfg.status_period_s, self._publish_status,
+                                               clock=self._wall)
+        self._publish_step()
+        self._publish_status()
+
+    def describe_time(self) -> str:
+        """'250 Hz, time scale 1x, lockstep off' for the start-up log line."""
+        cfg = self.cfg
+        ts = 'as fast as possible' if cfg.time_scale == 0 else f'{cfg.time_scale:g}x'
+        return f'{cfg.rate_hz:g} Hz, time scale {ts}, lockstep {"on" if cfg.lockstep else "off"}'
+
+    # --- hooks (subclass) ---------------------------------------------------------------------
+    def _integrate(self, dt: float) -> None:
+        raise NotImplementedError
+
+    def _publish_state(self, stamp) -> None:
+        raise NotImplementedError
+
+    def _reset_model(self) -> None:
+        raise NotImplementedError
+
+    def state_arrays(self):
+        """The state of the current step handed to state_listeners."""
+        raise NotImplementedError
+
+    # --- time ----------------------------------------------------------------------------------
+    def _now(self) -> float:
+        return time.monotonic()
+
+    @serialized
+    def _on_timer(self):
+        self._run_steps()
+
+    def _run_steps(self):
+        """Integrate the steps that pacing and lockstep allow now (caller holds the lock)."""
+        if self._stepping:
+            return          # re-entered from a state listener: the outer loop continues
+        if self._unpublished and not self._publish_pending():
+            return          # subscribers still full: do not integrate further (backpressure)
+        self._stepping = True
+        try:
+            now = self._now()
+            due = self.clock.due_steps(now)
+            t_end = now + MAX_BATCH_WALL_S
+            while due > 0:
+                if not self.gate.may_step(now):
+                    return
+                self._step_once()
+                due -= 1
+                now = self._now()
+                if self._unpublished or now > t_end:
+                    break
+        finally:
+            self._stepping = False
+
+    def _pace(self):
+        """In paced lockstep, wait here for the next step's wall time (at most two periods).
+
+        The answer usually arrives well before the next step is due; waiting for the
+        executor's timer instead adds its wake-up jitter (milliseconds under load, i.e. late
+        steps). Sleeping releases the GIL; the lock is held for at most two periods.
+        """
+        if self.clock.time_scale == 0.0 or self.clock.state != SimState.RUNNING:
+            return
+        wait = self.clock.wall_until_next(self._now())
+        if 0.0 < wait <= 2.0 * self.clock.dt / self.clock.time_scale:
+            time.sleep(wait)
+
+    @property
+    def _answers_direct(self) -> bool:
+        """Lockstep answers come by a direct call from a listener of this process.
+
+        The awaited step is then armed when the listener gets the state, before the topics
+        are published; otherwise when the state was published.
+        """
+        return self._direct and bool(self.state_listeners)
+
+    def _step_once(self):
+        self._integrate(self.clock.dt)
+        self.clock.advance()
+        self._unpublished = True
+        if self.state_listeners:
+            # Listeners first: a HIL bridge sends the sensors before the topics go out, so the
+            # flight controller computes while this process publishes.
+            if self._answers_direct:
+                self.gate.published(self.clock.t_ns, self._now())
+            arrays = self.state_arrays()
+            for listener in self.state_listeners:
+                listener(arrays)
+        self._publish_pending()
+        stop = self.cfg.stop_after_s
+        if stop > 0.0 and self.clock.t_ns >= int(stop * NS_PER_S):
+            self.clock.set_state(SimState.STOPPED, self._now())
+            self._message = f'stopped at stop_after_s = {stop:g} s'
+            self.get_logger().info(self._message)
+            self._publish_status()
+
+    def _answered(self, stamp_ns: int) -> None:
+        """The command answering the state of stamp_ns [ns] was applied (lockstep bookkeeping).
+
+        The caller holds the step lock. In lockstep the answer to the awaited step integrates
+        the next step(s) at once.
+        """
+        was_active = self.gate.active
+        if self.gate.answered(stamp_ns):
+            self._pace()
+            self._run_steps()
+        if self.gate.active and not was_active and self.clock.time_scale == 0.0:
+            # Lockstep engaged as fast as possible: the answers drive the steps; the timer only
+            # has to notice lockstep timeouts. A 10 kHz timer would steal CPU from the loop.
+            self._replace_timer(LOCKSTEP_POLL_S)
+
+    # --- inputs --------------------------------------------------------------------------------
+    def _reject(self, what: str, why: str):
+        """Count and log (rate-limited) a rejected input."""
+        self.rejected += 1
+        self.get_logger().warn(f'{what} rejected ({self.rejected} so far): {why}',
+                               throttle_duration_sec=1.0)
+
+    # --- outputs -------------------------------------------------------------------------------
+    def _publish_pending(self) -> bool:
+        """Publish the state of the last step; False if the middleware refused it.
+
+        Fast DDS refuses a reliable write when a subscriber's queue stays full past its
+        blocking time (a slow reader while running as fast as possible). That is backpressure,
+        not a failure: the step is kept, published again on the next attempt, and the
+        simulation does not advance until it went out.
+        """
+        try:
+            self._publish_step()
+        except RCLError as exc:
+            if not self.context.ok():
+                raise
+            self.publish_retries += 1
+            self.get_logger().warning(
+                f'state publication refused ({self.publish_retries} so far, a subscriber is '
+                f'behind): {exc}; retrying before the next step', throttle_duration_sec=2.0)
+            return False
+        self._unpublished = False
+        if not self._answers_direct:
+            self.gate.published(self.clock.t_ns, self._now())
+        return True
+
+    def _publish_step(self):
+        stamp = time_msg(self.clock.t_ns)
+        if self._clock_dec is None or self._clock_dec.due(self.clock.t_ns):
+            self._msg_clock.clock = stamp
+            self.pub_clock.publish(self._msg_clock)
+        self._publish_state(stamp)
+
+    def _odom_due(self) -> bool:
+        """Whether this step's odometry goes out (odom_rate_hz decimation)."""
+        return self._odom is None or self._odom.due(self.clock.t_ns)
+
+    def _publish_status(self):
+        now = self._now()
+        if now - self._rtf_wall >= 0.2:
+            self._rtf = (self.clock.t_ns - self._rtf_t_ns) / NS_PER_S / (now - self._rtf_wall)
+            self._rtf_wall, self._rtf_t_ns = now, self.clock.t_ns
+        c = self.clock
+        st = SimStatus()
+        st.header.stamp = time_msg(c.t_ns)
+        st.state = int(c.state)
+        st.sim_time = time_msg(c.t_ns)
+        st.step_size = c.dt
+        st.steps = c.steps
+        st.time_scale = c.time_scale
+        st.real_time_factor = float(self._rtf)
+        st.late_steps = c.late_steps
+        st.lockstep = self.gate.active
+        st.lockstep_timeouts = self.gate.timeouts
+        st.rejected_inputs = self.rejected
+        st.message = self._message
+        self.pub_status.publish(st)
+
+    # --- services ------------------------------------------------------------------------------
+    @serialized
+    def _srv_pause(self, req, resp):
+        if self.clock.state == SimState.STOPPED:
+            resp.success, resp.message = False, 'simulation is stopped'
+            return resp
+        self.clock.set_state(SimState.PAUSED if req.paused else SimState.RUNNING, self._now())
+        self._message = 'paused' if req.paused else 'resumed'
+        self.get_logger().info(f'{self._message} at t = {self.clock.t:.3f} s')
+        self._publish_status()
+        resp.success, resp.message = True, self._message
+        return resp
+
+    @serialized
+    def _srv_step(self, req, resp):
+        if self.clock.state != SimState.PAUSED:
+            resp.success, resp.message = False, 'step needs a paused simulation'
+        elif not 1 <= req.steps <= MAX_STEP_REQUEST:
+            resp.success, resp.message = False, f'steps must be in [1, {MAX_STEP_REQUEST}]'
+        else:
+            for _ in range(req.steps):
+                self._step_once()
+            self._message = f'stepped {req.steps}'
+            resp.success, resp.message = True, self._message
+            self._publish_status()
+        resp.sim_time = time_msg(self.clock.t_ns)
+        return resp
+
+    @serialized
+    def _srv_reset(self, req, resp):
+        now = self._now()
+        self.clock.reset(now)
+        if self.clock.state == SimState.STOPPED:
+            self.clock.set_state(SimState.RUNNING, now)
+        self.gate.reset()
+        if self.clock.time_scale == 0.0:
+            self._replace_timer(self._step_timer_period())   # lockstep disengaged: free-run
+        self._reset_model()
+        for dec in (self._odom, self._clock_dec):
+            if dec is not None:
+                dec.reset()
+        self._message = 'reset'
+        self.get_logger().info('reset to t = 0 and the initial vehicle state')
+        self._publish_step()
+        self._publish_status()
+        resp.success, resp.message = True, self._message
+        return resp
+
+    def _step_timer_period(self) -> float:
+        """Wall period of the stepping timer [s].
+
+        One step when paced (at least 0.1 ms: the pacer batches the due steps), 0.1 ms as fast
+        as possible.
+        """
+        ts = self.clock.time_scale
+        return FREE_RUN_POLL_S if ts == 0.0 else max(self.clock.dt / ts, FREE_RUN_POLL_S)
+
+    def _replace_timer(self, period: float):
+        self._timer.cancel()
+        self.destroy_timer(self._timer)
+        self._timer = self.create_timer(period, self._on_timer, clock=self._wall)
+
+    @serialized
+    def _srv_time_scale(self, req, resp):
+        try:
+            ts = validate_time_scale(req.time_scale)
+        except ConfigError as exc:
+            resp.success, resp.message = False, str(exc)
+            return resp
+        self.clock.set_time_scale(ts, self._now())
+        self._replace_timer(self._step_timer_period())
+        self._message = f'time scale {ts:g}'
+        self._publish_status()
+        resp.success, resp.message = True, self._message
+        return resp
