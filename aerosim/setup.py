@@ -20,6 +20,7 @@ setup(
         ('share/' + PACKAGE + '/config', glob('config/*.yaml')),
         ('share/' + PACKAGE + '/config/scenarios', glob('config/scenarios/*.yaml')),
         ('share/' + PACKAGE + '/config/vehicles', glob('config/vehicles/*.yaml')),
+        ('share/' + PACKAGE + '/config/boats', glob('config/boats/*.yaml')),
     ],
     install_requires=['setuptools'],
     zip_safe=True,
@@ -38,6 +39,8 @@ setup(
             'builtin_fc = mavlink_bridge.fc.fc_node:main',
             'hil_plant = mavlink_bridge.hil_plant:main',
             'flight_report = sim_core.ros.flight_report:main',
+            'usv_node = sim_dynamics.usv_node:main',
+            'imc_bridge_node = imc_bridge.imc_bridge_node:main',
         ],
     },
 )

@@ -28,7 +28,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 
 from mavlink_bridge.core import hil
-from mavlink_bridge.core.link import parse_endpoint, TcpServerLink, UdpLink
+from sim_core.link import parse_endpoint, TcpServerLink, UdpLink
 from mavlink_bridge.core.mav import new_mav, reset_parser
 from mavlink_bridge.core.mission import items_from_scenario, MissionServer, SENDING
 from mavlink_bridge.core.mixer import ActuatorError, Mixer

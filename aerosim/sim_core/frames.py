@@ -78,6 +78,13 @@ def yaw_enu_to_heading_deg(yaw_enu):
     return (90.0 - math.degrees(yaw_enu)) % 360.0
 
 
+def wrap_pi(a):
+    """Angle(s) [rad] wrapped into [-pi, pi): a float for a float, an array for an array."""
+    if isinstance(a, float):
+        return (a + math.pi) % (2.0 * math.pi) - math.pi
+    return np.mod(np.asarray(a, dtype=float) + math.pi, 2.0 * math.pi) - math.pi
+
+
 def quat_rotate(q, v):
     """Rotate vector v (3,) by unit quaternion q (w, x, y, z): returns R(q) @ v."""
     return tq.rotate_vector(v, q)

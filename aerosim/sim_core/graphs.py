@@ -215,7 +215,41 @@ SIM_QUAD_HIL = Graph(
            BUILTIN_FC, FLIGHT_REPORT),
 )
 
-GRAPHS = {g.name: g for g in (SIM_QUAD, SIM_QUAD_HIL)}
+IMC_ARGS = (
+    LaunchArg('imc_bind', '127.0.0.1:6003', 'Our IMC UDP address host:port'),
+    LaunchArg('imc_peers', '127.0.0.1:6002',
+              "IMC peers host:port, comma-separated (DUNE's IMC port is 6002); '' = none"),
+    LaunchArg('usv_params', 'usv_node.yaml', 'usv_node parameter YAML (path, or name in '
+              'config/)'),
+    LaunchArg('imc_params', 'imc_bridge.yaml', 'imc_bridge parameter YAML (path, or name in '
+              'config/)'),
+)
+
+USV = NodeSpec(
+    name='usv_node', executable='usv_node', module='sim_dynamics.usv_node',
+    params_file='usv_params', use_sim_time=False,
+    parameters=(('scenario_file', Arg('scenario')), ('rate_hz', Arg('rate_hz', 'float')),
+                ('time_scale', Arg('time_scale', 'float'))))
+
+IMC_BRIDGE = NodeSpec(
+    name='imc_bridge', executable='imc_bridge_node', module='imc_bridge.imc_bridge_node',
+    params_file='imc_params',
+    parameters=(('scenario_file', Arg('scenario')), ('bind', Arg('imc_bind')),
+                ('peers', Arg('imc_peers'))))
+
+SIM_IMC = Graph(
+    name='sim_imc',
+    description='A surface vessel (USV model, sim clock) as an IMC system on UDP for LSTS '
+                'DUNE and Neptus: SimulatedState, EstimatedState, Announce, Heartbeat out; '
+                'leak, acoustic, dynamics-parameter simulation and actuation in',
+    args=with_defaults(COMMON_ARGS, namespace='usv', scenario='harbour') + (
+        LaunchArg('rate_hz', '50.0', 'Integration rate [Hz], 10..1000'),
+        LaunchArg('time_scale', '1.0', 'Sim seconds per wall second; 0 = as fast as possible'),
+    ) + IMC_ARGS,
+    nodes=(USV, IMC_BRIDGE),
+)
+
+GRAPHS = {g.name: g for g in (SIM_QUAD, SIM_QUAD_HIL, SIM_IMC)}
 
 
 def get_graph(name: str) -> Graph:

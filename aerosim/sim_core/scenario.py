@@ -16,6 +16,8 @@ from sim_core.geodesy import GeoOrigin
 from sim_core.paths import resolve_config_path
 
 MISSION_COMMANDS = ('takeoff', 'waypoint', 'land', 'rtl')
+# Vehicle kinds and the config/ folder their parameter files live in.
+VEHICLE_KINDS = {'multirotor': 'vehicles', 'boat': 'boats'}
 # Items that end on the ground (judged at rest with the motors stopped).
 LANDING_COMMANDS = ('land', 'rtl')
 
@@ -75,10 +77,15 @@ class SceneObject:
 
 @dataclass(frozen=True)
 class Environment:
-    """Wind [m/s] (ENU, air velocity over ground) and gravity [m/s^2]."""
+    """Wind and water current [m/s] (ENU, velocity over ground), gravity [m/s^2], sea state.
+
+    sea_state: WMO sea state code 0 (calm, glassy) .. 9 (phenomenal), used by boat models.
+    """
 
     wind_enu: tuple = (0.0, 0.0, 0.0)
     gravity: float = 9.80665
+    current_enu: tuple = (0.0, 0.0, 0.0)
+    sea_state: int = 0
 
 
 @dataclass(frozen=True)
@@ -88,6 +95,7 @@ class Scenario:
     name: str
     origin: GeoOrigin
     vehicle_file: Path
+    vehicle_kind: str = 'multirotor'    # a VEHICLE_KINDS key
     initial_position_enu: tuple = (0.0, 0.0, 0.0)
     initial_yaw_deg: float = 0.0        # compass heading [deg], 0 = north
     decimal_year: float = 2026.9        # date for the magnetic model
@@ -141,17 +149,26 @@ def scenario_from_dict(d: dict, base_dir: Path = None, path: Path = None) -> Sce
     origin = GeoOrigin(_num(o, 'lat_deg', 'origin'), _num(o, 'lon_deg', 'origin'),
                        _num(o, 'alt_m', 'origin', default=0.0))
     v = _map(d, 'vehicle', 'scenario', required=True)
+    kind = v.get('kind', 'multirotor')
+    if kind not in VEHICLE_KINDS:
+        raise ConfigError(f'vehicle.kind: must be one of {", ".join(VEHICLE_KINDS)}, got '
+                          f'{kind!r}')
     vfile = v.get('params')
     if not isinstance(vfile, str):
         raise ConfigError(f'vehicle.params: must be a vehicle file name, got {vfile!r}')
-    vehicle_file = resolve_config_path(vfile, base_dir, 'vehicles')
+    vehicle_file = resolve_config_path(vfile, base_dir, VEHICLE_KINDS[kind])
     init_pos = _vec3(v, 'initial_position_enu', 'vehicle', lim=1e5)
     if init_pos[2] < 0.0:
         raise ConfigError(f'vehicle.initial_position_enu[2]: must be >= 0 (above ground), got '
                           f'{init_pos[2]}')
     env = _map(d, 'environment', 'scenario')
+    sea_state = env.get('sea_state', 0)
+    if isinstance(sea_state, bool) or not isinstance(sea_state, int) or \
+            not 0 <= sea_state <= 9:
+        raise ConfigError(f'environment.sea_state: must be a WMO code 0..9, got {sea_state!r}')
     environment = Environment(_vec3(env, 'wind_enu', 'environment', lim=60.0),
-                              _num(env, 'gravity', 'environment', 9.80665, 0.0, 30.0))
+                              _num(env, 'gravity', 'environment', 9.80665, 0.0, 30.0),
+                              _vec3(env, 'current_enu', 'environment', lim=10.0), sea_state)
     items = d.get('mission', [])
     if not isinstance(items, list):
         raise ConfigError('scenario.mission: must be a list of items')
@@ -178,7 +195,8 @@ def scenario_from_dict(d: dict, base_dir: Path = None, path: Path = None) -> Sce
     if not isinstance(name, str):
         raise ConfigError('scenario.name: must be a string')
     return Scenario(
-        name=name, origin=origin, vehicle_file=vehicle_file, initial_position_enu=init_pos,
+        name=name, origin=origin, vehicle_file=vehicle_file, vehicle_kind=kind,
+        initial_position_enu=init_pos,
         initial_yaw_deg=_num(v, 'initial_yaw_deg', 'vehicle', 0.0, -360.0, 360.0),
         decimal_year=_num(d, 'decimal_year', 'scenario', 2026.9, 2025.0, 2030.0),
         environment=environment, mission=tuple(mission), objects=objects, path=path)

@@ -21,6 +21,7 @@ import numpy as np
 from transforms3d import quaternions as tq
 
 from sim_core.clock import SimState
+from sim_core.errors import ConfigError
 from sim_core.ros import qos
 from sim_core.ros.convert import set_quat, set_vec3, time_ns
 from sim_core.ros.params import declare
@@ -45,6 +46,10 @@ class DynamicsNode(SimTimeNode):
                                  'Vehicle YAML overriding the scenario (path or name in '
                                  'config/vehicles); empty = from the scenario')
         self.scenario = load_scenario(self.cfg.scenario_file)
+        if self.scenario.vehicle_kind != 'multirotor':
+            raise ConfigError(f'scenario {self.scenario.name}: vehicle.kind is '
+                              f'{self.scenario.vehicle_kind}; dynamics_node simulates '
+                              'multirotors (boats: usv_node)')
         vfile = str(self.scenario.vehicle_file)
         if vehicle_params:
             vfile = str(resolve_config_path(vehicle_params, self.scenario.path.parent,

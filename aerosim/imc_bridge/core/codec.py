@@ -17,6 +17,8 @@ import struct
 
 import imcpy
 
+from sim_core.frames import wrap_pi
+
 HEADER_SIZE = 20
 FOOTER_SIZE = 2
 SYNC = 0xFE54
@@ -84,11 +86,6 @@ def stamp(msg, addr: Address, t_s: float, dst: int = 0xFFFF, dst_ent: int = 0xFF
     return msg
 
 
-def wrap_pi(a: float) -> float:
-    """Angle [rad] in [-pi, pi)."""
-    return (a + math.pi) % (2.0 * math.pi) - math.pi
-
-
 def simulated_state(addr: Address, t_s: float, origin_rad, ned, euler, uvw, pqr,
                     stream_ned=(0.0, 0.0, 0.0), dst: int = 0xFFFF, dst_ent: int = 0xFF):
     """SimulatedState (id 50) of a vehicle, per the spec's table.
@@ -105,8 +102,49 @@ def simulated_state(addr: Address, t_s: float, origin_rad, ned, euler, uvw, pqr,
     m = imcpy.SimulatedState()
     m.lat, m.lon, m.height = float(origin_rad[0]), float(origin_rad[1]), float(origin_rad[2])
     m.x, m.y, m.z = (float(c) for c in ned)
-    m.phi, m.theta, m.psi = wrap_pi(phi), float(theta), wrap_pi(psi)
+    m.phi, m.theta, m.psi = wrap_pi(float(phi)), float(theta), wrap_pi(float(psi))
     m.u, m.v, m.w = (float(c) for c in uvw)
     m.p, m.q, m.r = (float(c) for c in pqr)
     m.svx, m.svy, m.svz = (float(c) for c in stream_ned)
+    return stamp(m, addr, t_s, dst, dst_ent)
+
+
+def estimated_state(addr: Address, t_s: float, origin_rad, kin, depth: float = 0.0,
+                    alt: float = -1.0, dst: int = 0xFFFF, dst_ent: int = 0xFF):
+    """EstimatedState (id 350): origin (lat, lon [rad], height [m]) plus kin (ImcKinematics).
+
+    depth [m] below the surface (0 at the surface); alt [m] above the bottom, -1 = unknown
+    (IMC's convention).
+    """
+    m = imcpy.EstimatedState()
+    m.lat, m.lon, m.height = float(origin_rad[0]), float(origin_rad[1]), float(origin_rad[2])
+    m.x, m.y, m.z = kin.ned
+    m.phi, m.theta, m.psi = wrap_pi(kin.euler[0]), kin.euler[1], wrap_pi(kin.euler[2])
+    m.u, m.v, m.w = kin.uvw_ground
+    m.vx, m.vy, m.vz = kin.v_ned
+    m.p, m.q, m.r = kin.pqr
+    m.depth, m.alt = float(depth), float(alt)
+    return stamp(m, addr, t_s, dst, dst_ent)
+
+
+def announce(addr: Address, t_s: float, sys_name: str, sys_type: int, position_rad,
+             services):
+    """Announce (id 151) to every system.
+
+    Name, IMC SystemType, position (lat, lon [rad], height [m]) and the service URIs (joined
+    with ';', DUNE's separator).
+    """
+    m = imcpy.Announce()
+    m.sys_name, m.sys_type, m.owner = sys_name, imcpy.SystemType(sys_type), 0xFFFF
+    m.lat, m.lon, m.height = (float(c) for c in position_rad)
+    m.services = ';'.join(services)
+    return stamp(m, addr, t_s)
+
+
+def entity_list_report(addr: Address, t_s: float, entities, dst: int = 0xFFFF,
+                       dst_ent: int = 0xFF):
+    """EntityList (id 5) REPORT: entities as (label, id) pairs, 'label=id;label=id'."""
+    m = imcpy.EntityList()
+    m.op = imcpy.EntityList.OperationEnum.REPORT
+    m.list = ';'.join(f'{label}={eid}' for label, eid in entities)
     return stamp(m, addr, t_s, dst, dst_ent)

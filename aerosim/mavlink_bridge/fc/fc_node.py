@@ -13,7 +13,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
-from mavlink_bridge.core.link import parse_endpoint, UdpLink
+from sim_core.link import parse_endpoint, UdpLink
 from mavlink_bridge.core.mav import mavlink, new_mav, reset_parser
 from mavlink_bridge.fc.autopilot import Autopilot, DONE, NavConfig
 from mavlink_bridge.fc.control import Gains

@@ -32,6 +32,7 @@ import numpy as np
 import yaml
 
 from sim_core.errors import ConfigError
+from sim_core.frames import wrap_pi
 
 # WMO sea state code -> significant wave height [m] (middle of each band; 9: "over 14 m").
 WMO_WAVE_HEIGHT_M = (0.0, 0.05, 0.3, 0.875, 1.875, 3.25, 5.0, 7.5, 11.5, 14.0)
@@ -39,6 +40,16 @@ WMO_WAVE_HEIGHT_M = (0.0, 0.05, 0.3, 0.875, 1.875, 3.25, 5.0, 7.5, 11.5, 14.0)
 SPEED_LOSS_PER_SEA_STATE = 0.04
 MAX_ROLL_RAD = math.radians(25.0)
 MAX_PITCH_RAD = math.radians(15.0)
+
+
+def rudder_aerosim_starboard(rudder_rad):
+    """Rudder angle [rad] between AeroSim's and the model's sign (either way: one sign flip).
+
+    AeroSim's rudder_cmd_angle_rad: positive = trailing edge to port, the bow turns to port.
+    The model (and imc_bridge's SetServoPosition): positive = the bow turns to starboard, the
+    NED yaw sense.
+    """
+    return -rudder_rad
 
 
 @dataclass(frozen=True)
@@ -211,7 +222,7 @@ class BoatSwarm:
         vn, ve = self.ground_velocity_ne()
         self.n += vn * dt
         self.e += ve * dt
-        self.psi = np.mod(self.psi + self.r * dt + math.pi, 2 * math.pi) - math.pi
+        self.psi = wrap_pi(self.psi + self.r * dt)
         self.t += dt
         self._waves()
 

@@ -1,4 +1,4 @@
-"""Datagram/stream transports for MAVLink (pure sockets, no rclpy).
+"""Datagram/stream transports (pure sockets, no rclpy): MAVLink and IMC bridges.
 
 UdpLink: bound to a local address; sends to a fixed remote, or, when the remote is not
 configured, to the address of the last peer that sent a valid frame (like mavutil's udpin).
@@ -58,8 +58,12 @@ class UdpLink:
         """Send one datagram to the remote; False if there is none or it failed."""
         if self.remote is None:
             return False
+        return self.send_to(data, self.remote)
+
+    def send_to(self, data: bytes, addr: Address) -> bool:
+        """Send one datagram to addr; False if it failed (counted)."""
         try:
-            self.sock.sendto(data, self.remote)
+            self.sock.sendto(data, addr)
             self.sent += 1
             return True
         except OSError:

@@ -1,0 +1,520 @@
+"""imc_bridge: the simulated vehicle as an IMC system on UDP, for LSTS DUNE and Neptus.
+
+Out (to the configured peers, and to systems that talk to us while they do):
+- SimulatedState (50) at simulated_state_rate_hz (sim time): the vehicle_state topic in NED/FRD
+  around the scenario origin, the scenario's water current as stream velocity; header
+  dst/dst_ent as parameters; timestamp = sim time (or UTC, timestamps:=utc).
+- EstimatedState (350) at estimated_state_rate_hz (what Neptus draws), Announce (151, services
+  imc+udp://bind/) and Heartbeat (150) every announce_period_s (wall), optionally Announce to
+  IMC's discovery multicast group; EntityList (5) REPORT when queried.
+In:
+- LeakSimulation (51): OFF/ON for the listed leak entities (empty = all); the leak state goes
+  to the latched leaks topic (aerosim_msgs/LeakState) and back to the sender.
+- UASimulation (52): DATA and PING through a simulated acoustic link (range / sound speed +
+  bits / speed, range limit, loss); DATA for us goes to acoustic/rx, a PING is answered by a
+  PING_REPLY from us after the two-way travel time. acoustic/tx sends ours the other way.
+- DynamicsSimParam (53): REQUEST -> REPORT of the vehicle node's tas2acc_pgain/bank2p_pgain;
+  SET range-checks, sets them on the vehicle node (ROS parameter services), answers REPORT.
+- Control: SetThrusterActuation (id thruster_id, -1..1) and SetServoPosition (id rudder_servo_id,
+  rad, positive = bow to starboard) -> effector_command; DesiredSpeed (m/s, or % of throttle)
+  and DesiredHeading (rad) -> autopilot_command (the boat's speed/heading holds).
+- Heartbeat/Announce: the sender gets our messages while it keeps talking (dynamic_peers).
+Every datagram that is not one valid IMC message for us is counted by kind and logged at a
+limited rate; counts are on /diagnostics (diagnostic_msgs/DiagnosticArray) every second.
+"""
+
+import math
+import time
+
+from aerosim_msgs.msg import (AcousticData, AircraftEffectorCommand, AutopilotCommand,
+                              LeakState, VehicleState)
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+import imcpy
+import numpy as np
+from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
+from rcl_interfaces.srv import GetParameters, SetParameters
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+
+from imc_bridge.core import codec
+from imc_bridge.core.acoustic import AcousticLink, AcousticParams, PING, PING_REPLY
+from imc_bridge.core.leaks import LeakState as Leaks
+from imc_bridge.core.state import imc_kinematics, stream_velocity_ned
+from sim_core.errors import ConfigError
+from sim_core.link import parse_endpoint, UdpLink
+from sim_core.ros import qos
+from sim_core.ros.convert import time_msg, vehicle_state_arrays
+from sim_core.ros.params import declare
+from sim_core.ros.run import run_node
+from sim_core.scenario import load_scenario
+from sim_core.timeutil import NS_PER_S
+from sim_dynamics.core.usv import rudder_aerosim_starboard
+from sim_dynamics.core.usv_control import HEADING_GAIN_RANGE, SPEED_GAIN_RANGE
+
+BROADCAST = 0xFFFF
+KNOT_MPS = 1852.0 / 3600.0
+# IMC discovery: DUNE's Transports.Discovery multicast group and ports.
+DISCOVERY_GROUP = '224.0.75.69'
+DISCOVERY_PORTS = range(30100, 30105)
+MAX_DATAGRAMS_PER_POLL = 500
+SYSTEM_TYPES = {'usv': 3, 'uuv': 2, 'uav': 4, 'ugv': 5, 'ccu': 0}
+# Reject kinds beyond the codec's: addressed to another system; a valid message with values
+# we refuse; an IMC message this bridge does not handle; the vehicle node did not answer.
+REJECT_KINDS = codec.KINDS + ('not_for_us', 'value', 'unhandled', 'unavailable')
+
+
+def rad_position(origin, p_ned):
+    """(lat, lon [rad], height [m]) of a NED offset [m] from a GeoOrigin."""
+    lat, lon, h = origin.enu_to_geodetic(p_ned[1], p_ned[0], -p_ned[2])
+    return math.radians(lat), math.radians(lon), float(h)
+
+
+class ImcBridge(Node):
+    """IMC UDP bridge node."""
+
+    def __init__(self):
+        """Declare parameters, bind the socket, create the interfaces."""
+        super().__init__('imc_bridge')
+        self.link = None
+        d = self._d
+        scenario_file = d('scenario_file', 'default', 'Scenario YAML (origin, current)')
+        bind = d('bind', '127.0.0.1:6003', 'Our IMC UDP address host:port')
+        peers = d('peers', '127.0.0.1:6002', 'IMC peers that get our messages: host:port, '
+                  "comma-separated (DUNE listens on 6002); '' = none")
+        self.dynamic_peers = d('dynamic_peers', True,
+                               'Also send to systems that send us Heartbeat/Announce')
+        self.peer_timeout_s = d('peer_timeout_s', 30.0,
+                                'Silence after which a dynamic peer is dropped [s]', 1.0, 3600.0)
+        self.system_id = d('system_id', 0x3F01, 'Our IMC system id (address)', 1, 0xFFFE)
+        self.entity_id = d('entity_id', 1, 'IMC entity id of the simulation', 0, 0xFE)
+        self.entity_label = d('entity_label', 'Simulation Engine', 'Label of entity_id')
+        self.system_name = d('system_name', 'aerosim-usv', 'IMC system name (Announce)')
+        sys_type = d('system_type', 'usv', f'IMC system type: {", ".join(SYSTEM_TYPES)}')
+        self.state_dst = d('state_dst', BROADCAST, 'SimulatedState header dst (0xFFFF: any)',
+                           0, 0xFFFF)
+        self.state_dst_ent = d('state_dst_ent', 0xFF, 'SimulatedState header dst_ent', 0, 0xFF)
+        sim_rate = d('simulated_state_rate_hz', 10.0, 'SimulatedState rate [Hz] (sim)',
+                     0.1, 1000.0)
+        est_rate = d('estimated_state_rate_hz', 5.0,
+                     'EstimatedState rate [Hz] (sim); 0 = off', 0.0, 1000.0)
+        announce_period = d('announce_period_s', 1.0, 'Announce and Heartbeat period [s] '
+                            '(wall)', 0.1, 60.0)
+        self.multicast = d('announce_multicast', False,
+                           f'Also send Announce to IMC discovery {DISCOVERY_GROUP}:'
+                           f'{DISCOVERY_PORTS[0]}-{DISCOVERY_PORTS[-1]}')
+        timestamps = d('timestamps', 'sim', "IMC timestamps: 'sim' (sim time [s]) or 'utc' "
+                       '(sim time + the UTC time at start, for DUNE logs and Neptus)')
+        leak_entities = d('leak_entities', ['Leak Sensor - Forward', 'Leak Sensor - Aft'],
+                          'Leak entity labels (LeakSimulation)')
+        self.thruster_id = d('thruster_id', 0, 'SetThrusterActuation id of the thruster', 0, 255)
+        self.rudder_id = d('rudder_servo_id', 0, 'SetServoPosition id of the rudder', 0, 255)
+        self.max_rudder_rad = d('max_rudder_rad', math.pi / 2,
+                                'Largest |SetServoPosition| accepted [rad]', 0.01, math.pi)
+        acoustic = AcousticParams(
+            sound_speed_mps=d('sound_speed_mps', 1500.0, 'Sound speed [m/s]', 1300.0, 1700.0),
+            max_range_m=d('acoustic_range_m', 1000.0, 'Acoustic link range [m]', 1.0, 1e5),
+            loss_probability=d('acoustic_loss', 0.0, 'Loss probability per leg [-]', 0.0, 1.0),
+            seed=d('seed', 0, 'Random seed (acoustic losses)', 0, 2**31 - 1))
+        topside = d('topside_position_enu', [0.0, 0.0, 0.0],
+                    'Position of the remote modem (senders of UASimulation) [m], ENU')
+        self.vehicle_node = d('vehicle_node', 'usv_node',
+                              'Node whose tas2acc_pgain/bank2p_pgain DynamicsSimParam sets')
+        self._warn_period = d('warn_period_s', 2.0, 'Minimum period of repeated warnings [s]',
+                              0.1, 600.0)
+        try:
+            if sys_type not in SYSTEM_TYPES:
+                raise ValueError(f'system_type: one of {", ".join(SYSTEM_TYPES)}, got '
+                                 f'{sys_type!r}')
+            if timestamps not in ('sim', 'utc'):
+                raise ValueError(f"timestamps: 'sim' or 'utc', got {timestamps!r}")
+            if len(topside) != 3 or not all(math.isfinite(x) for x in topside):
+                raise ValueError(f'topside_position_enu: 3 finite numbers, got {topside}')
+            self.leaks = Leaks(leak_entities)
+            self.static_peers = [parse_endpoint(p, 'peers') for p in peers.split(',')
+                                 if p.strip()]
+            self.link = UdpLink(parse_endpoint(bind, 'bind'))
+        except (ValueError, OSError) as exc:
+            raise ConfigError(str(exc)) from exc
+        self.sys_type = SYSTEM_TYPES[sys_type]
+        self.addr = codec.Address(self.system_id, self.entity_id)
+        self.scenario = load_scenario(scenario_file)
+        o = self.scenario.origin
+        self.origin = o
+        self.origin_rad = (math.radians(o.lat_deg), math.radians(o.lon_deg), o.alt_m)
+        self.stream = stream_velocity_ned(self.scenario.environment.current_enu)
+        self.topside_ned = np.array([topside[1], topside[0], -topside[2]], dtype=float)
+        self.acoustic = AcousticLink(acoustic)
+        self._t_offset = time.time() if timestamps == 'utc' else 0.0
+        self.imc_services = [f'imc+udp://{self.link.local[0]}:{self.link.local[1]}/']
+        self.dynamic = {}            # (host, port) -> last seen (wall, monotonic)
+        self.rejects = {k: 0 for k in REJECT_KINDS}
+        self.counts = dict(rx=0, tx=0, simulated_state=0, estimated_state=0, commands=0)
+        self.kin = None              # ImcKinematics of the last vehicle_state
+        self._t_state = None         # its sim time [s]
+        self._gains = None
+
+        self.pub_effector = self.create_publisher(AircraftEffectorCommand, 'effector_command',
+                                                  qos.COMMAND)
+        self.pub_autopilot = self.create_publisher(AutopilotCommand, 'autopilot_command',
+                                                   qos.COMMAND)
+        self.pub_leaks = self.create_publisher(LeakState, 'leaks', qos.LATCHED)
+        self.pub_rx = self.create_publisher(AcousticData, 'acoustic/rx', qos.COMMAND)
+        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', qos.SENSOR_PUB)
+        self.create_subscription(VehicleState, 'vehicle_state', self._on_state, qos.STATE)
+        self.create_subscription(AcousticData, 'acoustic/tx', self._on_acoustic_tx,
+                                 qos.COMMAND)
+        self.cli_get = self.create_client(GetParameters, f'{self.vehicle_node}/get_parameters')
+        self.cli_set = self.create_client(SetParameters, f'{self.vehicle_node}/set_parameters')
+        wall = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(0.01, self._poll, clock=wall)
+        self.create_timer(announce_period, self._send_presence, clock=wall)
+        self.create_timer(1.0, self._publish_diagnostics, clock=wall)
+        self.create_timer(1.0 / sim_rate, self._send_simulated_state)
+        if est_rate > 0.0:
+            self.create_timer(1.0 / est_rate, self._send_estimated_state)
+        self.create_timer(0.01, self._deliver_acoustic)
+        self._handlers = {
+            'Heartbeat': self._on_presence, 'Announce': self._on_presence,
+            'EntityList': self._on_entity_list, 'LeakSimulation': self._on_leak,
+            'UASimulation': self._on_ua, 'DynamicsSimParam': self._on_dynamics_param,
+            'SetThrusterActuation': self._on_thruster, 'SetServoPosition': self._on_servo,
+            'DesiredSpeed': self._on_speed, 'DesiredHeading': self._on_heading,
+        }
+        self._publish_leaks()
+        self.get_logger().info(
+            f'IMC udp {self.link.local[0]}:{self.link.local[1]} as {self.system_name} '
+            f'(0x{self.system_id:04X}, entity {self.entity_id}) -> '
+            f'{", ".join(f"{h}:{p}" for h, p in self.static_peers) or "no static peers"}'
+            f'{" + dynamic peers" if self.dynamic_peers else ""}; SimulatedState {sim_rate:g} '
+            f'Hz, EstimatedState {est_rate:g} Hz; origin {o.lat_deg:.6f} {o.lon_deg:.6f}; '
+            f'leak entities {list(self.leaks.entities)}')
+
+    def _d(self, *a, **k):
+        return declare(self, *a, **k)
+
+    # --- time and sending ------------------------------------------------------------------------
+    def _sim_s(self) -> float:
+        return self.get_clock().now().nanoseconds / NS_PER_S
+
+    def _stamp_s(self) -> float:
+        return self._sim_s() + self._t_offset
+
+    def destinations(self):
+        """Static peers plus the dynamic peers heard within peer_timeout_s."""
+        now = time.monotonic()
+        for a in [a for a, t in self.dynamic.items() if now - t > self.peer_timeout_s]:
+            del self.dynamic[a]
+            self.get_logger().info(f'IMC peer {a[0]}:{a[1]} silent, dropped')
+        return list(dict.fromkeys(self.static_peers + list(self.dynamic)))
+
+    def _send(self, msg, to=None):
+        """Serialize msg and send it to `to` (an address) or every destination."""
+        data = msg.serialize()
+        for a in ([to] if to else self.destinations()):
+            if self.link.send_to(data, a):
+                self.counts['tx'] += 1
+
+    def _reply(self, msg, req, addr):
+        """Send msg to the system that sent req (its address and IMC id)."""
+        msg.dst, msg.dst_ent = req.src, req.src_ent
+        self._send(msg, addr)
+
+    # --- vehicle state out -----------------------------------------------------------------------
+    def _on_state(self, msg: VehicleState):
+        t_ns, p, v, q, _a, w = vehicle_state_arrays(msg)
+        t = t_ns / NS_PER_S
+        if self._t_state is not None and t < self._t_state:
+            self.acoustic.clear()           # the sim was reset: frames in flight are gone
+            self.leaks.reset()
+            self._publish_leaks()
+        self._t_state = t
+        self.kin = imc_kinematics(p, v, q, w, self.stream)
+
+    def _send_simulated_state(self):
+        if self.kin is None:
+            return
+        k = self.kin
+        m = codec.simulated_state(self.addr, self._stamp_s(), self.origin_rad, k.ned, k.euler,
+                                  k.uvw_water, k.pqr, self.stream, self.state_dst, self.state_dst_ent)
+        self._send(m)
+        self.counts['simulated_state'] += 1
+
+    def _send_estimated_state(self):
+        if self.kin is None:
+            return
+        k = self.kin
+        self._send(codec.estimated_state(self.addr, self._stamp_s(), self.origin_rad, k,
+                                         depth=max(0.0, k.ned[2])))
+        self.counts['estimated_state'] += 1
+
+    def _send_presence(self):
+        t = self._stamp_s()
+        pos = rad_position(self.origin, self.kin.ned) if self.kin else self.origin_rad
+        ann = codec.announce(self.addr, t, self.system_name, self.sys_type, pos, self.imc_services)
+        self._send(codec.stamp(imcpy.Heartbeat(), self.addr, t))
+        self._send(ann)
+        if self.multicast:
+            for port in DISCOVERY_PORTS:
+                self.link.send_to(ann.serialize(), (DISCOVERY_GROUP, port))
+
+    # --- datagrams in ----------------------------------------------------------------------------
+    def _reject(self, kind: str, text: str, addr=None):
+        self.rejects[kind] += 1
+        src = f' from {addr[0]}:{addr[1]}' if addr else ''
+        self.get_logger().warning(
+            f'IMC input rejected{src} ({kind}, {self.rejects[kind]} so far; '
+            f'{sum(self.rejects.values())} in all): {text}',
+            throttle_duration_sec=self._warn_period)
+
+    def _poll(self):
+        for _ in range(MAX_DATAGRAMS_PER_POLL):
+            data, addr = self.link.recv(0.0)
+            if data is None:
+                return
+            try:
+                self.handle_datagram(data, addr)
+            except Exception as exc:  # noqa: BLE001 - the port must survive any input
+                if not self.context.ok():
+                    return
+                self._reject('invalid', f'{type(exc).__name__}: {exc}', addr)
+
+    def handle_datagram(self, data: bytes, addr):
+        """Decode one datagram and act on it; every refusal is counted by kind."""
+        try:
+            msg = codec.decode(data)
+        except codec.ImcError as exc:
+            return self._reject(exc.kind, str(exc), addr)
+        if msg.src == self.system_id:
+            return                          # our own (multicast/broadcast echo)
+        if msg.dst not in (self.system_id, BROADCAST):
+            return self._reject('not_for_us', f'{msg.msg_name} for system 0x{msg.dst:04X}',
+                                addr)
+        self.counts['rx'] += 1
+        handler = self._handlers.get(msg.msg_name)
+        if handler is None:
+            return self._reject('unhandled', f'{msg.msg_name} ({msg.msg_id}) is not handled '
+                                'here', addr)
+        try:
+            handler(msg, addr)
+        except ValueError as exc:
+            self._reject('value', f'{msg.msg_name}: {exc}', addr)
+
+    def _on_presence(self, msg, addr):
+        if self.dynamic_peers and addr not in self.static_peers:
+            if addr not in self.dynamic:
+                self.get_logger().info(f'IMC peer {addr[0]}:{addr[1]} (system '
+                                       f'0x{msg.src:04X}) gets our messages')
+            self.dynamic[addr] = time.monotonic()
+
+    def _on_entity_list(self, msg, addr):
+        if msg.op != imcpy.EntityList.OperationEnum.QUERY:
+            return
+        ents = [(self.entity_label, self.entity_id)] + [
+            (label, self.entity_id + 1 + i) for i, label in enumerate(self.leaks.entities)]
+        self._reply(codec.entity_list_report(self.addr, self._stamp_s(), ents), msg, addr)
+
+    # --- leaks -----------------------------------------------------------------------------------
+    def _on_leak(self, msg, addr):
+        named = self.leaks.apply(int(msg.op), msg.entities)     # ValueError: unknown entity
+        self.get_logger().info(f'leak simulation {"ON" if int(msg.op) else "OFF"} for '
+                               f'{list(named)}; leaking now: {list(self.leaks.active())}')
+        self._publish_leaks()
+        active = self.leaks.active()
+        rep = imcpy.LeakSimulation()
+        rep.op = (imcpy.LeakSimulation.OperationEnum.ON if active
+                  else imcpy.LeakSimulation.OperationEnum.OFF)
+        rep.entities = ','.join(active)
+        self._reply(codec.stamp(rep, self.addr, self._stamp_s()), msg, addr)
+
+    def _publish_leaks(self):
+        m = LeakState()
+        m.header.stamp = self.get_clock().now().to_msg()
+        m.entities = list(self.leaks.entities)
+        m.leaking = [self.leaks.leaking[e] for e in self.leaks.entities]
+        self.pub_leaks.publish(m)
+
+    # --- acoustics -------------------------------------------------------------------------------
+    def _range_to_topside(self) -> float:
+        if self.kin is None:
+            raise ValueError('no vehicle state yet: the vehicle position is unknown')
+        return float(np.linalg.norm(np.asarray(self.kin.ned) - self.topside_ned))
+
+    def _on_ua(self, msg, addr):
+        kind = int(msg.type)
+        if kind == PING_REPLY:
+            raise ValueError('PING_REPLY: this system sent no ping to answer')
+        what = self.acoustic.transmit(self._sim_s(), kind, msg.src, self.system_id,
+                                      int(msg.speed), bytes(msg.data), self._range_to_topside(),
+                                      reply_to=(addr, msg.src_ent))
+        self.get_logger().info(f'acoustic {"PING" if kind == PING else "DATA"} from '
+                               f'0x{msg.src:04X} ({len(msg.data)} bytes): {what}',
+                               throttle_duration_sec=1.0)
+
+    def _on_acoustic_tx(self, msg: AcousticData):
+        try:
+            what = self.acoustic.transmit(self._sim_s(), int(msg.type), self.system_id,
+                                          int(msg.dst), int(msg.speed_bps), bytes(msg.data),
+                                          self._range_to_topside())
+        except ValueError as exc:
+            return self._reject('value', f'acoustic/tx: {exc}')
+        self.get_logger().info(f'acoustic tx to 0x{msg.dst:04X}: {what}',
+                               throttle_duration_sec=1.0)
+
+    def _deliver_acoustic(self):
+        t = self._sim_s()
+        for dl in self.acoustic.due(t):
+            if dl.dst == self.system_id:            # for us: DATA, or the reply to our PING
+                m = AcousticData(type=dl.kind, src=dl.src, dst=dl.dst, speed_bps=dl.speed_bps,
+                                 range_m=dl.range_m, delay_s=dl.delay_s, data=list(dl.data))
+                m.header.stamp = time_msg(int(dl.t_s * NS_PER_S))
+                self.pub_rx.publish(m)
+                continue
+            ua = imcpy.UASimulation()               # from us to a system on the IMC network
+            ua.type = imcpy.UASimulation.TypeEnum(dl.kind)
+            ua.speed, ua.data = dl.speed_bps, dl.data
+            to, dst_ent = dl.reply_to if dl.reply_to else (None, 0xFF)
+            self._send(codec.stamp(ua, self.addr, self._stamp_s(), dl.dst, dst_ent), to)
+
+    # --- vehicle dynamics parameters -------------------------------------------------------------
+    def _on_dynamics_param(self, msg, addr):
+        op = int(msg.op)
+        if op == 2:             # REPORT: someone else's answer
+            return
+        if op == 1:
+            for name, v, (lo, hi) in (('tas2acc_pgain', msg.tas2acc_pgain, SPEED_GAIN_RANGE),
+                                      ('bank2p_pgain', msg.bank2p_pgain, HEADING_GAIN_RANGE)):
+                if not (math.isfinite(v) and lo <= v <= hi):
+                    raise ValueError(f'SET {name} = {v!r} outside [{lo}, {hi}]')
+        elif op != 0:
+            raise ValueError(f'op {op}: REQUEST (0), SET (1) or REPORT (2)')
+        if not (self.cli_get.service_is_ready() and self.cli_set.service_is_ready()):
+            return self._reject('unavailable', f'DynamicsSimParam: {self.vehicle_node} '
+                                'parameter services not available', addr)
+        if op == 1:
+            req = SetParameters.Request()
+            req.parameters = [
+                ParameterMsg(name=n, value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
+                                                          double_value=float(v)))
+                for n, v in (('tas2acc_pgain', msg.tas2acc_pgain),
+                             ('bank2p_pgain', msg.bank2p_pgain))]
+            fut = self.cli_set.call_async(req)
+            fut.add_done_callback(lambda f: self._after_set(f, msg, addr))
+        else:
+            self._report_gains(msg, addr)
+
+    def _after_set(self, fut, req, addr):
+        res = fut.result()
+        failed = [r.reason for r in (res.results if res else []) if not r.successful]
+        if res is None or failed:
+            self._reject('value', f'DynamicsSimParam SET refused by {self.vehicle_node}: '
+                         f'{failed or "no answer"}', addr)
+        else:
+            self.get_logger().info(f'DynamicsSimParam SET tas2acc_pgain '
+                                   f'{req.tas2acc_pgain:g}, bank2p_pgain {req.bank2p_pgain:g}')
+        self._report_gains(req, addr)
+
+    def _report_gains(self, req, addr):
+        fut = self.cli_get.call_async(GetParameters.Request(
+            names=['tas2acc_pgain', 'bank2p_pgain']))
+
+        def done(f):
+            res = f.result()
+            if res is None or len(res.values) != 2:
+                return self._reject('unavailable', 'DynamicsSimParam: no gains from '
+                                    f'{self.vehicle_node}', addr)
+            rep = imcpy.DynamicsSimParam()
+            rep.op = imcpy.DynamicsSimParam.ActionOnTheVehicleSimulationParametersEnum.REPORT
+            rep.tas2acc_pgain, rep.bank2p_pgain = (v.double_value for v in res.values)
+            self._reply(codec.stamp(rep, self.addr, self._stamp_s()), req, addr)
+        fut.add_done_callback(done)
+
+    # --- control in ------------------------------------------------------------------------------
+    def _effector(self, throttle=None, rudder=None):
+        m = AircraftEffectorCommand()
+        m.header.stamp = self.get_clock().now().to_msg()
+        if throttle is not None:
+            m.throttle_cmd = [float(throttle)]
+        if rudder is not None:
+            m.rudder_cmd_angle_rad = [float(rudder)]
+        self.pub_effector.publish(m)
+        self.counts['commands'] += 1
+
+    def _autopilot(self, speed_mps=None, heading_rad=None):
+        m = AutopilotCommand()
+        m.header.stamp = self.get_clock().now().to_msg()
+        m.flight_plan_command = AutopilotCommand.RUN
+        m.use_manual_setpoints = True
+        if speed_mps is not None:
+            m.airspeed_hold, m.airspeed_setpoint_kts = True, speed_mps / KNOT_MPS
+        if heading_rad is not None:
+            m.heading_hold = True
+            m.heading_setpoint_deg = math.degrees(heading_rad) % 360.0
+        self.pub_autopilot.publish(m)
+        self.counts['commands'] += 1
+
+    def _on_thruster(self, msg, addr):
+        if msg.id != self.thruster_id:
+            raise ValueError(f'thruster id {msg.id}: this vehicle has thruster '
+                             f'{self.thruster_id}')
+        if not (math.isfinite(msg.value) and -1.0 <= msg.value <= 1.0):
+            raise ValueError(f'value {msg.value!r} outside [-1, 1]')
+        self._effector(throttle=msg.value)
+
+    def _on_servo(self, msg, addr):
+        if msg.id != self.rudder_id:
+            raise ValueError(f'servo id {msg.id}: the rudder is servo {self.rudder_id}')
+        if not (math.isfinite(msg.value) and abs(msg.value) <= self.max_rudder_rad):
+            raise ValueError(f'value {msg.value!r} rad outside +-{self.max_rudder_rad:g}')
+        self._effector(rudder=rudder_aerosim_starboard(msg.value))
+
+    def _on_speed(self, msg, addr):
+        units, v = int(msg.speed_units), msg.value
+        if not math.isfinite(v):
+            raise ValueError(f'value {v!r}')
+        if units == int(imcpy.SpeedUnits.METERS_PS):
+            if abs(v) > 50.0:
+                raise ValueError(f'{v} m/s outside +-50')
+            self._autopilot(speed_mps=v)
+        elif units == int(imcpy.SpeedUnits.PERCENTAGE):
+            if abs(v) > 100.0:
+                raise ValueError(f'{v} % outside +-100')
+            self._effector(throttle=v / 100.0)
+        else:
+            raise ValueError('speed in RPM: this vehicle takes m/s or % (no motor model)')
+
+    def _on_heading(self, msg, addr):
+        if not math.isfinite(msg.value):
+            raise ValueError(f'value {msg.value!r}')
+        self._autopilot(heading_rad=msg.value)
+
+    # --- status ----------------------------------------------------------------------------------
+    def _publish_diagnostics(self):
+        arr = DiagnosticArray()
+        arr.header.stamp = self.get_clock().now().to_msg()
+        st = DiagnosticStatus(name=f'{self.get_name()}: IMC link', hardware_id=self.system_name)
+        rejected = sum(self.rejects.values())
+        st.level = DiagnosticStatus.OK if self.kin is not None else DiagnosticStatus.WARN
+        st.message = (f'{len(self.destinations())} peers, {self.counts["rx"]} in, '
+                      f'{rejected} rejected' if self.kin is not None
+                      else 'no vehicle_state yet')
+        st.values = [KeyValue(key=k, value=str(v)) for k, v in self.counts.items()] + [
+            KeyValue(key=f'rejected_{k}', value=str(v)) for k, v in self.rejects.items()] + [
+            KeyValue(key='rejected', value=str(rejected)),
+            KeyValue(key='acoustic_in_flight', value=str(len(self.acoustic)))]
+        arr.status = [st]
+        self.pub_diag.publish(arr)
+
+    def destroy_node(self):
+        """Close the socket, then destroy the node."""
+        if self.link is not None:
+            self.link.close()
+        super().destroy_node()
+
+
+def main(args=None):
+    """Run imc_bridge."""
+    run_node(ImcBridge, 'imc_bridge', args)
+
+
+if __name__ == '__main__':
+    main()

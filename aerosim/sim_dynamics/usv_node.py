@@ -1,0 +1,219 @@
+"""usv_node: owns simulation time and integrates a surface vessel (the USV model, one boat).
+
+The marine counterpart of dynamics_node (same base, sim_core.ros.sim_time_node: /clock,
+/sim/status, /sim/* services, pacing, lockstep). The boat and its environment (current, wind,
+sea state) come from a scenario with ``vehicle.kind: boat``.
+
+Inputs (either, last writer wins per axis):
+- effector_command (aerosim_msgs/AircraftEffectorCommand): throttle_cmd[0] in [-1, 1]
+  (negative = astern), rudder_cmd_angle_rad[0] [rad] (AeroSim sign: positive = trailing edge
+  to port, the bow turns to port). An effector command releases the holds it overrides.
+- autopilot_command (aerosim_msgs/AutopilotCommand): heading_hold + heading_setpoint_deg
+  (compass) and airspeed_hold + airspeed_setpoint_kts (speed through the water [kn]) engage
+  the boat's own speed and heading holds (sim_dynamics.core.usv_control).
+Outputs: vehicle_state (aerosim_msgs/VehicleState, ENU/FLU), odom (nav_msgs/Odometry).
+The hold gains tas2acc_pgain and bank2p_pgain are parameters that may change at run time
+(ros2 param set, or IMC DynamicsSimParam through imc_bridge).
+"""
+
+import math
+
+from aerosim_msgs.msg import AircraftEffectorCommand, AutopilotCommand, VehicleState
+from nav_msgs.msg import Odometry
+import numpy as np
+from rcl_interfaces.msg import SetParametersResult
+from transforms3d import quaternions as tq
+
+from sim_core.errors import ConfigError
+from sim_core.frames import euler_ned_to_quat, frd_to_flu, ned_to_enu, q_ned_frd_to_enu_flu
+from sim_core.paths import resolve_config_path
+from sim_core.ros import qos
+from sim_core.ros.convert import set_quat, set_vec3, time_ns
+from sim_core.ros.params import declare
+from sim_core.ros.run import run_node
+from sim_core.ros.sim_time_node import serialized, SimTimeNode
+from sim_core.scenario import load_scenario
+from sim_dynamics.core.usv import BoatSwarm, BoatType, rudder_aerosim_starboard
+from sim_dynamics.core.usv_control import (HEADING_GAIN_RANGE, HeadingSpeedControl,
+                                           SPEED_GAIN_RANGE)
+
+KNOT_MPS = 1852.0 / 3600.0
+# Run-time settable gains: parameter name -> (controller attribute, range).
+GAINS = {'tas2acc_pgain': ('speed_gain', SPEED_GAIN_RANGE),
+         'bank2p_pgain': ('heading_gain', HEADING_GAIN_RANGE)}
+
+
+def boat_state_ned(b: BoatSwarm, i: int = 0):
+    """(p_ned, v_ned, euler (roll, pitch, yaw), w_frd, a_ned) of boat i (surface: down = 0).
+
+    a_ned: the acceleration over ground of the body motion (surge/sway rates plus the turn's
+    centripetal terms), without the constant drift.
+    """
+    psi, u, v, r = b.psi[i], b.u[i], b.v[i], b.r[i]
+    c, s = math.cos(psi), math.sin(psi)
+    vn, ve = b.ground_velocity_ne()
+    ax_b, ay_b = b.u_dot[i] - v * r, b.v_dot[i] + u * r
+    return (np.array([b.n[i], b.e[i], 0.0]), np.array([vn[i], ve[i], 0.0]),
+            (float(b.roll[i]), float(b.pitch[i]), float(psi)), np.array([0.0, 0.0, r]),
+            np.array([c * ax_b - s * ay_b, s * ax_b + c * ay_b, 0.0]))
+
+
+class UsvNode(SimTimeNode):
+    """Fixed-step surface-vessel simulation and sim clock."""
+
+    def __init__(self):
+        """Declare parameters, load the scenario and boat, create the interfaces."""
+        super().__init__('usv_node', default_rate_hz=50.0)
+        boat_params = declare(self, 'boat_params', '',
+                              'Boat YAML overriding the scenario (path or name in '
+                              'config/boats); empty = from the scenario')
+        gains = {name: declare(self, name, default, desc, *rng) for name, default, desc, rng in (
+            ('tas2acc_pgain', 0.5, 'Speed hold: commanded acceleration per speed error [1/s] '
+             '(IMC DynamicsSimParam tas2acc_pgain)', SPEED_GAIN_RANGE),
+            ('bank2p_pgain', 0.8, 'Heading hold: commanded yaw rate per heading error [1/s] '
+             '(IMC DynamicsSimParam bank2p_pgain)', HEADING_GAIN_RANGE))}
+        self.scenario = load_scenario(self.cfg.scenario_file)
+        if self.scenario.vehicle_kind != 'boat' and not boat_params:
+            raise ConfigError(f'scenario {self.scenario.name}: vehicle.kind is '
+                              f'{self.scenario.vehicle_kind}; usv_node simulates boats '
+                              '(vehicle.kind: boat, or set boat_params)')
+        bfile = self.scenario.vehicle_file
+        if boat_params:
+            bfile = resolve_config_path(boat_params, self.scenario.path.parent, 'boats')
+        self.boat_type = BoatType.from_yaml(bfile)
+        self.boat = BoatSwarm([self.boat_type])
+        env = self.scenario.environment
+        self.boat.set_environment(current_ne=(env.current_enu[1], env.current_enu[0]),
+                                  wind_ne=(env.wind_enu[1], env.wind_enu[0]),
+                                  sea_state=env.sea_state)
+        self.control = HeadingSpeedControl(self.boat, speed_gain=gains['tas2acc_pgain'],
+                                           heading_gain=gains['bank2p_pgain'])
+        self._reset_model()
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.pub_state = self.create_publisher(VehicleState, 'vehicle_state', qos.STATE)
+        self.pub_odom = self.create_publisher(Odometry, 'odom', qos.SENSOR_PUB)
+        self.create_subscription(AircraftEffectorCommand, 'effector_command', self._on_effector,
+                                 qos.COMMAND)
+        self.create_subscription(AutopilotCommand, 'autopilot_command', self._on_autopilot,
+                                 qos.COMMAND)
+        self._msg_state = VehicleState()
+        self._msg_odom = Odometry()
+        self._start_time()
+        t = self.boat_type
+        self.get_logger().info(
+            f'boat {t.name} ({t.length_m:g} m, {t.mass_kg:g} kg, top speed '
+            f'{t.top_speed_mps:g} m/s); scenario {self.scenario.name} (current '
+            f'{env.current_enu[0]:g}/{env.current_enu[1]:g} m/s E/N, sea state '
+            f'{env.sea_state}); {self.describe_time()}')
+
+    # --- model ---------------------------------------------------------------------------------
+    def _reset_model(self):
+        s, b = self.scenario, self.boat
+        b.n[:], b.e[:] = s.initial_position_enu[1], s.initial_position_enu[0]
+        b.psi[:] = math.radians(s.initial_yaw_deg)
+        for a in (b.u, b.v, b.r, b.u_dot, b.v_dot, b.r_dot, b.throttle, b.rudder,
+                  b.throttle_cmd, b.rudder_cmd):
+            a[:] = 0.0
+        b.t = 0.0
+        self.control.release()
+
+    def _integrate(self, dt: float):
+        self.control.update(dt)
+        self.boat.step(dt)
+
+    def state_arrays(self):
+        """(t_ns, p_ned, v_ned, euler (roll, pitch, yaw), w_frd, a_ned) of the boat."""
+        return (self.clock.t_ns,) + boat_state_ned(self.boat)
+
+    def gains(self) -> dict:
+        """The current hold gains by parameter name [1/s]."""
+        return {name: float(getattr(self.control, attr)[0]) for name, (attr, _) in GAINS.items()}
+
+    # --- inputs --------------------------------------------------------------------------------
+    @serialized
+    def _on_set_parameters(self, params):
+        for p in params:
+            if p.name in GAINS:
+                attr, (lo, hi) = GAINS[p.name]
+                v = p.value
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or \
+                        not lo <= v <= hi:
+                    return SetParametersResult(successful=False,
+                                               reason=f'{p.name}: must be in [{lo}, {hi}]')
+        for p in params:
+            if p.name in GAINS:
+                getattr(self.control, GAINS[p.name][0])[:] = float(p.value)
+                self.get_logger().info(f'{p.name} = {p.value:g} 1/s')
+        return SetParametersResult(successful=True)
+
+    @serialized
+    def _on_effector(self, msg: AircraftEffectorCommand):
+        thr, rud = list(msg.throttle_cmd), list(msg.rudder_cmd_angle_rad)
+        if not thr and not rud:
+            return self._reject('effector_command', 'neither throttle_cmd nor '
+                                'rudder_cmd_angle_rad given')
+        if len(thr) > 1 or len(rud) > 1:
+            return self._reject('effector_command', f'one throttle and one rudder, got '
+                                f'{len(thr)} and {len(rud)}')
+        if thr and not (math.isfinite(thr[0]) and -1.0 <= thr[0] <= 1.0):
+            return self._reject('effector_command', f'throttle_cmd must be in [-1, 1], got '
+                                f'{thr[0]}')
+        if rud and not math.isfinite(rud[0]):
+            return self._reject('effector_command', f'rudder must be finite, got {rud[0]}')
+        b, c = self.boat, self.control
+        if thr:
+            c.speed_hold[0] = False
+        if rud:
+            c.heading_hold[0] = False
+        b.command(thr[0] if thr else b.throttle_cmd[0],
+                  rudder_aerosim_starboard(rud[0]) if rud else b.rudder_cmd[0], 0)
+        self._answered(time_ns(msg.header.stamp))
+
+    @serialized
+    def _on_autopilot(self, msg: AutopilotCommand):
+        if msg.airspeed_hold and not (math.isfinite(msg.airspeed_setpoint_kts)
+                                      and abs(msg.airspeed_setpoint_kts) <= 100.0):
+            return self._reject('autopilot_command', f'airspeed_setpoint_kts must be within '
+                                f'+-100 kn, got {msg.airspeed_setpoint_kts}')
+        if msg.heading_hold and not math.isfinite(msg.heading_setpoint_deg):
+            return self._reject('autopilot_command', f'heading_setpoint_deg must be finite, '
+                                f'got {msg.heading_setpoint_deg}')
+        c = self.control
+        if msg.airspeed_hold:
+            c.hold_speed(msg.airspeed_setpoint_kts * KNOT_MPS, 0)
+        if msg.heading_hold:
+            c.hold_heading(math.radians(msg.heading_setpoint_deg), 0)
+
+    # --- outputs -------------------------------------------------------------------------------
+    def _publish_state(self, stamp):
+        p, v, euler, w_frd, a = boat_state_ned(self.boat)
+        q = q_ned_frd_to_enu_flu(euler_ned_to_quat(*euler))
+        m = self._msg_state
+        m.header.stamp = stamp
+        m.header.frame_id = self.cfg.world_frame_id
+        m.state.header = m.header
+        set_vec3(m.state.pose.position, ned_to_enu(p))
+        set_quat(m.state.pose.orientation, q)
+        set_vec3(m.velocity, ned_to_enu(v))
+        set_vec3(m.angular_velocity, frd_to_flu(w_frd))
+        set_vec3(m.acceleration, ned_to_enu(a))
+        set_vec3(m.angular_acceleration, (0.0, 0.0, -float(self.boat.r_dot[0])))
+        self.pub_state.publish(m)
+        if not self._odom_due():
+            return
+        o = self._msg_odom
+        o.header = m.header
+        o.child_frame_id = self.cfg.body_frame_id
+        o.pose.pose = m.state.pose
+        set_vec3(o.twist.twist.linear, tq.quat2mat(q).T @ ned_to_enu(v))   # over ground, FLU
+        o.twist.twist.angular = m.angular_velocity
+        self.pub_odom.publish(o)
+
+
+def main(args=None):
+    """Run usv_node."""
+    run_node(UsvNode, 'usv_node', args)
+
+
+if __name__ == '__main__':
+    main()
