@@ -1,7 +1,8 @@
 """imc_bridge: the simulated vehicle as an IMC system on UDP, for LSTS DUNE and Neptus.
 
 Out (to the configured peers, and to systems that talk to us while they do):
-- SimulatedState (50) at simulated_state_rate_hz (sim time): the vehicle_state topic in NED/FRD
+- SimulatedState (50) at simulated_state_rate_hz (sim time, decimating vehicle_state: at most
+  the vehicle's step rate, stamped with the sample's sim time): the vehicle_state in NED/FRD
   around the scenario origin, the scenario's water current as stream velocity; header
   dst/dst_ent as parameters; timestamp = sim time (or UTC, timestamps:=utc).
 - EstimatedState (350) at estimated_state_rate_hz (what Neptus draws), Announce (151, services
@@ -40,10 +41,11 @@ from imc_bridge.core import codec
 from imc_bridge.core.acoustic import AcousticLink, AcousticParams, PING, PING_REPLY
 from imc_bridge.core.leaks import LeakState as Leaks
 from imc_bridge.core.state import imc_kinematics, stream_velocity_ned
+from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
 from sim_core.link import parse_endpoint, UdpLink
 from sim_core.ros import qos
-from sim_core.ros.convert import time_msg, vehicle_state_arrays
+from sim_core.ros.convert import time_msg, time_ns, vehicle_state_arrays
 from sim_core.ros.params import declare
 from sim_core.ros.run import run_node
 from sim_core.scenario import load_scenario
@@ -149,8 +151,9 @@ class ImcBridge(Node):
         self.dynamic = {}            # (host, port) -> last seen (wall, monotonic)
         self.rejects = {k: 0 for k in REJECT_KINDS}
         self.counts = dict(rx=0, tx=0, simulated_state=0, estimated_state=0, commands=0)
-        self.kin = None              # ImcKinematics of the last vehicle_state
-        self._t_state = None         # its sim time [s]
+        self._state = None           # the last vehicle_state, its sim time [ns], kinematics
+        self._t_ns = None
+        self._kin = None
         self._gains = None
 
         self.pub_effector = self.create_publisher(AircraftEffectorCommand, 'effector_command',
@@ -169,9 +172,8 @@ class ImcBridge(Node):
         self.create_timer(0.01, self._poll, clock=wall)
         self.create_timer(announce_period, self._send_presence, clock=wall)
         self.create_timer(1.0, self._publish_diagnostics, clock=wall)
-        self.create_timer(1.0 / sim_rate, self._send_simulated_state)
-        if est_rate > 0.0:
-            self.create_timer(1.0 / est_rate, self._send_estimated_state)
+        self._dec_sim = Decimator(sim_rate)
+        self._dec_est = Decimator(est_rate) if est_rate > 0.0 else None
         self.create_timer(0.01, self._deliver_acoustic)
         self._handlers = {
             'Heartbeat': self._on_presence, 'Announce': self._on_presence,
@@ -221,36 +223,51 @@ class ImcBridge(Node):
 
     # --- vehicle state out -----------------------------------------------------------------------
     def _on_state(self, msg: VehicleState):
-        t_ns, p, v, q, _a, w = vehicle_state_arrays(msg)
-        t = t_ns / NS_PER_S
-        if self._t_state is not None and t < self._t_state:
+        # Every step arrives here (1000/s at 20x a 50 Hz boat): keep it cheap, convert only
+        # the samples that go out (and on demand, kinematics()).
+        t_ns = time_ns(msg.header.stamp)
+        if self._t_ns is not None and t_ns < self._t_ns:
             self.acoustic.clear()           # the sim was reset: frames in flight are gone
             self.leaks.reset()
             self._publish_leaks()
-        self._t_state = t
-        self.kin = imc_kinematics(p, v, q, w, self.stream)
+            for dec in (self._dec_sim, self._dec_est):
+                if dec is not None:
+                    dec.reset()
+        self._t_ns, self._state, self._kin = t_ns, msg, None
+        # Rates on the state's own sim time: exact periods, stamped with the sample's time.
+        stamp = t_ns / NS_PER_S + self._t_offset
+        if self._dec_sim.due(t_ns):
+            self._send_simulated_state(stamp)
+        if self._dec_est is not None and self._dec_est.due(t_ns):
+            self._send_estimated_state(stamp)
 
-    def _send_simulated_state(self):
-        if self.kin is None:
-            return
+    @property
+    def kin(self):
+        """ImcKinematics of the last vehicle_state (None before the first)."""
+        if self._kin is None and self._state is not None:
+            _t, p, v, q, _a, w = vehicle_state_arrays(self._state)
+            self._kin = imc_kinematics(p, v, q, w, self.stream)
+        return self._kin
+
+    def _send_simulated_state(self, stamp_s: float):
         k = self.kin
-        m = codec.simulated_state(self.addr, self._stamp_s(), self.origin_rad, k.ned, k.euler,
-                                  k.uvw_water, k.pqr, self.stream, self.state_dst, self.state_dst_ent)
+        m = codec.simulated_state(self.addr, stamp_s, self.origin_rad, k.ned, k.euler,
+                                  k.uvw_water, k.pqr, self.stream, self.state_dst,
+                                  self.state_dst_ent)
         self._send(m)
         self.counts['simulated_state'] += 1
 
-    def _send_estimated_state(self):
-        if self.kin is None:
-            return
+    def _send_estimated_state(self, stamp_s: float):
         k = self.kin
-        self._send(codec.estimated_state(self.addr, self._stamp_s(), self.origin_rad, k,
+        self._send(codec.estimated_state(self.addr, stamp_s, self.origin_rad, k,
                                          depth=max(0.0, k.ned[2])))
         self.counts['estimated_state'] += 1
 
     def _send_presence(self):
         t = self._stamp_s()
         pos = rad_position(self.origin, self.kin.ned) if self.kin else self.origin_rad
-        ann = codec.announce(self.addr, t, self.system_name, self.sys_type, pos, self.imc_services)
+        ann = codec.announce(self.addr, t, self.system_name, self.sys_type, pos,
+                             self.imc_services)
         self._send(codec.stamp(imcpy.Heartbeat(), self.addr, t))
         self._send(ann)
         if self.multicast:
@@ -373,24 +390,28 @@ class ImcBridge(Node):
             ua.type = imcpy.UASimulation.TypeEnum(dl.kind)
             ua.speed, ua.data = dl.speed_bps, dl.data
             to, dst_ent = dl.reply_to if dl.reply_to else (None, 0xFF)
-            self._send(codec.stamp(ua, self.addr, self._stamp_s(), dl.dst, dst_ent), to)
+            self._send(codec.stamp(ua, self.addr, dl.t_s + self._t_offset, dl.dst, dst_ent),
+                       to)               # stamped with its arrival time (sim)
 
     # --- vehicle dynamics parameters -------------------------------------------------------------
     def _on_dynamics_param(self, msg, addr):
         op = int(msg.op)
         if op == 2:             # REPORT: someone else's answer
             return
-        if op == 1:
-            for name, v, (lo, hi) in (('tas2acc_pgain', msg.tas2acc_pgain, SPEED_GAIN_RANGE),
-                                      ('bank2p_pgain', msg.bank2p_pgain, HEADING_GAIN_RANGE)):
-                if not (math.isfinite(v) and lo <= v <= hi):
-                    raise ValueError(f'SET {name} = {v!r} outside [{lo}, {hi}]')
-        elif op != 0:
+        if op not in (0, 1):
             raise ValueError(f'op {op}: REQUEST (0), SET (1) or REPORT (2)')
         if not (self.cli_get.service_is_ready() and self.cli_set.service_is_ready()):
             return self._reject('unavailable', f'DynamicsSimParam: {self.vehicle_node} '
                                 'parameter services not available', addr)
-        if op == 1:
+        bad = [f'{name} = {v!r} outside [{lo}, {hi}]' for name, v, (lo, hi) in (
+            ('tas2acc_pgain', msg.tas2acc_pgain, SPEED_GAIN_RANGE),
+            ('bank2p_pgain', msg.bank2p_pgain, HEADING_GAIN_RANGE))
+            if not (math.isfinite(v) and lo <= v <= hi)]
+        if op == 1 and bad:
+            # refused, nothing changes; the REPORT tells the sender the gains in force
+            self._reject('value', f'DynamicsSimParam SET: {"; ".join(bad)}', addr)
+            self._report_gains(msg, addr)
+        elif op == 1:
             req = SetParameters.Request()
             req.parameters = [
                 ParameterMsg(name=n, value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE,

@@ -1,4 +1,4 @@
-"""Physics of the vectorized boat model (sim_dynamics.core.usv): no ROS."""
+"""Physics of the vectorized boat model and its speed/heading holds (sim_dynamics.core): no ROS."""
 
 import math
 
@@ -7,7 +7,8 @@ import pytest
 
 from sim_core.errors import ConfigError
 from sim_core.paths import resolve_config_path
-from sim_dynamics.core.usv import BoatSwarm, BoatType
+from sim_dynamics.core.usv import BoatSwarm, BoatType, rudder_aerosim_starboard
+from sim_dynamics.core.usv_control import HeadingSpeedControl
 
 DT = 0.05
 
@@ -124,3 +125,77 @@ def test_bad_boat_file_names_the_field(tmp_path, edit, match):
     p.write_text(yaml.safe_dump(raw))
     with pytest.raises(ConfigError, match=match):
         BoatType.from_yaml(p)
+
+
+# --- speed and heading holds (sim_dynamics.core.usv_control) ------------------------------------
+
+
+def run_held(swarm, control, seconds):
+    for _ in range(int(round(seconds / DT))):
+        control.update(DT)
+        swarm.step(DT)
+
+
+@pytest.mark.parametrize('gain', [0.2, 0.5, 1.0])
+def test_speed_hold_error_decays_with_time_constant_one_over_tas2acc_gain(gain):
+    # The gain is DUNE's tas2acc_pgain: acceleration per m/s of speed error. With the drag
+    # cancelled, a small setpoint step decays as exp(-gain t).
+    s = BoatSwarm([boat_type('wamv')])
+    c = HeadingSpeedControl(s, speed_gain=gain, speed_i_gain=0.0)
+    c.hold_speed(1.0)
+    run_held(s, c, 60.0)
+    assert s.u[0] == pytest.approx(1.0, abs=1e-3)
+    c.hold_speed(1.2)
+    t0, target = s.t, 1.0 + 0.2 * (1.0 - math.exp(-1.0))
+    while s.u[0] < target:
+        run_held(s, c, DT)
+        assert s.t - t0 < 30.0
+    assert s.t - t0 == pytest.approx(1.0 / gain, rel=0.08)
+
+
+@pytest.mark.parametrize('name', ['wamv', 'otter'])
+@pytest.mark.parametrize('heading_deg,speed', [(90.0, 1.5), (-135.0, 1.0), (200.0, 0.8)])
+def test_heading_and_speed_holds_reach_their_setpoints_in_current_wind_and_waves(
+        name, heading_deg, speed):
+    t = boat_type(name)
+    s = BoatSwarm([t])
+    s.set_environment(current_ne=(0.3, -0.2), wind_ne=(0.0, 5.0), sea_state=4)
+    c = HeadingSpeedControl(s)
+    c.hold_speed(min(speed, 0.8 * t.top_speed_mps))
+    c.hold_heading(math.radians(heading_deg))
+    run_held(s, c, 120.0)
+    err = (math.degrees(s.psi[0]) - heading_deg + 180.0) % 360.0 - 180.0
+    assert abs(err) < 2.0                                   # the issue's bound
+    assert s.u[0] == pytest.approx(min(speed, 0.8 * t.top_speed_mps), abs=0.2)
+    assert abs(s.r[0]) < 1e-3                               # settled, not oscillating
+
+
+def test_astern_hold_and_release_back_to_manual():
+    s = BoatSwarm([boat_type('wamv')])
+    c = HeadingSpeedControl(s)
+    c.hold_speed(-0.5)
+    run_held(s, c, 60.0)
+    assert s.u[0] == pytest.approx(-0.5, abs=0.02) and s.throttle[0] < 0.0
+    c.release()
+    s.command(0.0, 0.0)
+    run_held(s, c, 60.0)
+    assert abs(s.u[0]) < 0.05 and s.throttle_cmd[0] == 0.0   # the manual command rules again
+
+
+def test_holds_are_per_boat_and_reject_nan():
+    s = BoatSwarm([boat_type('wamv')] * 3)
+    c = HeadingSpeedControl(s)
+    c.hold_speed(1.0, idx=1)
+    with pytest.raises(ValueError):
+        c.hold_heading(float('nan'), idx=0)
+    run_held(s, c, 60.0)
+    assert s.u[1] == pytest.approx(1.0, abs=0.01)
+    assert s.u[0] == 0.0 and s.u[2] == 0.0 and not c.heading_hold.any()
+
+
+def test_positive_aerosim_rudder_turns_the_bow_to_port():
+    s = BoatSwarm([boat_type('wamv')])
+    s.command(0.5, rudder_aerosim_starboard(math.radians(10.0)))   # AeroSim: trailing edge to port
+    run(s, 20.0)
+    assert s.r[0] < 0.0 and s.psi[0] < 0.0                      # NED yaw decreasing: to port
+    assert rudder_aerosim_starboard(rudder_aerosim_starboard(0.3)) == 0.3

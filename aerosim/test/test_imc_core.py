@@ -1,0 +1,139 @@
+"""IMC bridge core: acoustic link, leaks, state mapping and the presence messages (no ROS)."""
+
+import math
+
+import imcpy
+import numpy as np
+import pytest
+from transforms3d import euler as te
+
+from imc_bridge.core.acoustic import (AcousticLink, AcousticParams, DATA, PING, PING_REPLY)
+from imc_bridge.core.codec import (Address, announce, decode, entity_list_report,
+                                   estimated_state)
+from imc_bridge.core.leaks import LeakState, OFF, ON
+from imc_bridge.core.state import imc_kinematics, stream_velocity_ned
+from sim_core.errors import ConfigError
+from sim_core.frames import euler_ned_to_quat, q_ned_frd_to_enu_flu
+
+ADDR = Address(0x3F01, 1)
+
+
+# --- acoustic link ------------------------------------------------------------------------------
+def test_data_arrives_after_travel_plus_transmission_time():
+    link = AcousticLink(AcousticParams(sound_speed_mps=1500.0, max_range_m=2000.0))
+    assert link.transmit(10.0, DATA, 0x22, 0x3F01, 80, b'0123456789', 750.0) == 'queued'
+    expected = 10.0 + 750.0 / 1500.0 + 8 * 10 / 80           # 0.5 s travel + 1.0 s on the air
+    assert link.due(expected - 1e-6) == []
+    (d,) = link.due(expected)
+    assert d.kind == DATA and d.data == b'0123456789' and (d.src, d.dst) == (0x22, 0x3F01)
+    assert d.delay_s == pytest.approx(1.5) and d.range_m == 750.0
+
+
+def test_ping_is_answered_after_the_two_way_travel_time():
+    link = AcousticLink(AcousticParams(sound_speed_mps=1480.0))
+    link.transmit(0.0, PING, 0x22, 0x3F01, 0, b'', 370.0, reply_to='sender')
+    (d,) = link.due(1.0)
+    assert d.kind == PING_REPLY and (d.src, d.dst) == (0x3F01, 0x22)     # answered by dst
+    assert d.t_s == pytest.approx(2 * 370.0 / 1480.0) and d.reply_to == 'sender'
+
+
+def test_range_limit_loss_rate_and_order():
+    link = AcousticLink(AcousticParams(max_range_m=500.0))
+    assert link.transmit(0.0, DATA, 1, 2, 100, b'x', 500.1) == 'out of range'
+    assert len(link) == 0 and link.out_of_range == 1
+    lossy = AcousticLink(AcousticParams(loss_probability=0.3, seed=7))
+    results = [lossy.transmit(0.0, DATA, 1, 2, 1000, b'x', 10.0) for _ in range(4000)]
+    assert results.count('lost') / 4000 == pytest.approx(0.3, abs=0.03)
+    # two legs for a ping: lost with 1 - 0.7^2
+    pings = [lossy.transmit(0.0, PING, 1, 2, 0, b'', 10.0) for _ in range(4000)]
+    assert pings.count('lost') / 4000 == pytest.approx(1 - 0.7 ** 2, abs=0.03)
+    again = AcousticLink(AcousticParams(loss_probability=0.3, seed=7))
+    assert [again.transmit(0.0, DATA, 1, 2, 1000, b'x', 10.0) for _ in range(4000)] == results
+    ordered = AcousticLink()
+    for r in (900.0, 100.0, 500.0):
+        ordered.transmit(0.0, DATA, 1, 2, 10_000, b'', r)
+    assert [d.range_m for d in ordered.due(10.0)] == [100.0, 500.0, 900.0]
+
+
+@pytest.mark.parametrize('args', [(PING_REPLY, 100, 10.0), (7, 100, 10.0), (DATA, 0, 10.0),
+                                  (DATA, 100, float('nan'))])
+def test_what_the_channel_cannot_carry_is_refused(args):
+    link = AcousticLink()
+    with pytest.raises(ValueError):
+        link.transmit(0.0, args[0], 1, 2, args[1], b'x', args[2])
+    assert len(link) == 0 and link.sent == 0
+
+
+@pytest.mark.parametrize('field,value', [('sound_speed_mps', 340.0), ('max_range_m', 0.0),
+                                         ('loss_probability', 1.5)])
+def test_bad_acoustic_parameters_name_the_field(field, value):
+    with pytest.raises(ConfigError, match=field):
+        AcousticParams(**{field: value})
+
+
+# --- leaks --------------------------------------------------------------------------------------
+def test_leaks_on_off_per_entity_and_all():
+    leaks = LeakState(['Fwd', 'Aft', 'Mid'])
+    assert leaks.apply(ON, 'Aft, Fwd') == ('Aft', 'Fwd')
+    assert leaks.active() == ('Fwd', 'Aft')                  # configuration order
+    leaks.apply(OFF, 'Fwd')
+    assert leaks.active() == ('Aft',)
+    leaks.apply(ON, '')                                      # empty list = all
+    assert leaks.active() == ('Fwd', 'Aft', 'Mid')
+    leaks.apply(OFF, '')
+    assert leaks.active() == ()
+
+
+def test_unknown_leak_entity_or_op_changes_nothing():
+    leaks = LeakState(['Fwd', 'Aft'])
+    leaks.apply(ON, 'Fwd')
+    with pytest.raises(ValueError, match='Bilge'):
+        leaks.apply(OFF, 'Fwd,Bilge')
+    with pytest.raises(ValueError, match='op'):
+        leaks.apply(2, 'Fwd')
+    assert leaks.active() == ('Fwd',)
+    with pytest.raises(ValueError):
+        LeakState(['a', 'a'])
+    with pytest.raises(ValueError):
+        LeakState(['a,b'])
+
+
+# --- state mapping ------------------------------------------------------------------------------
+def test_kinematics_of_a_boat_heading_east_in_a_current():
+    # heading 90 deg (east), 2 m/s through the water, a 0.5 m/s current to the north
+    heading = math.pi / 2
+    q = q_ned_frd_to_enu_flu(euler_ned_to_quat(0.0, 0.0, heading))
+    stream = stream_velocity_ned((0.0, 0.5, 0.0))           # ENU north -> NED x
+    assert stream == (0.5, 0.0, 0.0)
+    v_enu = (2.0, 0.5, 0.0)                                  # ground = water + current
+    k = imc_kinematics((30.0, 40.0, 1.0), v_enu, q, (0.0, 0.0, 0.1), stream)
+    assert k.ned == pytest.approx((40.0, 30.0, -1.0))
+    assert k.euler == pytest.approx((0.0, 0.0, heading))
+    assert k.uvw_water == pytest.approx((2.0, 0.0, 0.0), abs=1e-12)      # straight ahead
+    assert k.uvw_ground == pytest.approx((2.0, -0.5, 0.0), abs=1e-12)    # north = port side
+    assert k.v_ned == pytest.approx((0.5, 2.0, 0.0))
+    assert k.pqr == pytest.approx((0.0, 0.0, -0.1))                     # FLU z up -> FRD z down
+    # DUNE's DVL simulator: ground velocity = u/v/w + the stream rotated into the body
+    r_bn = te.euler2mat(heading, 0.0, 0.0, 'rzyx').T
+    assert np.add(k.uvw_water, r_bn @ np.array(stream)) == pytest.approx(k.uvw_ground)
+
+
+def test_estimated_state_announce_and_entity_list_parse_back():
+    q = q_ned_frd_to_enu_flu(euler_ned_to_quat(0.05, -0.1, 3.0))
+    k = imc_kinematics((1.0, 2.0, -3.0), (0.1, 0.2, 0.0), q, (0.0, 0.0, 0.0))
+    origin = (math.radians(41.18), math.radians(-8.7), 0.0)
+    m = decode(estimated_state(ADDR, 5.25, origin, k, depth=3.0).serialize())
+    assert m.msg_name == 'EstimatedState' and (m.src, m.src_ent) == (0x3F01, 1)
+    assert m.timestamp == 5.25 and m.lat == origin[0] and m.lon == origin[1]
+    assert (m.x, m.y, m.z) == pytest.approx((2.0, 1.0, 3.0))
+    assert (m.phi, m.theta, m.psi) == pytest.approx((0.05, -0.1, 3.0), abs=1e-6)
+    assert (m.vx, m.vy, m.vz) == pytest.approx((0.2, 0.1, 0.0), abs=1e-6)
+    assert m.depth == 3.0 and m.alt == -1.0
+    a = decode(announce(ADDR, 1.0, 'aerosim-usv', 3, origin,
+                        ['imc+udp://127.0.0.1:6003/', 'x://y']).serialize())
+    assert a.sys_name == 'aerosim-usv' and a.sys_type == imcpy.SystemType.USV
+    assert a.services == 'imc+udp://127.0.0.1:6003/;x://y' and a.dst == 0xFFFF
+    e = decode(entity_list_report(ADDR, 1.0, [('Simulation Engine', 1), ('Leak Aft', 2)],
+                                  dst=0x22).serialize())
+    assert e.op == imcpy.EntityList.OperationEnum.REPORT
+    assert e.list == 'Simulation Engine=1;Leak Aft=2' and e.dst == 0x22

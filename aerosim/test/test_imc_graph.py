@@ -1,0 +1,305 @@
+"""The sim_imc graph (usv_node + imc_bridge) over real UDP, with an imcpy client as the peer.
+
+The client plays DUNE/Neptus: it receives SimulatedState, EstimatedState, Announce and
+Heartbeat, drives the boat with IMC actuation and guidance messages, and exercises leak,
+acoustic and dynamics-parameter simulation; garbage on the port is counted and changes nothing.
+"""
+
+import math
+import os
+import socket
+import struct
+import time
+
+import imcpy
+import pytest
+
+from conftest import spin_until
+from imc_bridge.core.codec import decode
+from test_imc_codec import forged
+
+PORT_BASE = 26600 + (os.getpid() % 50) * 10
+SYS = 0x3F01
+CLIENT_SYS = 0x0022
+TIME_SCALE = 10.0
+ORIGIN = (math.radians(41.185242), math.radians(-8.706139))
+
+
+class ImcPeer:
+    """A UDP IMC endpoint played by the test with imcpy."""
+
+    def __init__(self, port, bridge_port):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(('127.0.0.1', port))
+        self.sock.settimeout(0.1)
+        self.bridge = ('127.0.0.1', bridge_port)
+        self.last = {}
+
+    def send(self, msg, dst=SYS):
+        msg.src, msg.src_ent, msg.dst, msg.dst_ent = CLIENT_SYS, 3, dst, 0xFF
+        self.sock.sendto(msg.serialize(), self.bridge)
+
+    def raw(self, data):
+        self.sock.sendto(data, self.bridge)
+
+    def drain(self):
+        """Drop what is queued on the socket (the next message received is fresh)."""
+        self.sock.setblocking(False)
+        try:
+            while True:
+                self.sock.recvfrom(65535)
+        except BlockingIOError:
+            pass
+        finally:
+            self.sock.settimeout(0.1)
+
+    def recv(self, timeout_s):
+        """Yield (message, datagram length) for timeout_s wall seconds."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                data, _ = self.sock.recvfrom(65535)
+            except socket.timeout:
+                continue
+            m = decode(data)
+            self.last[m.msg_name] = m
+            yield m, len(data)
+
+    def wait_for(self, name, timeout_s=10.0, pred=lambda m: True):
+        for m, _ in self.recv(timeout_s):
+            if m.msg_name == name and pred(m):
+                return m
+        raise AssertionError(f'no {name} within {timeout_s} s')
+
+    def sim_time_after(self, seconds, timeout_s=30.0):
+        """Wait until the SimulatedState timestamp moved seconds past its current value."""
+        self.drain()
+        t0 = self.wait_for('SimulatedState').timestamp
+        return self.wait_for('SimulatedState', timeout_s, lambda m: m.timestamp >= t0 + seconds)
+
+
+def start_graph(procs, port, client_port, **bridge):
+    procs.node('sim_dynamics.usv_node', 'usv_node',
+               {'scenario_file': 'harbour', 'time_scale': TIME_SCALE}, ns='/usv')
+    params = {'scenario_file': 'harbour', 'bind': f'127.0.0.1:{port}',
+              'peers': f'127.0.0.1:{client_port}', 'simulated_state_rate_hz': 10.0,
+              'estimated_state_rate_hz': 5.0, 'warn_period_s': 0.1, 'use_sim_time': True}
+    params.update(bridge)
+    return procs.node('imc_bridge.imc_bridge_node', 'imc_bridge', params, ns='/usv')
+
+
+def wrap_deg(a):
+    return (a + 180.0) % 360.0 - 180.0
+
+
+def test_state_presence_and_driving_the_boat_over_imc(procs):
+    port, cport = PORT_BASE, PORT_BASE + 1
+    start_graph(procs, port, cport)
+    peer = ImcPeer(cport, port)
+    states, counts, t_wall = [], {}, None
+    for m, n in peer.recv(25.0):
+        counts[m.msg_name] = counts.get(m.msg_name, 0) + 1
+        if m.msg_name == 'SimulatedState':
+            assert n == 102                                   # the spec's message size
+            states.append(m)
+            t_wall = t_wall or time.monotonic()
+        if t_wall and time.monotonic() - t_wall > 3.0:
+            break
+    assert len(states) > 20, counts
+    s = states[-1]
+    assert (s.src, s.src_ent, s.dst, s.dst_ent) == (SYS, 1, 0xFFFF, 0xFF)
+    assert (s.lat, s.lon) == pytest.approx(ORIGIN) and s.height == 0.0
+    # the harbour scenario's current: 0.1 m/s to the south; the idle boat drifts with it and
+    # does not move through the water (DUNE reads u/v/w as water-relative)
+    assert (s.svx, s.svy, s.svz) == pytest.approx((-0.1, 0.0, 0.0), abs=1e-6)
+    assert abs(s.u) < 0.01 and s.x < 0.0
+    # the rate is in sim time: 10 Hz -> stamps on the 0.1 s grid of the 50 Hz steps (a state
+    # the bridge missed under load moves a sample to the next step, never off the step grid)
+    stamps = [round(m.timestamp / 0.02) for m in states]
+    assert all(abs(m.timestamp - 0.02 * k) < 1e-6 for m, k in zip(states, stamps))
+    steps = [b - a for a, b in zip(stamps, stamps[1:])]
+    assert sorted(steps)[len(steps) // 2] == 5 and steps.count(5) >= 0.8 * len(steps), steps
+    span = states[-1].timestamp - states[0].timestamp
+    assert span > 3.0 * TIME_SCALE * 0.5                      # sim ran ~10x faster than wall
+    # Announce and Heartbeat at 1 Hz (wall), EstimatedState at half the SimulatedState rate
+    assert 2 <= counts['Heartbeat'] <= 6 and 2 <= counts['Announce'] <= 6, counts
+    ann = peer.last['Announce']
+    assert ann.sys_name == 'aerosim-usv' and ann.sys_type == imcpy.SystemType.USV
+    assert ann.services == f'imc+udp://127.0.0.1:{port}/'
+    assert counts['EstimatedState'] == pytest.approx(len(states) / 2, abs=3)
+
+    q = imcpy.EntityList()
+    q.op = imcpy.EntityList.OperationEnum.QUERY
+    peer.send(q)
+    rep = peer.wait_for('EntityList')
+    assert rep.op == imcpy.EntityList.OperationEnum.REPORT and rep.dst == CLIENT_SYS
+    assert rep.list == ('Simulation Engine=1;Leak Sensor - Forward=2;'
+                        'Leak Sensor - Aft=3')
+
+    # guidance: 1.5 m/s heading east (DUNE's DesiredSpeed / DesiredHeading)
+    ds, dh = imcpy.DesiredSpeed(), imcpy.DesiredHeading()
+    ds.value, ds.speed_units = 1.5, imcpy.SpeedUnits.METERS_PS
+    dh.value = math.pi / 2
+    peer.send(ds)
+    peer.send(dh)
+    s = peer.sim_time_after(60.0)
+    e = peer.wait_for('EstimatedState')
+    assert abs(wrap_deg(math.degrees(e.psi) - 90.0)) < 2.0
+    assert s.u == pytest.approx(1.5, abs=0.2)                 # through the water
+    assert e.vy > 1.2 and e.y > 50.0                          # going east over ground
+
+    # actuation: the thruster and a positive (starboard) rudder turn the boat to starboard
+    th, sv = imcpy.SetThrusterActuation(), imcpy.SetServoPosition()
+    th.id, th.value = 0, 0.6
+    sv.id, sv.value = 0, 0.25
+    peer.send(th)
+    peer.send(sv)
+    s = peer.sim_time_after(20.0)
+    assert s.r > 0.04                                          # yaw rate to starboard (NED)
+
+
+def test_leaks_acoustics_and_dynamics_parameters(procs, ros_context):
+    from aerosim_msgs.msg import AcousticData, LeakState
+    from rclpy.executors import SingleThreadedExecutor
+    from sim_core.ros import qos
+    rclpy, ctx = ros_context
+    port, cport = PORT_BASE + 2, PORT_BASE + 3
+    # the remote modem 1500 m north of the origin
+    start_graph(procs, port, cport, topside_position_enu='[0.0, 1500.0, 0.0]',
+                acoustic_range_m=3000.0)
+    peer = ImcPeer(cport, port)
+    node = rclpy.create_node('imc_test', namespace='/usv', context=ctx)
+    ex = SingleThreadedExecutor(context=ctx)
+    ex.add_node(node)
+    leaks, rx = [], []
+    node.create_subscription(LeakState, 'leaks', leaks.append, qos.LATCHED)
+    node.create_subscription(AcousticData, 'acoustic/rx', rx.append, qos.COMMAND)
+    peer.wait_for('SimulatedState', 30.0)
+    assert spin_until(node, ex, lambda: leaks, 10.0)
+    assert leaks[-1].leaking == [False, False]
+
+    leak = imcpy.LeakSimulation()
+    leak.op, leak.entities = imcpy.LeakSimulation.OperationEnum.ON, 'Leak Sensor - Aft'
+    peer.send(leak)
+    rep = peer.wait_for('LeakSimulation')
+    assert rep.op == imcpy.LeakSimulation.OperationEnum.ON
+    assert rep.entities == 'Leak Sensor - Aft' and rep.dst == CLIENT_SYS
+    assert spin_until(node, ex, lambda: leaks[-1].leaking == [False, True], 10.0)
+    n_leaks = len(leaks)
+    leak.entities = 'Bilge'                                   # unknown: refused, no change
+    peer.send(leak)
+    leak.op, leak.entities = imcpy.LeakSimulation.OperationEnum.OFF, ''
+    peer.send(leak)                                           # all off
+    rep = peer.wait_for('LeakSimulation')
+    assert rep.op == imcpy.LeakSimulation.OperationEnum.OFF and rep.entities == ''
+    assert spin_until(node, ex, lambda: leaks[-1].leaking == [False, False], 10.0)
+    assert len(leaks) == n_leaks + 1                          # the refused one published nothing
+
+    # PING: answered by the vehicle after the two-way travel time (2 x 1500 m / 1500 m/s)
+    ping = imcpy.UASimulation()
+    ping.type, ping.speed = imcpy.UASimulation.TypeEnum.PING, 100
+    peer.drain()
+    t_sent = peer.wait_for('SimulatedState').timestamp          # now, within a 0.1 s sample
+    peer.send(ping)
+    rep = peer.wait_for('UASimulation')
+    assert rep.type == imcpy.UASimulation.TypeEnum.PING_REPLY
+    assert (rep.src, rep.dst, rep.dst_ent) == (SYS, CLIENT_SYS, 3)
+    # stamped with its arrival: 2 s after the ping reached the bridge, i.e. the bridge's poll
+    # and executor latency (tens of wall ms = tenths of sim seconds at 10x) after t_sent; a
+    # one-way delay (1 s) or none would fail
+    assert 2.0 <= rep.timestamp - t_sent <= 3.0
+    # DATA: delivered to the vehicle's acoustic/rx after travel + 8 * 5 bits / 400 bit/s
+    data = imcpy.UASimulation()
+    data.type, data.speed, data.data = imcpy.UASimulation.TypeEnum.DATA, 400, b'hello'
+    peer.send(data)
+    assert spin_until(node, ex, lambda: rx, 15.0)
+    d = rx[-1]
+    assert bytes(d.data) == b'hello' and (d.src, d.dst) == (CLIENT_SYS, SYS)
+    # the boat drifts south with the current (0.1 m/s): a little over 1500 m from the modem
+    assert d.type == AcousticData.DATA and 1500.0 <= d.range_m < 1510.0
+    assert d.delay_s == pytest.approx(d.range_m / 1500.0 + 40 / 400, abs=1e-9)
+
+    # DynamicsSimParam: REQUEST -> REPORT; SET -> REPORT of the new gains; bad SET refused
+    e = imcpy.DynamicsSimParam.ActionOnTheVehicleSimulationParametersEnum
+    req = imcpy.DynamicsSimParam()
+    req.op = e.REQUEST
+    peer.send(req)
+    rep = peer.wait_for('DynamicsSimParam')
+    assert rep.op == e.REPORT and (rep.tas2acc_pgain, rep.bank2p_pgain) == (0.5,
+                                                                             pytest.approx(0.8))
+    req.op, req.tas2acc_pgain, req.bank2p_pgain = e.SET, 1.25, 0.5
+    peer.send(req)
+    rep = peer.wait_for('DynamicsSimParam')
+    assert (rep.tas2acc_pgain, rep.bank2p_pgain) == (1.25, 0.5)
+    req.tas2acc_pgain = 50.0                                   # outside [0.01, 10]
+    peer.send(req)
+    rep = peer.wait_for('DynamicsSimParam')
+    assert (rep.tas2acc_pgain, rep.bank2p_pgain) == (1.25, 0.5)   # unchanged
+    node.destroy_node()
+
+
+def test_garbage_is_counted_and_changes_nothing(procs, ros_context):
+    from diagnostic_msgs.msg import DiagnosticArray
+    from rclpy.executors import SingleThreadedExecutor
+    rclpy, ctx = ros_context
+    port, cport = PORT_BASE + 4, PORT_BASE + 5
+    bridge = start_graph(procs, port, cport)
+    peer = ImcPeer(cport, port)
+    node = rclpy.create_node('imc_test', context=ctx)
+    ex = SingleThreadedExecutor(context=ctx)
+    ex.add_node(node)
+    diags = []
+    node.create_subscription(DiagnosticArray, '/diagnostics', diags.append, 10)
+    before = peer.wait_for('SimulatedState', 30.0)
+    hb = imcpy.Heartbeat()
+    hb.src, hb.dst = CLIENT_SYS, SYS
+    good = hb.serialize()
+    garbage = {
+        'sync': [b'\x00\x00' + good[2:], os.urandom(64) * 3],
+        # a byte-swapped sync makes a Heartbeat (no payload: size 0 either way) read big
+        # endian: the CRC catches it
+        'crc': [good[:-1] + bytes([good[-1] ^ 0x5A]), good[1::-1] + good[2:]],
+        'truncated': [good[:10], good[:-1], good[:4] + struct.pack('<H', 300) + good[6:]],
+        'size': [good + good, b'\x54\xfe' + b'\x00' * 65000],
+        'unknown': [forged(4000, b'\x01\x02')],
+    }
+    for frames in garbage.values():
+        for f in frames:
+            peer.raw(f)
+    other = imcpy.SetThrusterActuation()
+    other.value = 1.0
+    peer.send(other, dst=0x1234)                               # for another system
+    bad = [(imcpy.SetThrusterActuation(), 'value', float('nan')),
+           (imcpy.SetThrusterActuation(), 'value', 1.5),
+           (imcpy.SetServoPosition(), 'value', 3.0),
+           (imcpy.SetThrusterActuation(), 'id', 7)]
+    for msg, field, value in bad:
+        setattr(msg, field, value)
+        if field == 'id':
+            msg.value = 1.0
+        peer.send(msg)
+    peer.send(imcpy.Abort())                                    # valid IMC, not handled here
+
+    def counts():
+        if not diags:
+            return {}
+        return {kv.key: kv.value for kv in diags[-1].status[0].values}
+
+    expect = {f'rejected_{k}': len(v) for k, v in garbage.items()}
+    expect.update(rejected_not_for_us=1, rejected_value=len(bad), rejected_unhandled=1)
+    assert spin_until(node, ex, lambda: all(int(counts().get(k, -1)) >= v
+                                            for k, v in expect.items()), 15.0), \
+        {k: (counts().get(k), v) for k, v in expect.items()}
+    got = counts()
+    for k, v in expect.items():
+        assert int(got[k]) == v, (k, got)
+    assert int(got['commands']) == 0                           # nothing reached the boat
+    after = peer.sim_time_after(5.0)
+    assert abs(after.u) < 0.01 and abs(after.r) < 1e-6        # still idle, drifting only
+    assert after.timestamp > before.timestamp
+    assert bridge.poll() is None                               # and the bridge is up
+    node.destroy_node()
+    out = procs.output(bridge)
+    # logged, and rate-limited: the burst of rejects gives a few lines, not one per datagram
+    lines = out.count('IMC input rejected')
+    assert 1 <= lines < sum(expect.values()) // 2, out
