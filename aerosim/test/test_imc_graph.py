@@ -165,8 +165,8 @@ def test_leaks_acoustics_and_dynamics_parameters(procs, ros_context):
     rclpy, ctx = ros_context
     port, cport = PORT_BASE + 2, PORT_BASE + 3
     # the remote modem 1500 m north of the origin
-    start_graph(procs, port, cport, topside_position_enu='[0.0, 1500.0, 0.0]',
-                acoustic_range_m=3000.0)
+    bridge = start_graph(procs, port, cport, topside_position_enu='[0.0, 1500.0, 0.0]',
+                         acoustic_range_m=3000.0)
     peer = ImcPeer(cport, port)
     node = rclpy.create_node('imc_test', namespace='/usv', context=ctx)
     ex = SingleThreadedExecutor(context=ctx)
@@ -181,7 +181,10 @@ def test_leaks_acoustics_and_dynamics_parameters(procs, ros_context):
     leak = imcpy.LeakSimulation()
     leak.op, leak.entities = imcpy.LeakSimulation.OperationEnum.ON, 'Leak Sensor - Aft'
     peer.send(leak)
-    rep = peer.wait_for('LeakSimulation')
+    try:
+        rep = peer.wait_for('LeakSimulation')
+    except AssertionError:
+        raise AssertionError(procs.output(bridge)) from None
     assert rep.op == imcpy.LeakSimulation.OperationEnum.ON
     assert rep.entities == 'Leak Sensor - Aft' and rep.dst == CLIENT_SYS
     assert spin_until(node, ex, lambda: leaks[-1].leaking == [False, True], 10.0)
