@@ -360,12 +360,13 @@ class ImcBridge(Node):
         kind = int(msg.type)
         if kind == PING_REPLY:
             raise ValueError('PING_REPLY: this system sent no ping to answer')
-        what = self.acoustic.transmit(self._sim_s(), kind, msg.src, self.system_id,
-                                      int(msg.speed), bytes(msg.data), self._range_to_topside(),
+        t = self._sim_s()
+        what = self.acoustic.transmit(t, kind, msg.src, self.system_id, int(msg.speed),
+                                      bytes(msg.data), self._range_to_topside(),
                                       reply_to=(addr, msg.src_ent))
         self.get_logger().info(f'acoustic {"PING" if kind == PING else "DATA"} from '
-                               f'0x{msg.src:04X} ({len(msg.data)} bytes): {what}',
-                               throttle_duration_sec=1.0)
+                               f'0x{msg.src:04X} ({len(msg.data)} bytes) at t = {t:.3f} s: '
+                               f'{what}', throttle_duration_sec=1.0)
 
     def _on_acoustic_tx(self, msg: AcousticData):
         try:

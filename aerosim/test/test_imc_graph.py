@@ -160,6 +160,7 @@ def test_state_presence_and_driving_the_boat_over_imc(procs):
 
 def test_leaks_acoustics_and_dynamics_parameters(procs, ros_context):
     from aerosim_msgs.msg import AcousticData, LeakState
+    from aerosim_msgs.srv import SetPaused
     from rclpy.executors import SingleThreadedExecutor
     from sim_core.ros import qos
     rclpy, ctx = ros_context
@@ -198,19 +199,30 @@ def test_leaks_acoustics_and_dynamics_parameters(procs, ros_context):
     assert spin_until(node, ex, lambda: leaks[-1].leaking == [False, False], 10.0)
     assert len(leaks) == n_leaks + 1                          # the refused one published nothing
 
-    # PING: answered by the vehicle after the two-way travel time (2 x 1500 m / 1500 m/s)
+    # PING: answered by the vehicle after the two-way travel time (2 x 1500 m / 1500 m/s).
+    # The sim is paused while the ping goes in, so the bridge's (wall) latency does not move
+    # its sim arrival time: the reply is stamped 2 s after the pause time.
+    pause = node.create_client(SetPaused, '/sim/pause')
+    assert pause.wait_for_service(timeout_sec=10.0)
+
+    def set_paused(paused):
+        fut = pause.call_async(SetPaused.Request(paused=paused))
+        assert spin_until(node, ex, fut.done, 10.0) and fut.result().success
+
+    set_paused(True)
+    for _ in peer.recv(0.6):                                  # read up to the pause
+        pass
+    t_paused = peer.last['SimulatedState'].timestamp        # the last sample before the pause
     ping = imcpy.UASimulation()
     ping.type, ping.speed = imcpy.UASimulation.TypeEnum.PING, 100
-    peer.drain()
-    t_sent = peer.wait_for('SimulatedState').timestamp          # now, within a 0.1 s sample
     peer.send(ping)
+    time.sleep(0.3)                                           # the bridge takes it, still paused
+    set_paused(False)
     rep = peer.wait_for('UASimulation')
     assert rep.type == imcpy.UASimulation.TypeEnum.PING_REPLY
     assert (rep.src, rep.dst, rep.dst_ent) == (SYS, CLIENT_SYS, 3)
-    # stamped with its arrival: 2 s after the ping reached the bridge, i.e. the bridge's poll
-    # and executor latency (tens of wall ms = tenths of sim seconds at 10x) after t_sent; a
-    # one-way delay (1 s) or none would fail
-    assert 2.0 <= rep.timestamp - t_sent <= 3.0
+    # the pause fell within one 0.1 s sample (plus a /clock period) after t_paused
+    assert 2.0 <= rep.timestamp - t_paused <= 2.0 + 0.12, procs.output(bridge)
     # DATA: delivered to the vehicle's acoustic/rx after travel + 8 * 5 bits / 400 bit/s
     data = imcpy.UASimulation()
     data.type, data.speed, data.data = imcpy.UASimulation.TypeEnum.DATA, 400, b'hello'

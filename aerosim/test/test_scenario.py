@@ -37,12 +37,23 @@ def test_default_scenario_loads():
      r'mission\[5\]\.lon_deg'),
     (lambda d: d.update(mission='all of it'), 'mission'),
     (lambda d: d.update(decimal_year=1900), 'decimal_year'),
+    (lambda d: d['vehicle'].update(kind='submarine'), 'vehicle.kind'),
+    (lambda d: d['vehicle'].update(kind='boat'), 'boats'),          # iris is not a boat file
+    (lambda d: d['environment'].update(sea_state=10), 'sea_state'),
+    (lambda d: d['environment'].update(sea_state=2.5), 'sea_state'),
+    (lambda d: d['environment'].update(current_enu=[0, 20, 0]), r'current_enu\[1\]'),
 ])
 def test_bad_fields_are_rejected_with_the_field_name(mutate, match):
     d = good()
     mutate(d)
     with pytest.raises(ConfigError, match=match):
         scenario_from_dict(d)
+
+
+def test_the_harbour_scenario_is_a_boat_in_a_current():
+    s = load_scenario('harbour')
+    assert s.vehicle_kind == 'boat' and s.vehicle_file.name == 'wamv.yaml'
+    assert s.environment.current_enu == (0.0, -0.1, 0.0) and s.environment.sea_state == 2
 
 
 def test_garbage_files_give_config_errors_not_crashes(tmp_path):
