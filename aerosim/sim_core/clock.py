@@ -65,6 +65,7 @@ class SimClock:
     late_steps: int = 0
     _anchor_wall: float = field(default=None, repr=False)
     _anchor_steps: int = field(default=0, repr=False)
+    _late_mark: int = field(default=0, repr=False)   # steps up to this count already counted late
 
     @classmethod
     def from_rate(cls, rate_hz: float, time_scale: float = 1.0) -> 'SimClock':
@@ -108,6 +109,7 @@ class SimClock:
         self.t_ns = 0
         self.steps = 0
         self.late_steps = 0
+        self._late_mark = 0
         self.reanchor(wall_now)
 
     def due_steps(self, wall_now: float) -> int:
@@ -126,13 +128,16 @@ class SimClock:
         target = self._anchor_steps + int(
             (wall_now - self._anchor_wall) * self.time_scale * NS_PER_S // self.step_ns)
         behind = target - self.steps
+        if behind > 1:
+            # steps self.steps+1 .. target-1 start more than a period after their deadline;
+            # count each once (a waiting caller, e.g. lockstep, asks again and again)
+            last_late = target - 1
+            self.late_steps += max(0, last_late - max(self.steps, self._late_mark))
+            self._late_mark = max(self._late_mark, last_late)
         if behind > MAX_CATCH_UP_STEPS:
-            self.late_steps += behind - 1
             self._anchor_wall = wall_now
             self._anchor_steps = self.steps
             return 1
-        if behind > 1:
-            self.late_steps += behind - 1
         return max(0, behind)
 
     def wall_until_next(self, wall_now: float) -> float:

@@ -51,6 +51,19 @@ def test_falling_behind_counts_late_steps_and_reanchors():
     assert c.due_steps(1.0) == 0
 
 
+def test_a_late_step_is_counted_once_however_often_pacing_is_asked():
+    # lockstep asks the pacer every timer tick while it waits for the controller's answer
+    c = SimClock.from_rate(100.0)
+    c.reanchor(0.0)
+    for wall in (0.035, 0.036, 0.037, 0.038):
+        assert c.due_steps(wall) == 3
+    assert c.late_steps == 2                  # steps 1 and 2, once
+    c.advance()
+    assert c.due_steps(0.041) == 3            # 4 due now: steps 2 and 3 late, 2 counted before
+    assert c.late_steps == 3
+    assert c.late_steps <= c.steps + c.due_steps(0.041)
+
+
 def test_paused_and_stopped_take_no_steps_and_resume_without_burst():
     c = SimClock.from_rate(100.0)
     c.reanchor(0.0)
