@@ -33,7 +33,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 import imcpy
 import numpy as np
 from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
-from rcl_interfaces.srv import GetParameters, SetParameters
+from rcl_interfaces.srv import GetParameters, SetParametersAtomically
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 
@@ -43,6 +43,7 @@ from imc_bridge.core.leaks import LeakState as Leaks
 from imc_bridge.core.state import imc_kinematics, stream_velocity_ned
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
+from sim_core.geodesy import KNOT_MPS
 from sim_core.link import parse_endpoint, UdpLink
 from sim_core.ros import qos
 from sim_core.ros.convert import time_msg, time_ns, vehicle_state_arrays
@@ -51,15 +52,14 @@ from sim_core.ros.run import run_node
 from sim_core.scenario import load_scenario
 from sim_core.timeutil import NS_PER_S
 from sim_dynamics.core.usv import rudder_aerosim_starboard
-from sim_dynamics.core.usv_control import HEADING_GAIN_RANGE, SPEED_GAIN_RANGE
 
 BROADCAST = 0xFFFF
-KNOT_MPS = 1852.0 / 3600.0
 # IMC discovery: DUNE's Transports.Discovery multicast group and ports.
 DISCOVERY_GROUP = '224.0.75.69'
 DISCOVERY_PORTS = range(30100, 30105)
 MAX_DATAGRAMS_PER_POLL = 500
-SYSTEM_TYPES = {'usv': 3, 'uuv': 2, 'uav': 4, 'ugv': 5, 'ccu': 0}
+# IMC SystemType by lower-case name (usv, uuv, uav, ugv, ccu, ...), from imcpy.
+SYSTEM_TYPES = {k.lower(): int(v) for k, v in imcpy.SystemType.__members__.items()}
 # Reject kinds beyond the codec's: addressed to another system; a valid message with values
 # we refuse; an IMC message this bridge does not handle; the vehicle node did not answer.
 REJECT_KINDS = codec.KINDS + ('not_for_us', 'value', 'unhandled', 'unavailable')
@@ -167,7 +167,8 @@ class ImcBridge(Node):
         self.create_subscription(AcousticData, 'acoustic/tx', self._on_acoustic_tx,
                                  qos.COMMAND)
         self.cli_get = self.create_client(GetParameters, f'{self.vehicle_node}/get_parameters')
-        self.cli_set = self.create_client(SetParameters, f'{self.vehicle_node}/set_parameters')
+        self.cli_set = self.create_client(SetParametersAtomically,
+                                         f'{self.vehicle_node}/set_parameters_atomically')
         wall = Clock(clock_type=ClockType.STEADY_TIME)
         self.create_timer(0.01, self._poll, clock=wall)
         self.create_timer(announce_period, self._send_presence, clock=wall)
@@ -404,16 +405,10 @@ class ImcBridge(Node):
         if not (self.cli_get.service_is_ready() and self.cli_set.service_is_ready()):
             return self._reject('unavailable', f'DynamicsSimParam: {self.vehicle_node} '
                                 'parameter services not available', addr)
-        bad = [f'{name} = {v!r} outside [{lo}, {hi}]' for name, v, (lo, hi) in (
-            ('tas2acc_pgain', msg.tas2acc_pgain, SPEED_GAIN_RANGE),
-            ('bank2p_pgain', msg.bank2p_pgain, HEADING_GAIN_RANGE))
-            if not (math.isfinite(v) and lo <= v <= hi)]
-        if op == 1 and bad:
-            # refused, nothing changes; the REPORT tells the sender the gains in force
-            self._reject('value', f'DynamicsSimParam SET: {"; ".join(bad)}', addr)
-            self._report_gains(msg, addr)
-        elif op == 1:
-            req = SetParameters.Request()
+        if op == 1:
+            # The vehicle node range-checks (its parameter descriptors and callback); both
+            # gains are set at once or not at all, and the REPORT tells the gains in force.
+            req = SetParametersAtomically.Request()
             req.parameters = [
                 ParameterMsg(name=n, value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
                                                           double_value=float(v)))
@@ -426,10 +421,9 @@ class ImcBridge(Node):
 
     def _after_set(self, fut, req, addr):
         res = fut.result()
-        failed = [r.reason for r in (res.results if res else []) if not r.successful]
-        if res is None or failed:
+        if res is None or not res.result.successful:
             self._reject('value', f'DynamicsSimParam SET refused by {self.vehicle_node}: '
-                         f'{failed or "no answer"}', addr)
+                         f'{res.result.reason if res else "no answer"}', addr)
         else:
             self.get_logger().info(f'DynamicsSimParam SET tas2acc_pgain '
                                    f'{req.tas2acc_pgain:g}, bank2p_pgain {req.bank2p_pgain:g}')

@@ -7,6 +7,9 @@ import pymap3d
 
 from sim_core.errors import ConfigError
 
+# One knot (international nautical mile per hour) [m/s].
+KNOT_MPS = 1852.0 / 3600.0
+
 
 @dataclass(frozen=True)
 class GeoOrigin:

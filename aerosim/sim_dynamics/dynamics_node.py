@@ -15,18 +15,16 @@ thread than the executor's.
 
 import math
 
-from aerosim_msgs.msg import AircraftEffectorCommand, VehicleState
-from nav_msgs.msg import Odometry
-import numpy as np
-from transforms3d import quaternions as tq
+from aerosim_msgs.msg import AircraftEffectorCommand
 
 from sim_core.clock import SimState
 from sim_core.errors import ConfigError
 from sim_core.ros import qos
-from sim_core.ros.convert import set_quat, set_vec3, time_ns
+from sim_core.ros.convert import time_ns
 from sim_core.ros.params import declare
 from sim_core.ros.run import run_node
 from sim_core.ros.sim_time_node import serialized, SimTimeNode
+from sim_core.ros.vehicle_pub import VehicleStatePublisher
 from sim_core.paths import resolve_config_path
 from sim_core.scenario import load_scenario
 from sim_dynamics.core.multirotor import Multirotor, MultirotorParams
@@ -60,13 +58,10 @@ class DynamicsNode(SimTimeNode):
         self._reset_vehicle()
         self._throttles = [0.0] * len(self.params.rotors)
         self._direct = direct_commands
-        self.pub_state = self.create_publisher(VehicleState, 'vehicle_state', qos.STATE)
-        self.pub_odom = self.create_publisher(Odometry, 'odom', qos.SENSOR_PUB)
+        self.out = VehicleStatePublisher(self, self.cfg.world_frame_id, self.cfg.body_frame_id)
         if not direct_commands:
             self.create_subscription(AircraftEffectorCommand, 'effector_command',
                                      self._on_command, qos.COMMAND)
-        self._msg_state = VehicleState()
-        self._msg_odom = Odometry()
         self._start_time()
         self.get_logger().info(
             f'vehicle {self.params.name} ({self.params.mass} kg, {len(self.params.rotors)} '
@@ -120,29 +115,9 @@ class DynamicsNode(SimTimeNode):
 
     # --- outputs -------------------------------------------------------------------------------
     def _publish_state(self, stamp):
-        s = self.model.raw
-        acc = self.model.acceleration
-        m = self._msg_state
-        m.header.stamp = stamp
-        m.header.frame_id = self.cfg.world_frame_id
-        m.state.header = m.header
-        set_vec3(m.state.pose.position, s[0:3])
-        set_quat(m.state.pose.orientation, s[6:10])
-        set_vec3(m.velocity, s[3:6])
-        set_vec3(m.angular_velocity, s[10:13])
-        set_vec3(m.acceleration, acc[0:3])
-        set_vec3(m.angular_acceleration, acc[3:6])
-        self.pub_state.publish(m)
-        if not self._odom_due():
-            return
-        o = self._msg_odom
-        o.header = m.header
-        o.child_frame_id = self.cfg.body_frame_id
-        o.pose.pose = m.state.pose
-        v_B = tq.quat2mat(s[6:10]).T @ np.asarray(s[3:6])
-        set_vec3(o.twist.twist.linear, v_B)
-        o.twist.twist.angular = m.angular_velocity
-        self.pub_odom.publish(o)
+        s, acc = self.model.raw, self.model.acceleration
+        self.out.publish(stamp, s[0:3], s[6:10], s[3:6], s[10:13], acc[0:3], acc[3:6],
+                         self._odom_due())
 
 
 def main(args=None):

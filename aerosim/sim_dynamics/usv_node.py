@@ -18,29 +18,33 @@ The hold gains tas2acc_pgain and bank2p_pgain are parameters that may change at 
 
 import math
 
-from aerosim_msgs.msg import AircraftEffectorCommand, AutopilotCommand, VehicleState
-from nav_msgs.msg import Odometry
+from aerosim_msgs.msg import AircraftEffectorCommand, AutopilotCommand
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
-from transforms3d import quaternions as tq
 
 from sim_core.errors import ConfigError
+from sim_core.geodesy import KNOT_MPS
 from sim_core.frames import euler_ned_to_quat, frd_to_flu, ned_to_enu, q_ned_frd_to_enu_flu
 from sim_core.paths import resolve_config_path
 from sim_core.ros import qos
-from sim_core.ros.convert import set_quat, set_vec3, time_ns
+from sim_core.ros.convert import time_ns
 from sim_core.ros.params import declare
 from sim_core.ros.run import run_node
 from sim_core.ros.sim_time_node import serialized, SimTimeNode
+from sim_core.ros.vehicle_pub import VehicleStatePublisher
 from sim_core.scenario import load_scenario
 from sim_dynamics.core.usv import BoatSwarm, BoatType, rudder_aerosim_starboard
 from sim_dynamics.core.usv_control import (HEADING_GAIN_RANGE, HeadingSpeedControl,
                                            SPEED_GAIN_RANGE)
 
-KNOT_MPS = 1852.0 / 3600.0
-# Run-time settable gains: parameter name -> (controller attribute, range).
-GAINS = {'tas2acc_pgain': ('speed_gain', SPEED_GAIN_RANGE),
-         'bank2p_pgain': ('heading_gain', HEADING_GAIN_RANGE)}
+# Run-time settable gains: parameter name -> (HeadingSpeedControl attribute, default [1/s],
+# range [1/s], description).
+GAINS = {
+    'tas2acc_pgain': ('speed_gain', 0.5, SPEED_GAIN_RANGE, 'Speed hold: commanded acceleration '
+                      'per speed error [1/s] (IMC DynamicsSimParam tas2acc_pgain)'),
+    'bank2p_pgain': ('heading_gain', 0.8, HEADING_GAIN_RANGE, 'Heading hold: commanded yaw '
+                     'rate per heading error [1/s] (IMC DynamicsSimParam bank2p_pgain)'),
+}
 
 
 def boat_state_ned(b: BoatSwarm, i: int = 0):
@@ -67,11 +71,8 @@ class UsvNode(SimTimeNode):
         boat_params = declare(self, 'boat_params', '',
                               'Boat YAML overriding the scenario (path or name in '
                               'config/boats); empty = from the scenario')
-        gains = {name: declare(self, name, default, desc, *rng) for name, default, desc, rng in (
-            ('tas2acc_pgain', 0.5, 'Speed hold: commanded acceleration per speed error [1/s] '
-             '(IMC DynamicsSimParam tas2acc_pgain)', SPEED_GAIN_RANGE),
-            ('bank2p_pgain', 0.8, 'Heading hold: commanded yaw rate per heading error [1/s] '
-             '(IMC DynamicsSimParam bank2p_pgain)', HEADING_GAIN_RANGE))}
+        gains = {attr: declare(self, name, default, desc, *rng)
+                 for name, (attr, default, rng, desc) in GAINS.items()}
         self.scenario = load_scenario(self.cfg.scenario_file)
         if self.scenario.vehicle_kind != 'boat' and not boat_params:
             raise ConfigError(f'scenario {self.scenario.name}: vehicle.kind is '
@@ -86,18 +87,14 @@ class UsvNode(SimTimeNode):
         self.boat.set_environment(current_ne=(env.current_enu[1], env.current_enu[0]),
                                   wind_ne=(env.wind_enu[1], env.wind_enu[0]),
                                   sea_state=env.sea_state)
-        self.control = HeadingSpeedControl(self.boat, speed_gain=gains['tas2acc_pgain'],
-                                           heading_gain=gains['bank2p_pgain'])
+        self.control = HeadingSpeedControl(self.boat, **gains)
         self._reset_model()
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        self.pub_state = self.create_publisher(VehicleState, 'vehicle_state', qos.STATE)
-        self.pub_odom = self.create_publisher(Odometry, 'odom', qos.SENSOR_PUB)
+        self.out = VehicleStatePublisher(self, self.cfg.world_frame_id, self.cfg.body_frame_id)
         self.create_subscription(AircraftEffectorCommand, 'effector_command', self._on_effector,
                                  qos.COMMAND)
         self.create_subscription(AutopilotCommand, 'autopilot_command', self._on_autopilot,
                                  qos.COMMAND)
-        self._msg_state = VehicleState()
-        self._msg_odom = Odometry()
         self._start_time()
         t = self.boat_type
         self.get_logger().info(
@@ -125,16 +122,12 @@ class UsvNode(SimTimeNode):
         """(t_ns, p_ned, v_ned, euler (roll, pitch, yaw), w_frd, a_ned) of the boat."""
         return (self.clock.t_ns,) + boat_state_ned(self.boat)
 
-    def gains(self) -> dict:
-        """The current hold gains by parameter name [1/s]."""
-        return {name: float(getattr(self.control, attr)[0]) for name, (attr, _) in GAINS.items()}
-
     # --- inputs --------------------------------------------------------------------------------
     @serialized
     def _on_set_parameters(self, params):
         for p in params:
             if p.name in GAINS:
-                attr, (lo, hi) = GAINS[p.name]
+                lo, hi = GAINS[p.name][2]
                 v = p.value
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or \
                         not lo <= v <= hi:
@@ -187,27 +180,9 @@ class UsvNode(SimTimeNode):
     # --- outputs -------------------------------------------------------------------------------
     def _publish_state(self, stamp):
         p, v, euler, w_frd, a = boat_state_ned(self.boat)
-        q = q_ned_frd_to_enu_flu(euler_ned_to_quat(*euler))
-        m = self._msg_state
-        m.header.stamp = stamp
-        m.header.frame_id = self.cfg.world_frame_id
-        m.state.header = m.header
-        set_vec3(m.state.pose.position, ned_to_enu(p))
-        set_quat(m.state.pose.orientation, q)
-        set_vec3(m.velocity, ned_to_enu(v))
-        set_vec3(m.angular_velocity, frd_to_flu(w_frd))
-        set_vec3(m.acceleration, ned_to_enu(a))
-        set_vec3(m.angular_acceleration, (0.0, 0.0, -float(self.boat.r_dot[0])))
-        self.pub_state.publish(m)
-        if not self._odom_due():
-            return
-        o = self._msg_odom
-        o.header = m.header
-        o.child_frame_id = self.cfg.body_frame_id
-        o.pose.pose = m.state.pose
-        set_vec3(o.twist.twist.linear, tq.quat2mat(q).T @ ned_to_enu(v))   # over ground, FLU
-        o.twist.twist.angular = m.angular_velocity
-        self.pub_odom.publish(o)
+        self.out.publish(stamp, ned_to_enu(p), q_ned_frd_to_enu_flu(euler_ned_to_quat(*euler)),
+                         ned_to_enu(v), frd_to_flu(w_frd), ned_to_enu(a),
+                         (0.0, 0.0, -float(self.boat.r_dot[0])), self._odom_due())
 
 
 def main(args=None):

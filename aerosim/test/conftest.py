@@ -4,6 +4,7 @@ import itertools
 import os
 from pathlib import Path
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -95,6 +96,31 @@ def ros_context(domain_id):
     rclpy.init(context=ctx, domain_id=domain_id)
     yield rclpy, ctx
     rclpy.try_shutdown(context=ctx)
+
+
+class UdpPeer:
+    """A UDP endpoint the test plays against a bridge (real sockets on 127.0.0.1)."""
+
+    def __init__(self, port, bridge_port, poll_s=0.1):
+        """Bind 127.0.0.1:port; the bridge listens on bridge_port."""
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(('127.0.0.1', port))
+        self.sock.settimeout(poll_s)
+        self.bridge = ('127.0.0.1', bridge_port)
+
+    def raw(self, data):
+        """Send bytes as they are."""
+        self.sock.sendto(data, self.bridge)
+
+    def datagrams(self, timeout_s):
+        """Yield each datagram received within timeout_s wall seconds."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                data, _ = self.sock.recvfrom(65535)
+            except socket.timeout:
+                continue
+            yield data
 
 
 def spin_until(node, executor, predicate, timeout_s):

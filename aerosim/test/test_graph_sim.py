@@ -219,7 +219,7 @@ def test_refused_state_publication_holds_the_step_and_loses_nothing(ros_context,
     try:
         published = []
         refuse = {'n': 3}
-        real_publish = node.pub_state.publish
+        real_publish = node.out.pub_state.publish
 
         def publish(msg):
             if refuse['n'] > 0:
@@ -227,7 +227,7 @@ def test_refused_state_publication_holds_the_step_and_loses_nothing(ros_context,
                 raise impl.RCLError('cannot publish data')
             published.append(msg.header.stamp.sec * NS + msg.header.stamp.nanosec)
             real_publish(msg)
-        node.pub_state.publish = publish
+        node.out.pub_state.publish = publish
         node.clock.time_scale = 0.0
         for _ in range(3):
             node._run_steps()

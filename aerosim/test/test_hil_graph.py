@@ -17,6 +17,7 @@ import time
 
 import pytest
 
+from conftest import UdpPeer
 from mavlink_bridge.core.mav import mavlink, new_mav
 
 BRIDGE_PORT_BASE = 24600 + (os.getpid() % 50) * 10
@@ -31,33 +32,21 @@ def hil_nodes(procs, port, peer_port, **bridge):
     return procs.node('mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge', params)
 
 
-class Peer:
+class Peer(UdpPeer):
     """A UDP MAVLink endpoint played by the test with pymavlink."""
 
     def __init__(self, port, bridge_port, sysid=1, compid=1):
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind(('127.0.0.1', port))
-        self.sock.settimeout(0.2)
-        self.bridge = ('127.0.0.1', bridge_port)
+        super().__init__(port, bridge_port, poll_s=0.2)
         self.mav = new_mav(sysid, compid)
 
     def send(self, msg):
         self.sock.sendto(msg.pack(self.mav), self.bridge)
 
-    def raw(self, data):
-        self.sock.sendto(data, self.bridge)
-
     def recv(self, timeout_s=10.0):
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            try:
-                data, _ = self.sock.recvfrom(65535)
-            except socket.timeout:
-                continue
+        for data in self.datagrams(timeout_s):
             rx = new_mav(0, 0)
             for m in rx.parse_buffer(data) or []:
                 yield m
-        return
 
 
 def test_pymavlink_fc_in_lockstep_heartbeat_home_mission_and_garbage(procs):

@@ -7,14 +7,13 @@ acoustic and dynamics-parameter simulation; garbage on the port is counted and c
 
 import math
 import os
-import socket
 import struct
 import time
 
 import imcpy
 import pytest
 
-from conftest import spin_until
+from conftest import spin_until, UdpPeer
 from imc_bridge.core.codec import decode
 from test_imc_codec import forged
 
@@ -25,22 +24,16 @@ TIME_SCALE = 10.0
 ORIGIN = (math.radians(41.185242), math.radians(-8.706139))
 
 
-class ImcPeer:
+class ImcPeer(UdpPeer):
     """A UDP IMC endpoint played by the test with imcpy."""
 
     def __init__(self, port, bridge_port):
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind(('127.0.0.1', port))
-        self.sock.settimeout(0.1)
-        self.bridge = ('127.0.0.1', bridge_port)
+        super().__init__(port, bridge_port)
         self.last = {}
 
     def send(self, msg, dst=SYS):
         msg.src, msg.src_ent, msg.dst, msg.dst_ent = CLIENT_SYS, 3, dst, 0xFF
         self.sock.sendto(msg.serialize(), self.bridge)
-
-    def raw(self, data):
-        self.sock.sendto(data, self.bridge)
 
     def drain(self):
         """Drop what is queued on the socket (the next message received is fresh)."""
@@ -55,12 +48,7 @@ class ImcPeer:
 
     def recv(self, timeout_s):
         """Yield (message, datagram length) for timeout_s wall seconds."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            try:
-                data, _ = self.sock.recvfrom(65535)
-            except socket.timeout:
-                continue
+        for data in self.datagrams(timeout_s):
             m = decode(data)
             self.last[m.msg_name] = m
             yield m, len(data)
@@ -247,10 +235,10 @@ def test_leaks_acoustics_and_dynamics_parameters(procs, ros_context):
     peer.send(req)
     rep = peer.wait_for('DynamicsSimParam')
     assert (rep.tas2acc_pgain, rep.bank2p_pgain) == (1.25, 0.5)
-    req.tas2acc_pgain = 50.0                                   # outside [0.01, 10]
+    req.tas2acc_pgain, req.bank2p_pgain = 50.0, 2.0             # the first outside [0.01, 10]
     peer.send(req)
     rep = peer.wait_for('DynamicsSimParam')
-    assert (rep.tas2acc_pgain, rep.bank2p_pgain) == (1.25, 0.5)   # unchanged
+    assert (rep.tas2acc_pgain, rep.bank2p_pgain) == (1.25, 0.5)   # neither changed
     node.destroy_node()
 
 

@@ -1,0 +1,51 @@
+"""One vehicle's state out: vehicle_state every step, odom decimated (dynamics_node, usv_node)."""
+
+from aerosim_msgs.msg import VehicleState
+from nav_msgs.msg import Odometry
+import numpy as np
+from transforms3d import quaternions as tq
+
+from sim_core.ros import qos
+from sim_core.ros.convert import set_quat, set_vec3
+
+
+class VehicleStatePublisher:
+    """Publishes aerosim_msgs/VehicleState and nav_msgs/Odometry of one vehicle (ENU/FLU).
+
+    The messages are reused (filled in place): this runs on every integration step.
+    """
+
+    def __init__(self, node, world_frame_id: str, body_frame_id: str):
+        """Create the vehicle_state and odom publishers on node (relative names)."""
+        self.pub_state = node.create_publisher(VehicleState, 'vehicle_state', qos.STATE)
+        self.pub_odom = node.create_publisher(Odometry, 'odom', qos.SENSOR_PUB)
+        self.state = VehicleState()
+        self.state.header.frame_id = world_frame_id
+        self.odom = Odometry()
+        self.odom.child_frame_id = body_frame_id
+
+    def publish(self, stamp, p_enu, q_wb, v_enu, w_flu, a_enu, alpha_flu, odom: bool):
+        """Publish the state at stamp; odom too when odom is True.
+
+        p_enu [m], q_wb = q_ENU<-FLU (w, x, y, z), v_enu [m/s] and a_enu [m/s^2] in the world
+        frame; w_flu [rad/s] and alpha_flu [rad/s^2] in the body frame. The odometry twist is
+        the velocity over ground in the body frame.
+        """
+        m = self.state
+        m.header.stamp = stamp
+        m.state.header = m.header
+        set_vec3(m.state.pose.position, p_enu)
+        set_quat(m.state.pose.orientation, q_wb)
+        set_vec3(m.velocity, v_enu)
+        set_vec3(m.angular_velocity, w_flu)
+        set_vec3(m.acceleration, a_enu)
+        set_vec3(m.angular_acceleration, alpha_flu)
+        self.pub_state.publish(m)
+        if not odom:
+            return
+        o = self.odom
+        o.header = m.header
+        o.pose.pose = m.state.pose
+        set_vec3(o.twist.twist.linear, tq.quat2mat(q_wb).T @ np.asarray(v_enu, dtype=float))
+        o.twist.twist.angular = m.angular_velocity
+        self.pub_odom.publish(o)
