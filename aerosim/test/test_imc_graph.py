@@ -307,3 +307,61 @@ def test_garbage_is_counted_and_changes_nothing(procs, ros_context):
     # logged, and rate-limited: the burst of rejects gives a few lines, not one per datagram
     lines = out.count('IMC input rejected')
     assert 1 <= lines < sum(expect.values()) // 2, out
+
+
+def test_usv_node_rejects_garbage_commands_and_counts_them(procs, ros_context):
+    from aerosim_msgs.msg import AircraftEffectorCommand, AutopilotCommand, SimStatus
+    from rclpy.executors import SingleThreadedExecutor
+    from sim_core.ros import qos
+    rclpy, ctx = ros_context
+    port, cport = PORT_BASE + 6, PORT_BASE + 7
+    start_graph(procs, port, cport)
+    peer = ImcPeer(cport, port)
+    node = rclpy.create_node('usv_probe', namespace='/usv', context=ctx)
+    ex = SingleThreadedExecutor(context=ctx)
+    ex.add_node(node)
+    status = []
+    node.create_subscription(SimStatus, '/sim/status', status.append, qos.LATCHED)
+    eff = node.create_publisher(AircraftEffectorCommand, 'effector_command', qos.COMMAND)
+    ap = node.create_publisher(AutopilotCommand, 'autopilot_command', qos.COMMAND)
+    peer.wait_for('SimulatedState', 30.0)
+    assert spin_until(node, ex, lambda: eff.get_subscription_count() > 0
+                      and ap.get_subscription_count() > 0 and status, 10.0)
+    bad_eff = [AircraftEffectorCommand(),                                  # nothing commanded
+               AircraftEffectorCommand(throttle_cmd=[math.nan]),
+               AircraftEffectorCommand(throttle_cmd=[1.5]),
+               AircraftEffectorCommand(throttle_cmd=[0.5, 0.5]),            # one thruster
+               AircraftEffectorCommand(rudder_cmd_angle_rad=[math.inf])]
+    bad_ap = [AutopilotCommand(airspeed_hold=True, airspeed_setpoint_kts=math.nan),
+              AutopilotCommand(airspeed_hold=True, airspeed_setpoint_kts=500.0),
+              AutopilotCommand(heading_hold=True, heading_setpoint_deg=math.inf)]
+    for m in bad_eff:
+        eff.publish(m)
+    for m in bad_ap:
+        ap.publish(m)
+    n_bad = len(bad_eff) + len(bad_ap)
+    assert spin_until(node, ex, lambda: status[-1].rejected_inputs == n_bad, 10.0), \
+        status[-1].rejected_inputs
+    s = peer.sim_time_after(5.0)
+    assert abs(s.u) < 0.01 and abs(s.r) < 1e-6                # garbage did not move the boat
+    eff.publish(AircraftEffectorCommand(throttle_cmd=[0.5]))  # a valid one does
+    s = peer.wait_for('SimulatedState', 10.0, lambda m: m.u > 0.3)
+    assert status[-1].rejected_inputs == n_bad
+    node.destroy_node()
+
+
+@pytest.mark.parametrize('param,value,message', [
+    ('bind', 'nonsense', 'bind: expected host:port'),
+    ('peers', '127.0.0.1:6002,oops', 'peers: expected host:port'),
+    ('system_type', 'submarine', 'system_type: one of'),
+    ('timestamps', 'gps', "timestamps: 'sim' or 'utc'"),
+    ('topside_position_enu', '[0.0, 1.0]', 'topside_position_enu: 3 finite numbers'),
+    ('leak_entities', "['Aft', 'Aft']", 'must be unique'),
+])
+def test_imc_bridge_bad_configuration_is_a_clear_error(procs, param, value, message):
+    p = procs.node('imc_bridge.imc_bridge_node', 'imc_bridge',
+                   {'scenario_file': 'harbour', 'bind': f'127.0.0.1:{PORT_BASE + 8}',
+                    param: value}, ns='/usv')
+    assert p.wait(30.0) == 2
+    out = procs.output(p)
+    assert 'configuration error' in out and message in out, out[-2000:]
