@@ -104,6 +104,8 @@ class UdpPeer:
     def __init__(self, port, bridge_port, poll_s=0.1):
         """Bind 127.0.0.1:port; the bridge listens on bridge_port."""
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        # room for seconds of 100 Hz telemetry while the test does something else
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
         self.sock.bind(('127.0.0.1', port))
         self.sock.settimeout(poll_s)
         self.bridge = ('127.0.0.1', bridge_port)

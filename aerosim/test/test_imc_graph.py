@@ -198,6 +198,7 @@ def test_leaks_acoustics_and_dynamics_parameters(procs, ros_context):
         fut = pause.call_async(SetPaused.Request(paused=paused))
         assert spin_until(node, ex, fut.done, 10.0) and fut.result().success
 
+    peer.drain()                    # the socket holds seconds of old states (it may overflow)
     set_paused(True)
     for _ in peer.recv(0.6):                                  # read up to the pause
         pass
