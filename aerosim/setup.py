@@ -17,7 +17,7 @@ setup(
         ('share/ament_index/resource_index/packages', ['resource/' + PACKAGE]),
         ('share/' + PACKAGE, ['package.xml']),
         ('share/' + PACKAGE + '/launch', glob('launch/*.launch.py')),
-        ('share/' + PACKAGE + '/config', glob('config/*.yaml')),
+        ('share/' + PACKAGE + '/config', glob('config/*.yaml') + glob('config/*.json')),
         ('share/' + PACKAGE + '/config/scenarios', glob('config/scenarios/*.yaml')),
         ('share/' + PACKAGE + '/config/vehicles', glob('config/vehicles/*.yaml')),
         ('share/' + PACKAGE + '/config/boats', glob('config/boats/*.yaml')),
@@ -41,6 +41,8 @@ setup(
             'flight_report = sim_core.ros.flight_report:main',
             'usv_node = sim_dynamics.usv_node:main',
             'imc_bridge_node = imc_bridge.imc_bridge_node:main',
+            'usv_swarm_node = sim_dynamics.usv_swarm_node:main',
+            'usv_bridge_node = usv_bridge.usv_bridge_node:main',
         ],
     },
 )

@@ -249,7 +249,50 @@ SIM_IMC = Graph(
     nodes=(USV, IMC_BRIDGE),
 )
 
-GRAPHS = {g.name: g for g in (SIM_QUAD, SIM_QUAD_HIL, SIM_IMC)}
+SWARM_ARGS = (
+    LaunchArg('rate_hz', '50.0', 'Integration rate [Hz], 10..1000'),
+    LaunchArg('time_scale', '1.0', 'Sim seconds per wall second until an init sets it'),
+    LaunchArg('session', '0', "Session at start: 0 wait for the UI's command 26, 1 practice, "
+              '2 simulation', ('0', '1', '2')),
+    LaunchArg('sim_config', 'SimConfig.json', 'Init object in force until the UI sends one '
+              '(path, or name in config/)'),
+    LaunchArg('state_rate_hz', '10.0', 'Command 21 and SwarmState rate [Hz] (sim)'),
+    LaunchArg('transport', 'udp', 'USV UI transport: udp (one JSON per datagram) or tcp '
+              '(server, one JSON per line)', ('udp', 'tcp')),
+    LaunchArg('ui_bind', '127.0.0.1:9921', 'Our USV UI address host:port (UDP, or the TCP '
+              'server)'),
+    LaunchArg('ui_address', '127.0.0.1:9922', "The UI's UDP address host:port ('' = the last "
+              'sender)'),
+    LaunchArg('swarm_params', 'usv_swarm_node.yaml', 'usv_swarm_node parameter YAML (path, or '
+              'name in config/)'),
+    LaunchArg('bridge_params', 'usv_bridge.yaml', 'usv_bridge parameter YAML (path, or name '
+              'in config/)'),
+)
+
+USV_SWARM = NodeSpec(
+    name='usv_swarm_node', executable='usv_swarm_node', module='sim_dynamics.usv_swarm_node',
+    params_file='swarm_params', use_sim_time=False,
+    parameters=(('sim_config', Arg('sim_config')), ('rate_hz', Arg('rate_hz', 'float')),
+                ('time_scale', Arg('time_scale', 'float')), ('session', Arg('session', 'int')),
+                ('state_rate_hz', Arg('state_rate_hz', 'float'))))
+
+USV_BRIDGE = NodeSpec(
+    name='usv_bridge', executable='usv_bridge_node', module='usv_bridge.usv_bridge_node',
+    params_file='bridge_params',
+    parameters=(('sim_config', Arg('sim_config')), ('transport', Arg('transport')),
+                ('bind', Arg('ui_bind')), ('tcp_bind', Arg('ui_bind')),
+                ('ui_address', Arg('ui_address')),
+                ('state_rate_hz', Arg('state_rate_hz', 'float'))))
+
+SIM_USV_SWARM = Graph(
+    name='sim_usv_swarm',
+    description='A USV swarm (N boats, sim clock) behind the USV UI protocol (seed 004): '
+                'init, commands 22 and 26 in, command 21 out, over UDP JSON (or TCP)',
+    args=with_defaults(COMMON_ARGS[:3], namespace='swarm') + SWARM_ARGS,
+    nodes=(USV_SWARM, USV_BRIDGE),
+)
+
+GRAPHS = {g.name: g for g in (SIM_QUAD, SIM_QUAD_HIL, SIM_IMC, SIM_USV_SWARM)}
 
 
 def get_graph(name: str) -> Graph:

@@ -19,12 +19,10 @@ The hold gains tas2acc_pgain and bank2p_pgain are parameters that may change at 
 import math
 
 from aerosim_msgs.msg import AircraftEffectorCommand, AutopilotCommand
-import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 
 from sim_core.errors import ConfigError
 from sim_core.geodesy import KNOT_MPS
-from sim_core.frames import euler_ned_to_quat, frd_to_flu, ned_to_enu, q_ned_frd_to_enu_flu
 from sim_core.paths import resolve_config_path
 from sim_core.ros import qos
 from sim_core.ros.convert import time_ns
@@ -33,7 +31,7 @@ from sim_core.ros.run import run_node
 from sim_core.ros.sim_time_node import serialized, SimTimeNode
 from sim_core.ros.vehicle_pub import VehicleStatePublisher
 from sim_core.scenario import load_scenario
-from sim_dynamics.core.usv import BoatSwarm, BoatType, rudder_aerosim_starboard
+from sim_dynamics.core.usv import BoatSwarm, boat_state_ned, BoatType, rudder_aerosim_starboard
 from sim_dynamics.core.usv_control import (HEADING_GAIN_RANGE, HeadingSpeedControl,
                                            SPEED_GAIN_RANGE)
 
@@ -45,21 +43,6 @@ GAINS = {
     'bank2p_pgain': ('heading_gain', 0.8, HEADING_GAIN_RANGE, 'Heading hold: commanded yaw '
                      'rate per heading error [1/s] (IMC DynamicsSimParam bank2p_pgain)'),
 }
-
-
-def boat_state_ned(b: BoatSwarm, i: int = 0):
-    """(p_ned, v_ned, euler (roll, pitch, yaw), w_frd, a_ned) of boat i (surface: down = 0).
-
-    a_ned: the acceleration over ground of the body motion (surge/sway rates plus the turn's
-    centripetal terms), without the constant drift.
-    """
-    psi, u, v, r = b.psi[i], b.u[i], b.v[i], b.r[i]
-    c, s = math.cos(psi), math.sin(psi)
-    vn, ve = b.ground_velocity_ne()
-    ax_b, ay_b = b.u_dot[i] - v * r, b.v_dot[i] + u * r
-    return (np.array([b.n[i], b.e[i], 0.0]), np.array([vn[i], ve[i], 0.0]),
-            (float(b.roll[i]), float(b.pitch[i]), float(psi)), np.array([0.0, 0.0, r]),
-            np.array([c * ax_b - s * ay_b, s * ax_b + c * ay_b, 0.0]))
 
 
 class UsvNode(SimTimeNode):
@@ -179,10 +162,7 @@ class UsvNode(SimTimeNode):
 
     # --- outputs -------------------------------------------------------------------------------
     def _publish_state(self, stamp):
-        p, v, euler, w_frd, a = boat_state_ned(self.boat)
-        self.out.publish(stamp, ned_to_enu(p), q_ned_frd_to_enu_flu(euler_ned_to_quat(*euler)),
-                         ned_to_enu(v), frd_to_flu(w_frd), ned_to_enu(a),
-                         (0.0, 0.0, -float(self.boat.r_dot[0])), self._odom_due())
+        self.out.publish_boat(stamp, self.boat, 0, self._odom_due())
 
 
 def main(args=None):

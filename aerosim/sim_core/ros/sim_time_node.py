@@ -67,11 +67,15 @@ class SimTimeConfig:
     odom_rate_hz: float
 
 
-def declare_sim_time(node, rate_hz=250.0) -> SimTimeConfig:
-    """Declare the time-source parameters on node (rate_hz: its default) and read them."""
+def declare_sim_time(node, rate_hz=250.0, scenario=True) -> SimTimeConfig:
+    """Declare the time-source parameters on node (rate_hz: its default) and read them.
+
+    scenario: False for a time source that takes no scenario file (scenario_file is then '').
+    """
     return SimTimeConfig(
         scenario_file=declare(node, 'scenario_file', 'default',
-                              'Scenario YAML (path, or name in config/scenarios)'),
+                              'Scenario YAML (path, or name in config/scenarios)')
+        if scenario else '',
         rate_hz=declare(node, 'rate_hz', rate_hz, 'Integration rate [Hz]', 10.0, 1000.0),
         time_scale=declare(node, 'time_scale', 1.0,
                            'Sim seconds per wall second [-]; 0 = as fast as possible',
@@ -101,13 +105,13 @@ def declare_sim_time(node, rate_hz=250.0) -> SimTimeConfig:
 class SimTimeNode(Node):
     """Fixed-step simulation clock with pacing, lockstep, services and status."""
 
-    def __init__(self, name: str, default_rate_hz: float = 250.0):
-        """Declare the time-source parameters.
+    def __init__(self, name: str, default_rate_hz: float = 250.0, scenario: bool = True):
+        """Declare the time-source parameters (scenario: whether it takes scenario_file).
 
         The subclass then builds its model and interfaces and calls ``_start_time()``.
         """
         super().__init__(name)
-        self.cfg = declare_sim_time(self, default_rate_hz)
+        self.cfg = declare_sim_time(self, default_rate_hz, scenario)
         if self.get_parameter('use_sim_time').value:
             raise ConfigError(f'use_sim_time: must be false for {name}, the time source')
         cfg = self.cfg

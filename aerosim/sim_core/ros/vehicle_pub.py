@@ -5,6 +5,7 @@ from nav_msgs.msg import Odometry
 import numpy as np
 from transforms3d import quaternions as tq
 
+from sim_core.frames import euler_ned_to_quat, frd_to_flu, ned_to_enu, q_ned_frd_to_enu_flu
 from sim_core.ros import qos
 from sim_core.ros.convert import set_quat, set_vec3
 
@@ -15,10 +16,12 @@ class VehicleStatePublisher:
     The messages are reused (filled in place): this runs on every integration step.
     """
 
-    def __init__(self, node, world_frame_id: str, body_frame_id: str):
-        """Create the vehicle_state and odom publishers on node (relative names)."""
-        self.pub_state = node.create_publisher(VehicleState, 'vehicle_state', qos.STATE)
-        self.pub_odom = node.create_publisher(Odometry, 'odom', qos.SENSOR_PUB)
+    def __init__(self, node, world_frame_id: str, body_frame_id: str, prefix: str = '',
+                 state_qos=qos.STATE):
+        """Create the <prefix>vehicle_state and <prefix>odom publishers on node (relative)."""
+        self.pub_state = node.create_publisher(VehicleState, f'{prefix}vehicle_state',
+                                               state_qos)
+        self.pub_odom = node.create_publisher(Odometry, f'{prefix}odom', qos.SENSOR_PUB)
         self.state = VehicleState()
         self.state.header.frame_id = world_frame_id
         self.odom = Odometry()
@@ -49,3 +52,11 @@ class VehicleStatePublisher:
         set_vec3(o.twist.twist.linear, tq.quat2mat(q_wb).T @ np.asarray(v_enu, dtype=float))
         o.twist.twist.angular = m.angular_velocity
         self.pub_odom.publish(o)
+
+    def publish_boat(self, stamp, boat, i: int, odom: bool):
+        """Publish boat i of a BoatSwarm (sim_dynamics.core.usv) at stamp (NED -> ENU/FLU)."""
+        from sim_dynamics.core.usv import boat_state_ned
+        p, v, euler, w_frd, a = boat_state_ned(boat, i)
+        self.publish(stamp, ned_to_enu(p), q_ned_frd_to_enu_flu(euler_ned_to_quat(*euler)),
+                     ned_to_enu(v), frd_to_flu(w_frd), ned_to_enu(a),
+                     (0.0, 0.0, -float(boat.r_dot[i])), odom)

@@ -13,8 +13,10 @@ Model (per boat):
                 T_max = X_u U_top + X_uu U_top^2: full throttle gives exactly the top speed
                 (VRX's recipe)
     surge       (m + m_a) u' = T (1 - speed_loss) - X_u u - X_uu |u| u
-    yaw         T_n r' = K_n (u / U_top) delta - r - alpha r^3   (speed-scaled Nomoto, with
-                the optional cubic term of the nonlinear Nomoto model)
+    yaw         T_n r' = K_n a delta - r - alpha r^3   (speed-scaled Nomoto, with the optional
+                cubic term of the nonlinear Nomoto model); authority a = max(u / U_top,
+                PROP_WASH |thr|): at low speed the propeller wash over the rudder (twin
+                hulls: differential thrust) still turns the boat, as when turning in place
     sway        tau_v v' = -k_v u r - v   (the drift outward in a turn)
     kinematics  n' = u cos psi - v sin psi + c_n + w_n,  e' = u sin psi + v cos psi + c_e + w_e
                 (c: current, w = windage * wind: drift), psi' = r
@@ -39,6 +41,8 @@ WMO_WAVE_HEIGHT_M = (0.0, 0.05, 0.3, 0.875, 1.875, 3.25, 5.0, 7.5, 11.5, 14.0)
 # Speed loss at sea state s [-]: SPEED_LOSS_PER_SEA_STATE * s, a rule of thumb for small craft.
 SPEED_LOSS_PER_SEA_STATE = 0.04
 MAX_ROLL_RAD = math.radians(25.0)
+# Rudder authority from the propeller wash per unit throttle [-] (low-speed turning).
+PROP_WASH = 0.5
 MAX_PITCH_RAD = math.radians(15.0)
 
 
@@ -213,7 +217,10 @@ class BoatSwarm:
         thrust *= 1.0 - SPEED_LOSS_PER_SEA_STATE * self.sea_state
         u, v, r = self.u, self.v, self.r
         self.u_dot = (thrust - self.xu * u - self.xuu * np.abs(u) * u) / self.mass
-        self.r_dot = (self.k_n * (u / self.u_top) * self.rudder - r
+        # rudder authority: from the speed through the water, or from the propeller's wash
+        # over the rudder / differential thrust at low speed ("kick ahead")
+        authority = np.maximum(u / self.u_top, PROP_WASH * np.abs(self.throttle))
+        self.r_dot = (self.k_n * authority * self.rudder - r
                       - self.alpha * r * r * r) / self.t_n
         self.v_dot = (-self.k_v * u * r - v) / self.tau_v
         self.u = u + self.u_dot * dt
@@ -250,3 +257,18 @@ class BoatSwarm:
         c, s = np.cos(self.psi), np.sin(self.psi)
         drift = self.current_ne + self.windage[:, None] * self.wind_ne   # (N, 2)
         return (self.u * c - self.v * s + drift[:, 0], self.u * s + self.v * c + drift[:, 1])
+
+
+def boat_state_ned(b: BoatSwarm, i: int = 0):
+    """(p_ned, v_ned, euler (roll, pitch, yaw), w_frd, a_ned) of boat i (surface: down = 0).
+
+    a_ned: the acceleration over ground of the body motion (surge/sway rates plus the turn's
+    centripetal terms), without the constant drift.
+    """
+    psi, u, v, r = b.psi[i], b.u[i], b.v[i], b.r[i]
+    c, s = math.cos(psi), math.sin(psi)
+    vn, ve = b.ground_velocity_ne()
+    ax_b, ay_b = b.u_dot[i] - v * r, b.v_dot[i] + u * r
+    return (np.array([b.n[i], b.e[i], 0.0]), np.array([vn[i], ve[i], 0.0]),
+            (float(b.roll[i]), float(b.pitch[i]), float(psi)), np.array([0.0, 0.0, r]),
+            np.array([c * ax_b - s * ay_b, s * ax_b + c * ay_b, 0.0]))

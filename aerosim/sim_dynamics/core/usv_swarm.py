@@ -1,0 +1,534 @@
+"""The USV swarm simulation behind the USV UI protocol (seed 004): pure numpy, no rclpy.
+
+SwarmSim holds N boats (BoatSwarm), their PID speed/heading control (PidControl with the
+init's gains), the motion modes and tasks of command 22, health and attack, obstacles, map
+bounds and collisions. Every per-step computation is an array operation over the boats; Python
+loops run only on events (a command, a waypoint reached, a collision).
+
+Frames: local NED (north n, east e [m]) around the map's centre (pymap3d); headings compass
+[rad] (0 north, clockwise). The protocol's units (degrees, %, m/s) are converted at the edges
+(``command()`` in, ``columns()`` out).
+
+Motion (command 22 control mode; tasks 0 and 4 use it, the other tasks steer by themselves):
+0 none: throttle and rudder 0.   2 rudder/throttle: direct (rudder + = bow to starboard).
+3 heading/speed: PID holds.      1 waypoint/speed: steer to each waypoint at its leg speed.
+4 waypoint/time: arrive at waypoint k at its time [s after the command]: leg speed = distance
+  to the waypoint's circle / time left (capped at the boat's top speed).
+5 waypoint/variable speed: the waypoints at para7's speed; with changed = 0 only the speed is
+  taken (live).
+A waypoint counts as reached within ``waypoint_radius_m``; after the last one the boat stops
+(speed 0, heading held). Tasks (target = para3), each a moving station point followed with
+  v_des = v_target + k_station (p_slot - p), capped at the cruise speed (a boat within
+  waypoint_radius_m of a slot that is not moving stops there):
+1 escort: slot beside the target (starboard, port, then further out).   2 defend: between the
+target and the nearest active boat of another team, at defend_distance_m (at most half way).
+3 attack: close to 0.8 attack_radius; within attack_radius the target loses ``attack`` health
+per second (simulation mode). 5 ring guard: a point ring_lead_deg ahead on a circle of
+ring_radius_m round the target. 6 formation: wedge slots behind the target (the leader),
+formation_spacing_m apart, by boat id. A boat at health 0 has status 0 and stops.
+Collisions (obstacle circles, map bounds, other boats; a boat is a circle of half its length):
+a step that would bring a boat closer inside a contact is undone for it (position back, surge
+and sway speed 0: it stops and cannot pass through); it keeps its command and may turn and
+leave. One event is counted per contact (not per blocked step).
+"""
+
+from dataclasses import dataclass
+import math
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+import pymap3d
+from scipy.spatial import cKDTree
+import yaml
+
+from sim_core.errors import ConfigError
+from sim_core.frames import wrap_pi
+from sim_dynamics.core.usv import BoatSwarm, BoatType
+from sim_dynamics.core.usv_control import PidControl
+from usv_bridge.core import protocol as P
+
+# A contact lasts while the hull stays within this distance of touching [m] (hysteresis).
+CONTACT_MARGIN_M = 0.5
+# A task slot moving slower than this [m/s] is parked at (speed 0 within waypoint_radius_m).
+PARK_BELOW_MPS = 0.3
+# Beaufort force 0..12 -> wind speed [m/s] (middle of each band; 12: its lower bound).
+BEAUFORT_MPS = (0.0, 0.9, 2.45, 4.4, 6.7, 9.35, 12.3, 15.5, 18.95, 22.6, 26.45, 30.55, 32.7)
+
+
+@dataclass(frozen=True)
+class ObstacleType:
+    """An obstacle type code's name and collision radius [m]."""
+
+    name: str
+    radius_m: float
+
+
+@dataclass(frozen=True)
+class TypeTable:
+    """Type codes of the init command: boat types and obstacle types."""
+
+    boats: Dict[int, BoatType]
+    obstacles: Dict[int, ObstacleType]
+
+    @classmethod
+    def from_yaml(cls, path, boats_dir) -> 'TypeTable':
+        """Load config/usv_types.yaml; boat names are files in boats_dir."""
+        path = Path(path)
+        try:
+            raw = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f'{path}: cannot read type table: {exc}') from exc
+        if not isinstance(raw, dict) or set(raw) != {'boat_types', 'obstacle_types'}:
+            raise ConfigError(f'{path}: expected exactly boat_types and obstacle_types')
+        boats, obstacles = {}, {}
+        for code, name in (raw['boat_types'] or {}).items():
+            if not isinstance(code, int) or not isinstance(name, str):
+                raise ConfigError(f'{path}: boat_types: {code!r}: {name!r}: expected '
+                                  'integer code: boat file name')
+            boats[code] = BoatType.from_yaml(Path(boats_dir) / f'{name}.yaml')
+        for code, o in (raw['obstacle_types'] or {}).items():
+            r = o.get('radius_m') if isinstance(o, dict) else None
+            if not isinstance(code, int) or not isinstance(r, (int, float)) or \
+                    isinstance(r, bool) or not 0.0 < r < 1e5:
+                raise ConfigError(f'{path}: obstacle_types: {code!r}: expected {{name, '
+                                  f'radius_m > 0}}, got {o!r}')
+            obstacles[code] = ObstacleType(str(o.get('name', code)), float(r))
+        if not boats:
+            raise ConfigError(f'{path}: boat_types: at least one')
+        return cls(boats, obstacles)
+
+
+@dataclass(frozen=True)
+class SwarmParams:
+    """Behaviour parameters (ROS parameters of usv_swarm_node; defaults here)."""
+
+    waypoint_radius_m: float = 5.0
+    station_gain: float = 0.2           # 1/s: slot error to velocity
+    escort_distance_m: float = 30.0
+    defend_distance_m: float = 50.0
+    ring_radius_m: float = 60.0
+    ring_lead_deg: float = 30.0
+    formation_spacing_m: float = 25.0
+    cruise_ratio: float = 0.8           # task cruise speed / top speed when para7 gives none
+    wind_from_deg: float = 0.0          # direction the wind comes from (compass)
+    current_ne: Tuple[float, float] = (0.0, 0.0)
+    boat_collisions: bool = True
+
+
+def check_layout(boats_ne, radius, obstacles_ne, obstacles_r, obstacle_ids) -> None:
+    """Refuse a start where a boat's hull overlaps an obstacle or another boat.
+
+    ProtocolError (kind 'value') naming the boat: the init is refused before anything changes.
+    """
+    if len(obstacles_r):
+        tree = cKDTree(obstacles_ne)
+        d, k = tree.query(boats_ne, k=min(4, len(obstacles_r)))
+        d, k = d.reshape(len(boats_ne), -1), k.reshape(len(boats_ne), -1)
+        over = d < obstacles_r[k] + radius[:, None]
+        for i in np.flatnonzero(over.any(axis=1)):
+            j = k[i][over[i]][0]
+            raise P.ProtocolError('value', f'boats[{i}]: starts inside obstacle '
+                                  f'{obstacle_ids[j]} ({float(d[i][over[i]][0]):.1f} m from its '
+                                  f'centre, radius {obstacles_r[j]:g} m)')
+    if len(boats_ne) > 1:
+        pairs = cKDTree(boats_ne).query_pairs(2.0 * float(radius.max()), output_type='ndarray')
+        if len(pairs):
+            a, c = pairs[:, 0], pairs[:, 1]
+            d = np.hypot(*(boats_ne[a] - boats_ne[c]).T)
+            bad = np.flatnonzero(d < radius[a] + radius[c])
+            if len(bad):
+                i, j = sorted((int(a[bad[0]]), int(c[bad[0]])))
+                raise P.ProtocolError('value', f'boats[{j}]: starts {d[bad[0]]:.1f} m from '
+                                      f'boats[{i}], closer than their hulls allow')
+
+
+class SwarmSim:
+    """The boats of one init config, their commands, tasks, health and collisions."""
+
+    def __init__(self, cfg: P.SimConfig, types: TypeTable, params: SwarmParams = SwarmParams()):
+        """Build the swarm at the init's positions; every boat in mode 0 (stopped).
+
+        Raises ProtocolError if a boat starts overlapping an obstacle or another boat.
+        """
+        self.cfg, self.types, self.params = cfg, types, params
+        self.lat0, self.lon0 = cfg.center
+        specs = cfg.boats
+        self.n_boats = len(specs)
+        self.ids = np.array([b.id for b in specs], dtype=np.int64)
+        self.index = cfg.boat_index()
+        self.team = np.array([b.team for b in specs], dtype=np.int64)
+        self.boats = BoatSwarm([types.boats[b.type] for b in specs])
+        self.radius = 0.5 * self.boats.length
+        self.health0 = np.array([b.health for b in specs], dtype=float)
+        self.attack_radius = np.array([b.attack_radius_m for b in specs], dtype=float)
+        self.attack = np.array([b.attack for b in specs], dtype=float)
+        self.boats.gas_rate[:] = [b.gas_output_rate / 100.0 for b in specs]
+        wind = BEAUFORT_MPS[cfg.weather]
+        to = math.radians(params.wind_from_deg) + math.pi        # the air moves this way
+        self.boats.set_environment(current_ne=params.current_ne,
+                                   wind_ne=(wind * math.cos(to), wind * math.sin(to)),
+                                   sea_state=cfg.wave_degree)
+        self.control = PidControl(self.boats, cfg.gas_pid, cfg.steering_pid)
+        # obstacles and bounds in the local frame
+        ob = cfg.obstacles
+        self.obstacle_ids = np.array([o.id for o in ob], dtype=np.int64)
+        self.obstacle_ne = self.to_ne([o.lat_deg for o in ob], [o.lon_deg for o in ob]) \
+            if ob else np.zeros((0, 2))
+        self.obstacle_r = np.array([types.obstacles[o.type].radius_m for o in ob], dtype=float)
+        self._obstacle_tree = cKDTree(self.obstacle_ne) if ob else None
+        # map bounds: north/south edges at constant n; the west/east edges (meridians) as
+        # lines through their corners (e shrinks toward the pole)
+        c = self.to_ne([cfg.map_south_deg, cfg.map_north_deg] * 2,
+                       [cfg.map_west_deg] * 2 + [cfg.map_east_deg] * 2)
+        self.bounds_n = (float(c[0, 0]), float(c[1, 0]))       # (south, north) [m]
+        self._edge_w = np.polyfit(c[:2, 0], c[:2, 1], 1)       # e = a n + b
+        self._edge_e = np.polyfit(c[2:, 0], c[2:, 1], 1)
+        self._start_ne = self.to_ne([b.lat_deg for b in specs], [b.lon_deg for b in specs])
+        check_layout(self._start_ne, self.radius, self.obstacle_ne, self.obstacle_r,
+                     self.obstacle_ids)
+        self.collisions = {'obstacle': 0, 'bounds': 0, 'boat': 0}
+        self.events: List[str] = []          # what happened since the last read (log lines)
+        self.damage_enabled = True
+        self.reset()
+
+    # --- frames ----------------------------------------------------------------------------------
+    def to_ne(self, lat, lon) -> np.ndarray:
+        """(lat, lon) [deg] arrays -> (N, 2) local (north, east) [m]."""
+        n, e, _ = pymap3d.geodetic2ned(np.asarray(lat, dtype=float),
+                                       np.asarray(lon, dtype=float), 0.0,
+                                       self.lat0, self.lon0, 0.0)
+        return np.column_stack([np.atleast_1d(n), np.atleast_1d(e)])
+
+    def to_geodetic(self, n, e):
+        """Local (north, east) [m] arrays -> (lat, lon) [deg] arrays."""
+        lat, lon, _ = pymap3d.ned2geodetic(n, e, 0.0, self.lat0, self.lon0, 0.0)
+        return np.asarray(lat), np.asarray(lon)
+
+    # --- state -----------------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Every boat back at its init position, heading and health; stopped, mode 0."""
+        b, n = self.boats, self.n_boats
+        b.n[:], b.e[:] = self._start_ne[:, 0], self._start_ne[:, 1]
+        b.psi[:] = wrap_pi(np.radians([s.start_angle_deg for s in self.cfg.boats]))
+        for a in (b.u, b.v, b.r, b.u_dot, b.v_dot, b.r_dot, b.throttle, b.rudder,
+                  b.throttle_cmd, b.rudder_cmd):
+            a[:] = 0.0
+        b.active[:] = True
+        b.t = 0.0
+        self.control.release()
+        self.health = self.health0.copy()
+        self.task = np.zeros(n, dtype=np.int64)
+        self.target = np.full(n, -1, dtype=np.int64)        # index of the target boat
+        self.mode = np.zeros(n, dtype=np.int64)
+        self.route_id = np.zeros(n, dtype=np.int64)
+        self.cruise = np.zeros(n)                           # task cruise speed [m/s]
+        self.slot = np.zeros((n, 2))                        # escort/formation body offsets
+        self.routes: Dict[int, np.ndarray] = {}             # boat index -> (K, 3) n, e, value
+        self.wp_k = np.zeros(n, dtype=np.int64)
+        self.wp = np.full((n, 3), np.nan)                   # current waypoint n, e, value
+        self.route_t0 = np.zeros(n)                         # sim time of a mode-4 command
+        self.rudder_cmd_deg = np.zeros(n)
+        self.throttle_pct = np.zeros(n)
+        for k in self.collisions:
+            self.collisions[k] = 0
+        self._contact = {k: np.zeros(n, dtype=bool) for k in self.collisions}
+        self.t = 0.0
+
+    @property
+    def status(self) -> np.ndarray:
+        """1 normal, 0 fault (health 0)."""
+        return (self.health > 0.0).astype(np.int64)
+
+    # --- command 22 ------------------------------------------------------------------------------
+    def command(self, c: P.BoatCommand) -> str:
+        """Apply a validated command 22; returns a one-line description for the log."""
+        i = self.index[c.boat_id]
+        if self.health[i] <= 0.0:
+            raise ValueError(f'boat {c.boat_id} is out of action (health 0)')
+        ctl, b = self.control, self.boats
+        self.route_id[i] = c.route_id
+        self.task[i] = c.task
+        self.target[i] = self.index[c.target_id] if c.task in P.TASKS_WITH_TARGET else -1
+        if c.task in P.TASKS_WITH_TARGET:
+            top = b.u_top[i]
+            given = c.throttle_or_speed if c.mode in (P.MODE_HEADING_SPEED,
+                                                      P.MODE_WAYPOINT_VARIABLE_SPEED) else 0.0
+            self.cruise[i] = min(given, top) if given > 0.0 else self.params.cruise_ratio * top
+            self.mode[i] = P.MODE_HEADING_SPEED
+            ctl.hold_speed(0.0, i)
+            ctl.hold_heading(b.psi[i], i)
+            self._assign_slots(c.task, self.target[i])
+            return (f'boat {c.boat_id}: task {c.task} on boat {c.target_id}, cruise '
+                    f'{self.cruise[i]:.1f} m/s')
+        if c.mode in P.WAYPOINT_MODES and not c.changed and self.mode[i] == c.mode:
+            if c.mode == P.MODE_WAYPOINT_VARIABLE_SPEED:
+                self.routes[i][:, 2] = c.throttle_or_speed
+                if not np.isnan(self.wp[i, 0]):
+                    self.wp[i, 2] = c.throttle_or_speed
+                return f'boat {c.boat_id}: speed {c.throttle_or_speed:g} m/s on its route'
+            return f'boat {c.boat_id}: route unchanged'
+        self.mode[i] = c.mode
+        self.routes.pop(i, None)
+        self.wp[i] = np.nan
+        ctl.release(i)
+        if c.mode == P.MODE_NONE:
+            b.command(0.0, 0.0, i)
+            return f'boat {c.boat_id}: no control (throttle 0, rudder 0)'
+        if c.mode == P.MODE_RUDDER_THROTTLE:
+            self.rudder_cmd_deg[i], self.throttle_pct[i] = c.rudder_or_heading, \
+                c.throttle_or_speed
+            b.command(c.throttle_or_speed / 100.0, math.radians(c.rudder_or_heading), i)
+            return (f'boat {c.boat_id}: rudder {c.rudder_or_heading:g} deg, throttle '
+                    f'{c.throttle_or_speed:g} %')
+        if c.mode == P.MODE_HEADING_SPEED:
+            ctl.hold_speed(c.throttle_or_speed, i)
+            ctl.hold_heading(math.radians(c.rudder_or_heading), i)
+            return (f'boat {c.boat_id}: heading {c.rudder_or_heading:g} deg, speed '
+                    f'{c.throttle_or_speed:g} m/s')
+        # waypoint modes (a new route)
+        if not c.waypoints:
+            self.mode[i] = P.MODE_NONE
+            b.command(0.0, 0.0, i)
+            return f'boat {c.boat_id}: mode {c.mode} without waypoints: stopped'
+        wps = np.array(c.waypoints, dtype=float)
+        ne = self.to_ne(wps[:, 1], wps[:, 0])
+        route = np.column_stack([ne, wps[:, 2]])
+        if c.mode == P.MODE_WAYPOINT_VARIABLE_SPEED:
+            route[:, 2] = c.throttle_or_speed
+        self.routes[i] = route
+        self.wp_k[i] = 0
+        self.wp[i] = route[0]
+        self.route_t0[i] = self.t
+        ctl.hold_speed(0.0, i)
+        ctl.hold_heading(b.psi[i], i)
+        return f'boat {c.boat_id}: mode {c.mode}, route {c.route_id} of {len(route)} waypoints'
+
+    def _assign_slots(self, task: int, target: int) -> None:
+        """Slots (body offsets from the target: forward, starboard [m]) of escorts/formation."""
+        p = self.params
+        mates = np.flatnonzero((self.task == task) & (self.target == target))
+        mates = mates[np.argsort(self.ids[mates])]
+        for rank, i in enumerate(mates):
+            ring = rank // 2 + 1
+            side = 1.0 if rank % 2 == 0 else -1.0
+            if task == P.TASK_ESCORT:
+                self.slot[i] = (0.0, side * ring * p.escort_distance_m)
+            elif task == P.TASK_FORMATION:
+                self.slot[i] = (-ring * p.formation_spacing_m, side * ring * p.formation_spacing_m)
+
+    # --- step ------------------------------------------------------------------------------------
+    def step(self, dt: float) -> None:
+        """Guidance, control, physics, damage and collisions for every boat, dt [s]."""
+        self._waypoints()
+        self._tasks()
+        self.control.update(dt)
+        b = self.boats
+        n0, e0 = b.n.copy(), b.e.copy()
+        b.step(dt)
+        self.t += dt
+        self._damage(dt)
+        self._collide(n0, e0)
+
+    def _waypoints(self) -> None:
+        b, ctl = self.boats, self.control
+        on = ~np.isnan(self.wp[:, 0])
+        if not on.any():
+            return
+        i = np.flatnonzero(on)
+        dn, de = self.wp[i, 0] - b.n[i], self.wp[i, 1] - b.e[i]
+        dist = np.hypot(dn, de)
+        reached = dist < self.params.waypoint_radius_m
+        for k in i[reached]:                               # events: next waypoint or stop
+            route = self.routes[k]
+            self.wp_k[k] += 1
+            if self.wp_k[k] < len(route):
+                self.wp[k] = route[self.wp_k[k]]
+            else:
+                self.wp[k] = np.nan
+                ctl.hold_speed(0.0, k)
+                self.events.append(f'boat {self.ids[k]}: route {self.route_id[k]} done')
+        keep = ~reached
+        i, dn, de, dist = i[keep], dn[keep], de[keep], dist[keep]
+        if not len(i):
+            return
+        speed = self.wp[i, 2].copy()
+        timed = self.mode[i] == P.MODE_WAYPOINT_TIME
+        if timed.any():
+            left = self.wp[i, 2] - (self.t - self.route_t0[i])
+            # arrival = entering the waypoint's circle
+            togo = np.maximum(dist[timed] - self.params.waypoint_radius_m, 0.0)
+            speed[timed] = np.where(left[timed] > 0.0, togo / np.maximum(left[timed], 1e-3),
+                                    np.inf)
+        ctl.speed_sp[i] = np.minimum(speed, b.u_top[i])
+        ctl.heading_sp[i] = np.arctan2(de, dn)
+
+    def _tasks(self) -> None:
+        b, ctl, p = self.boats, self.control, self.params
+        i = np.flatnonzero((self.target >= 0) & (self.health > 0.0))
+        if not len(i):
+            return
+        j = self.target[i]
+        task = self.task[i]
+        pos = np.column_stack([b.n, b.e])
+        vn, ve = b.ground_velocity_ne()
+        tp, tv, th = pos[j], np.column_stack([vn[j], ve[j]]), b.psi[j]
+        rel = pos[i] - tp
+        rng = np.maximum(np.hypot(rel[:, 0], rel[:, 1]), 1e-6)
+        unit = rel / rng[:, None]
+        slot = tp.copy()
+        # escort / formation: body-frame offsets of the target
+        off = (task == P.TASK_ESCORT) | (task == P.TASK_FORMATION)
+        if off.any():
+            c, s = np.cos(th[off]), np.sin(th[off])
+            x, y = self.slot[i[off], 0], self.slot[i[off], 1]
+            slot[off] = tp[off] + np.column_stack([x * c - y * s, x * s + y * c])
+        att = task == P.TASK_ATTACK
+        slot[att] = tp[att] + 0.8 * self.attack_radius[i[att], None] * unit[att]
+        ring = task == P.TASK_RING
+        if ring.any():
+            ang = np.arctan2(rel[ring, 1], rel[ring, 0]) + math.radians(p.ring_lead_deg)
+            slot[ring] = tp[ring] + p.ring_radius_m * np.column_stack([np.cos(ang),
+                                                                        np.sin(ang)])
+        dfd = np.flatnonzero(task == P.TASK_DEFEND)
+        if len(dfd):
+            slot[dfd] = self._defend_slots(i[dfd], tp[dfd], pos)
+        err = slot - pos[i]
+        vd = tv + p.station_gain * err
+        # at a slot that does not move, stop (a boat cannot hover: chasing the point at a
+        # crawl only circles it); a dead target is not chased
+        parked = (np.hypot(err[:, 0], err[:, 1]) < p.waypoint_radius_m) \
+            & (np.hypot(tv[:, 0], tv[:, 1]) < PARK_BELOW_MPS)
+        vd[parked | (att & (self.health[j] <= 0.0))] = 0.0
+        sp = np.hypot(vd[:, 0], vd[:, 1])
+        cap = self.cruise[i]
+        scale = np.where(sp > cap, cap / np.maximum(sp, 1e-9), 1.0)
+        ctl.speed_sp[i] = sp * scale
+        ctl.heading_sp[i] = np.where(sp > 0.1, np.arctan2(vd[:, 1], vd[:, 0]),
+                                     np.where(parked, b.psi[i], th))
+
+    def _defend_slots(self, i, tp, pos) -> np.ndarray:
+        """Slots of the defenders i: toward the nearest active opponent of each protected."""
+        out = tp.copy()
+        alive = self.health > 0.0
+        for team in np.unique(self.team[i]):
+            mine = self.team[i] == team
+            opp = np.flatnonzero(alive & (self.team != team))
+            if not len(opp):
+                continue
+            d, k = cKDTree(pos[opp]).query(tp[mine])
+            vec = pos[opp[k]] - tp[mine]
+            dist = np.maximum(np.atleast_1d(d), 1e-6)
+            reach = np.minimum(self.params.defend_distance_m, 0.5 * dist)
+            out[mine] = tp[mine] + vec * (reach / dist)[:, None]
+        return out
+
+    def _damage(self, dt: float) -> None:
+        i = np.flatnonzero((self.task == P.TASK_ATTACK) & (self.target >= 0)
+                           & (self.health > 0.0))
+        if not len(i) or not self.damage_enabled:
+            return
+        b = self.boats
+        j = self.target[i]
+        d = np.hypot(b.n[i] - b.n[j], b.e[i] - b.e[j])
+        hit = (d <= self.attack_radius[i]) & (self.health[j] > 0.0)
+        if not hit.any():
+            return
+        np.subtract.at(self.health, j[hit], self.attack[i[hit]] * dt)
+        dead = np.flatnonzero((self.health <= 0.0) & b.active)
+        for k in dead:
+            self.events.append(f'boat {self.ids[k]}: health 0, out of action')
+        self.health = np.maximum(self.health, 0.0)
+        b.active[dead] = False
+        self.control.release(dead)
+        self.wp[dead] = np.nan
+        self.target[dead] = -1
+
+    def _collide(self, n0, e0) -> None:
+        """Undo the step of boats that moved closer inside a contact; count new contacts.
+
+        Per kind, ``hit``: the hull overlaps and the step brought it closer; ``near``: the hull
+        is within CONTACT_MARGIN_M of touching. A contact lasts while the boat stays near
+        (hysteresis), so a boat pinned against an obstacle is one event.
+        """
+        b = self.boats
+        pos = np.column_stack([b.n, b.e])
+        old = np.column_stack([n0, e0])
+        r, m = self.radius, CONTACT_MARGIN_M
+        kinds = []
+        if self._obstacle_tree is not None:
+            k = min(4, len(self.obstacle_r))
+            reach = float(self.obstacle_r.max() + r.max() + m)
+            d, j = self._obstacle_tree.query(pos, k=k, distance_upper_bound=reach)
+            d, j = d.reshape(len(pos), k), j.reshape(len(pos), k)
+            valid = j < len(self.obstacle_r)
+            jj = np.where(valid, j, 0)
+            gap = d - self.obstacle_r[jj] - r[:, None]
+            d_old = np.hypot(*(old[:, None, :] - self.obstacle_ne[jj]).transpose(2, 0, 1))
+            kinds.append(('obstacle', (valid & (gap < 0.0) & (d < d_old)).any(axis=1),
+                          (valid & (gap < m)).any(axis=1)))
+        s, nn = self.bounds_n
+        w, ee = np.polyval(self._edge_w, b.n), np.polyval(self._edge_e, b.n)
+        hit = (((b.n - r < s) & (b.n < n0)) | ((b.n + r > nn) & (b.n > n0))
+               | ((b.e - r < w) & (b.e < e0)) | ((b.e + r > ee) & (b.e > e0)))
+        near = (b.n - r < s + m) | (b.n + r > nn - m) | (b.e - r < w + m) | (b.e + r > ee - m)
+        kinds.append(('bounds', hit, near))
+        if self.params.boat_collisions and self.n_boats > 1:
+            pairs = cKDTree(pos).query_pairs(2.0 * float(r.max()) + m, output_type='ndarray')
+            h = np.zeros(self.n_boats, dtype=bool)
+            nr = np.zeros(self.n_boats, dtype=bool)
+            if len(pairs):
+                a, c = pairs[:, 0], pairs[:, 1]
+                d = np.hypot(*(pos[a] - pos[c]).T)
+                d_old = np.hypot(*(old[a] - old[c]).T)
+                over = d < r[a] + r[c]
+                # each boat is stopped for its own approach (the other may be the pusher)
+                h[a[over & (np.hypot(*(pos[a] - old[c]).T) < d_old)]] = True
+                h[c[over & (np.hypot(*(old[a] - pos[c]).T) < d_old)]] = True
+                touch = d < r[a] + r[c] + m
+                nr[a[touch]] = nr[c[touch]] = True
+            kinds.append(('boat', h, nr))
+        hit_any = np.zeros(self.n_boats, dtype=bool)
+        for kind, hit, near in kinds:
+            was = self._contact[kind]
+            for k in np.flatnonzero(hit & ~was):           # a contact is one event
+                self.collisions[kind] += 1
+                self.events.append(f'boat {self.ids[k]}: collision ({kind}) at n '
+                                   f'{b.n[k]:.1f} e {b.e[k]:.1f} m; stopped')
+            self._contact[kind] = hit | (was & near)
+            hit_any |= hit
+        idx = np.flatnonzero(hit_any)
+        if len(idx):
+            b.n[idx], b.e[idx] = n0[idx], e0[idx]
+            b.u[idx] = 0.0
+            b.v[idx] = 0.0
+
+    # --- output ----------------------------------------------------------------------------------
+    def columns(self, ids: Optional[np.ndarray] = None) -> Dict[str, np.ndarray]:
+        """Command 21's per-boat columns (P.CMD21_COLUMNS names), protocol units."""
+        b, ctl = self.boats, self.control
+        lat, lon = self.to_geodetic(b.n, b.e)
+        vn, ve = b.ground_velocity_ne()
+        manual = self.mode == P.MODE_RUDDER_THROTTLE
+        held = ctl.speed_hold | ctl.heading_hold
+        mode = np.where(manual, P.MODE_RUDDER_THROTTLE,
+                        np.where(held, P.MODE_HEADING_SPEED, P.MODE_NONE))
+        heading_sp = np.degrees(ctl.heading_sp) % 360.0
+        return {
+            'id': self.ids, 'lon_deg': lon, 'lat_deg': lat,
+            'yaw_deg': P.wrap_180(np.degrees(b.psi)), 'yaw_rate': b.r, 'yaw_acc': b.r_dot,
+            'pitch_deg': np.degrees(b.pitch), 'roll_deg': np.degrees(b.roll),
+            'speed_forward': b.u, 'acc_forward': b.u_dot, 'speed_lateral': b.v,
+            'acc_lateral': b.v_dot, 'course_deg': P.wrap_180(np.degrees(np.arctan2(ve, vn))),
+            'status': self.status, 'task': self.task,
+            'target_id': np.where(self.target >= 0, self.ids[np.maximum(self.target, 0)], 0),
+            'control_mode': mode,
+            'control_a': np.where(manual, np.degrees(b.rudder_cmd), heading_sp),
+            'control_b': np.where(manual, b.throttle_cmd * 100.0, ctl.speed_sp),
+            'health': self.health,
+        }
+
+    def take_events(self) -> List[str]:
+        """The log lines of what happened since the last call."""
+        ev, self.events = self.events, []
+        return ev

@@ -1,0 +1,229 @@
+"""The USV UI protocol codec (seed 004): init, 21, 22, 26 against the seed's field tables."""
+
+import copy
+import datetime
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from usv_bridge.core import protocol as P
+
+CONFIG = Path(__file__).resolve().parent.parent / 'config'
+BOAT_TYPES, OBSTACLE_TYPES = {1, 2}, {101, 102, 103, 104}
+
+# The seed's init example, as printed in the seed.
+SEED_INIT = {
+    'time_scale': 1, 'wave_degree': 1, 'weather': 1, 'hour': 13,
+    'x_leftTop_longtitude': 134, 'y_leftTop_latitude': 11,
+    'x_rightBottom_longtitude': 135, 'y_rightBottom_latitude': 10,
+    'boats': [{'id': 1, 'type': 1, 'team': 0, 'x_longtitude': 134.500, 'y_latitude': 10.5,
+               'startAngle': 0, 'health': 100, 'gas_outputRate': 100, 'attack_radius': 100,
+               'attack': 20}],
+    'obstacles': [{'id': 101, 'type': 101, 'x_longtitude': 134.50, 'y_latitude': 10.505,
+                   'startAngle': 0}],
+    'map_max_distance': 2000, 'task_area_center_longtitude': 134.48,
+    'task_area_center_latitude': 10.48, 'task_area_radius': 5000,
+    'gas_p': 0.1, 'gas_i': 0.001, 'gas_d': 0.5,
+    'steering_p': 0.15, 'steering_i': 0.001, 'steering_d': 0.13,
+}
+
+
+def parse(obj):
+    return P.parse_config(obj, BOAT_TYPES, OBSTACLE_TYPES)
+
+
+def test_the_seeds_init_example_and_the_shipped_sample_parse():
+    cfg = parse(json.loads(json.dumps(SEED_INIT)))
+    assert cfg.time_scale == 1.0 and cfg.wave_degree == 1 and cfg.hour == 13
+    assert (cfg.map_west_deg, cfg.map_north_deg, cfg.map_east_deg, cfg.map_south_deg) == \
+        (134.0, 11.0, 135.0, 10.0)
+    b = cfg.boats[0]
+    assert (b.id, b.type, b.team, b.lon_deg, b.lat_deg, b.health, b.gas_output_rate,
+            b.attack_radius_m, b.attack) == (1, 1, 0, 134.5, 10.5, 100.0, 100.0, 100.0, 20.0)
+    assert cfg.obstacles[0].id == 101 and cfg.gas_pid == (0.1, 0.001, 0.5)
+    assert cfg.steering_pid == (0.15, 0.001, 0.13) and cfg.center == (10.5, 134.5)
+    sample = parse(json.loads((CONFIG / 'SimConfig.json').read_text()))
+    assert len(sample.boats) == 5 and {b.team for b in sample.boats} == {0, 1}
+
+
+def set_path(obj, path, value):
+    *head, last = path
+    for k in head:
+        obj = obj[k]
+    if value is KeyError:
+        del obj[last]
+    else:
+        obj[last] = value
+
+
+@pytest.mark.parametrize('path, value, kind, named', [
+    (('time_scale',), 0, 'value', 'time_scale'),
+    (('time_scale',), '1', 'type', 'time_scale'),
+    (('wave_degree',), 10, 'value', 'wave_degree'),
+    (('wave_degree',), 1.5, 'type', 'wave_degree'),
+    (('weather',), True, 'type', 'weather'),
+    (('hour',), 24, 'value', 'hour'),
+    (('x_rightBottom_longtitude',), 133, 'value', 'x_rightBottom_longtitude'),
+    (('y_rightBottom_latitude',), 12, 'value', 'y_rightBottom_latitude'),
+    (('boats',), [], 'value', 'boats'),
+    (('boats',), {}, 'type', 'boats'),
+    (('boats', 0, 'id'), -1, 'value', 'boats[0].id'),
+    (('boats', 0, 'type'), 9, 'value', 'boats[0].type'),
+    (('boats', 0, 'x_longtitude'), 136.0, 'value', 'boats[0].x_longtitude'),
+    (('boats', 0, 'y_latitude'), 9.99, 'value', 'boats[0].y_latitude'),
+    (('boats', 0, 'health'), 0, 'value', 'boats[0].health'),
+    (('boats', 0, 'gas_outputRate'), -5, 'value', 'boats[0].gas_outputRate'),
+    (('boats', 0, 'attack_radius'), None, 'type', 'boats[0].attack_radius'),
+    (('boats', 0, 'attack'), KeyError, 'value', 'boats[0].attack: missing'),
+    (('boats', 0), 'boat', 'type', 'boats[0]'),
+    (('obstacles', 0, 'id'), 1, 'value', 'obstacles[0].id: 1 is already used by boats[0]'),
+    (('obstacles', 0, 'type'), 7, 'value', 'obstacles[0].type'),
+    (('task_area_radius',), -1, 'value', 'task_area_radius'),
+    (('steering_d',), 'x', 'type', 'steering_d'),
+    (('gas_p',), KeyError, 'value', 'gas_p: missing'),
+])
+def test_every_bad_init_field_is_refused_by_name(path, value, kind, named):
+    obj = copy.deepcopy(SEED_INIT)
+    set_path(obj, path, value)
+    with pytest.raises(P.ProtocolError) as e:
+        parse(obj)
+    assert e.value.kind == kind and named in str(e.value)
+
+
+def test_duplicate_boat_ids_and_unknown_fields():
+    obj = copy.deepcopy(SEED_INIT)
+    obj['boats'].append(dict(obj['boats'][0], y_latitude=10.4))
+    with pytest.raises(P.ProtocolError, match=r'boats\[1\].id: 1 is already used by boats\[0\]'):
+        parse(obj)
+    obj['boats'][1]['id'] = 2
+    obj['extra'] = 1
+    obj['boats'][1]['colour'] = 'red'
+    assert parse(obj).ignored == ('extra', 'boats[1].colour')
+
+
+@pytest.mark.parametrize('data, kind', [
+    (b'\xff\xfe', 'encoding'), (b'not json', 'json'), (b'[1, NaN]', 'json'),
+    (b'[22, Infinity]', 'json'), (b'[]', 'command'), (b'"text"', 'command'),
+    (b'[99, 1]', 'command'), (b'[true]', 'command'), (b'[' * 100000, 'json'),
+    (b' ' * (P.MAX_TEXT_BYTES + 1), 'size'),
+])
+def test_decode_refuses_what_is_not_a_command(data, kind):
+    with pytest.raises(P.ProtocolError) as e:
+        P.decode(data)
+    assert e.value.kind == kind
+
+
+def test_decode_finds_the_command():
+    assert P.decode(b'[26, 2]') == (26, [26, 2])
+    assert P.decode(b'{"a": 1}') == ('init', {'a': 1})
+    assert P.parse_command26([26, 2]) == P.SESSION_SIMULATION
+    for bad, kind in (([26], 'arity'), ([26, 4], 'value'), ([26, 'x'], 'type'),
+                      ([26, 1, 2], 'arity')):
+        with pytest.raises(P.ProtocolError) as e:
+            P.parse_command26(bad)
+        assert e.value.kind == kind
+
+
+def cfg2():
+    obj = copy.deepcopy(SEED_INIT)
+    obj['boats'].append(dict(obj['boats'][0], id=7, team=1, y_latitude=10.4))
+    return parse(obj)
+
+
+def test_command_22_fields_per_the_seed_table():
+    cfg = cfg2()
+    # [22, id, task, target, route, reserved, mode, throttle/speed, rudder/heading, changed, n]
+    c = P.parse_command22([22, 1, 0, 0, 0, 0, 2, 60, -12.5, 0, 0], cfg)
+    assert (c.boat_id, c.mode, c.throttle_or_speed, c.rudder_or_heading) == (1, 2, 60.0, -12.5)
+    c = P.parse_command22([22, 1, 3, 7, 5, 0, 3, 2.5, 270, 0, 0], cfg)
+    assert (c.task, c.target_id, c.route_id, c.rudder_or_heading) == (3, 7, 5, 270.0)
+    c = P.parse_command22([22, 1, 0, 0, 9, 0, 1, 0, 0, 1, 2, 134.1, 10.2, 2.0,
+                           134.12345678, 10.3, 1.5], cfg)
+    assert c.changed and c.waypoints == ((134.1, 10.2, 2.0), (134.12345678, 10.3, 1.5))
+    c = P.parse_command22([22, 1, 0, 0, 9, 0, 4, 0, 0, 1, 2, 134.1, 10.2, 60,
+                           134.2, 10.3, 120], cfg)
+    assert [w[2] for w in c.waypoints] == [60.0, 120.0]
+
+
+@pytest.mark.parametrize('cmd, kind, named', [
+    ([22, 1, 0, 0, 0, 0, 2, 60, 0, 0], 'arity', 'at least 11'),
+    ([22, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0], 'unknown_id', 'no boat 9'),
+    ([22, 1, 7, 0, 0, 0, 0, 0, 0, 0, 0], 'value', 'para2'),
+    ([22, 1, 1, 8, 0, 0, 0, 0, 0, 0, 0], 'unknown_id', 'para3'),
+    ([22, 1, 3, 1, 0, 0, 0, 0, 0, 0, 0], 'value', 'itself'),
+    ([22, 1, 0, 0, 0, 0, 6, 0, 0, 0, 0], 'value', 'para6'),
+    ([22, 1, 0, 0, 0, 0, 2, 101, 0, 0, 0], 'value', 'throttle'),
+    ([22, 1, 0, 0, 0, 0, 2, 50, 31, 0, 0], 'value', 'rudder'),
+    ([22, 1, 0, 0, 0, 0, 3, 2, 360, 0, 0], 'value', 'heading'),
+    ([22, 1, 0, 0, 0, 0, 3, -1, 10, 0, 0], 'value', 'speed'),
+    ([22, 1, 0, 0, 0, 0, 3, 'fast', 10, 0, 0], 'type', 'para7'),
+    ([22, 1, 0, 0, 0, 0, 3, 1, None, 0, 0], 'type', 'para8'),
+    ([22, 1, 0, 0, 0, 0, 1, 0, 0, 2, 0], 'value', 'para9'),
+    ([22, 1, 0, 0, 0, 0, 1, 0, 0, 1, 1, 134.1, 10.2], 'arity', '1 waypoints need 14'),
+    ([22, 1, 0, 0, 0, 0, 1, 0, 0, 1, 1, 136.1, 10.2, 1.0], 'value', 'outside the map'),
+    ([22, 1, 0, 0, 0, 0, 4, 0, 0, 1, 2, 134.1, 10.2, 60, 134.2, 10.2, 30], 'value',
+     'time_s'),
+    ([22, 1, 0, 0, 0, 0, 1, 0, 0, 1, 0], 'value', 'needs waypoints'),
+    ([22, 1, 0, 0, 0, 0, 1, 0, 0, 1, P.MAX_WAYPOINTS + 1], 'value', 'para10'),
+    ([22, 1.5, 0, 0, 0, 0, 0, 0, 0, 0, 0], 'type', 'para1'),
+])
+def test_bad_command_22_is_refused_by_field(cmd, kind, named):
+    with pytest.raises(P.ProtocolError) as e:
+        P.parse_command22(cmd, cfg2())
+    assert e.value.kind == kind and named in str(e.value)
+
+
+def columns(n, rng):
+    cols = {}
+    for name, is_int in P.CMD21_COLUMNS:
+        cols[name] = rng.integers(0, 1000, n) if is_int else rng.uniform(-179.9, 179.9, n)
+    cols['id'] = np.arange(1, n + 1)
+    return cols
+
+
+def test_command_21_layout_units_and_round_trip():
+    rng = np.random.default_rng(1)
+    cols = columns(3, rng)
+    stamp = P.timestamp(datetime.datetime(2026, 11, 23, 13, 4, 5, 678000))
+    assert stamp == '2026-11-23-13-04-05-678'
+    assert P.parse_timestamp(stamp) == datetime.datetime(2026, 11, 23, 13, 4, 5, 678000)
+    [data] = P.encode_21(cols, stamp)
+    arr = json.loads(data)
+    assert arr[0] == 21 and arr[1] == 3 and len(arr) == 3 + 20 * 3 and arr[-1] == stamp
+    boats, ts = P.decode_21(arr)
+    assert ts == stamp
+    for i, b in enumerate(boats):
+        for name, is_int in P.CMD21_COLUMNS:
+            v = cols[name][i]
+            if is_int:
+                assert b[name] == int(v) and isinstance(b[name], int)
+            elif name in ('lon_deg', 'lat_deg'):
+                assert b[name] == pytest.approx(v, abs=5e-9)      # 8 decimals
+            else:
+                assert b[name] == pytest.approx(v, abs=5e-5)
+    # para2 is the boat id, para3/para4 lon/lat, para15 the status ... in the seed's order
+    assert [arr[2], arr[3], arr[4]] == [1, round(cols['lon_deg'][0], 8),
+                                        round(cols['lat_deg'][0], 8)]
+    assert arr[2 + 13] == int(cols['status'][0]) and arr[2 + 19] == round(cols['health'][0], 4)
+
+
+def test_command_21_splits_into_complete_commands():
+    cols = columns(1000, np.random.default_rng(2))
+    parts = P.encode_21(cols, '2026-11-23-13-04-05-678', max_bytes=8000)
+    assert len(parts) > 10 and all(len(p) <= 8000 for p in parts)
+    ids = []
+    for p in parts:
+        boats, ts = P.decode_21(json.loads(p))
+        assert ts == '2026-11-23-13-04-05-678'
+        ids += [b['id'] for b in boats]
+    assert ids == list(range(1, 1001))                  # every boat once, in order
+    with pytest.raises(ValueError, match='too small'):
+        P.encode_21(cols, 'x', max_bytes=100)
+
+
+def test_wrap_180():
+    assert P.wrap_180(180.0) == -180.0 and P.wrap_180(-180.0) == -180.0
+    assert P.wrap_180(359.0) == pytest.approx(-1.0) and P.wrap_180(540.5) == pytest.approx(
+        -179.5)

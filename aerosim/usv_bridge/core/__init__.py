@@ -1,0 +1,1 @@
+"""USV swarm protocol (seed 004), pure: codec and validation."""
