@@ -11,7 +11,8 @@ Inputs (relative names; the graph runs it in namespace ``swarm``), published by 
 - session (std_msgs/UInt8, latched): command 26. 1 practice / 2 simulation: the swarm restarts
   from its init state and runs (practice: attacks deal no damage); 0 end and 3 real-boat: the
   swarm is reset and the clock paused (real-boat: the commands are for real boats' drivers).
-- command (aerosim_msgs/BoatCommand): command 22, validated again, applied while running.
+- command (aerosim_msgs/BoatCommand): command 22, validated again, applied while running
+  (one that overtakes the session start on the other topic is applied at the start).
 Outputs: state (aerosim_msgs/SwarmState, every boat, state_rate_hz on sim time),
 boat_<id>/vehicle_state and boat_<id>/odom for the first boat_topics_max boats (rviz, bags).
 """
@@ -39,6 +40,8 @@ from usv_bridge.core import protocol as P
 
 # At most this many event lines (collisions, waypoints) are logged per step; the rest counted.
 MAX_EVENT_LINES = 5
+# Commands held while no session runs (they overtook the session start), at most.
+MAX_PENDING = 10000
 INT_COLUMNS = ('id', 'team', 'status', 'task', 'target_id', 'control_mode')
 
 
@@ -111,6 +114,7 @@ class UsvSwarmNode(SimTimeNode):
         cfg = load_sim_config(sim_config, self.types, self.max_boats)
         self.sim = None
         self.session = P.SESSION_END
+        self._pending = []
         self.pub_swarm = self.create_publisher(SwarmState, 'state', qos.STATE)
         self._state_dec = Decimator(state_rate)
         self._boat_dec = Decimator(boat_rate)
@@ -180,6 +184,10 @@ class UsvSwarmNode(SimTimeNode):
             self.clock.set_state(SimState.RUNNING if running else SimState.PAUSED, now)
         self._message = f'session {P.SESSION_NAMES[code]}' + (f' ({why})' if why else '')
         self.get_logger().info(f'{self._message} at t = {self.clock.t:.3f} s')
+        pending, self._pending = self._pending, []
+        if code in (P.SESSION_PRACTICE, P.SESSION_SIMULATION):
+            for msg in pending:
+                self._apply(msg)
         self._publish_swarm(self._stamp())
         self._publish_status()
 
@@ -188,9 +196,18 @@ class UsvSwarmNode(SimTimeNode):
 
     @serialized
     def _on_command(self, msg: BoatCommand):
-        if self.session not in (P.SESSION_PRACTICE, P.SESSION_SIMULATION):
-            return self._reject('command', f'boat {msg.boat_id}: no simulation running '
-                                f'(session {P.SESSION_NAMES[self.session]})')
+        if self.session == P.SESSION_REAL:
+            return                          # for the real boats' drivers, not simulated
+        if self.session == P.SESSION_END:
+            # usv_bridge forwards a 22 only after a 26 start: this one overtook the session
+            # message (topics are not ordered with each other); apply it at the start
+            if len(self._pending) >= MAX_PENDING:
+                return self._reject('command', f'boat {msg.boat_id}: no session running')
+            self._pending.append(msg)
+            return
+        self._apply(msg)
+
+    def _apply(self, msg: BoatCommand):
         n = len(msg.waypoint_lon_deg)
         if not len(msg.waypoint_lat_deg) == len(msg.waypoint_value) == n:
             return self._reject('command', 'waypoint arrays of different lengths')

@@ -1,0 +1,246 @@
+"""The sim_usv_swarm graph (usv_swarm_node + usv_bridge) over real UDP/TCP with a JSON client.
+
+The client plays the USV UI of seed 004: init -> 26:2 -> 22, reading command 21 at the
+configured rate (checked on the sim-time stamps); garbage on the port is counted by kind and
+changes nothing; TCP carries the same commands one per line.
+"""
+
+import json
+import math
+import os
+from pathlib import Path
+import socket
+import time
+
+import pytest
+
+from conftest import spin_until, UdpPeer
+from usv_bridge.core import protocol as P
+
+PORT_BASE = 27200 + (os.getpid() % 50) * 10
+CONFIG = Path(__file__).resolve().parent.parent / 'config'
+TIME_SCALE = 10
+
+
+def sample(**top):
+    obj = json.loads((CONFIG / 'SimConfig.json').read_text())
+    obj['time_scale'] = TIME_SCALE
+    obj.update(top)
+    return obj
+
+
+class UiPeer(UdpPeer):
+    """The USV UI: JSON datagrams."""
+
+    def send(self, obj):
+        self.raw(json.dumps(obj).encode())
+
+    def messages(self, timeout_s):
+        for data in self.datagrams(timeout_s):
+            yield json.loads(data)
+
+    def wait_21(self, timeout_s=15.0, pred=lambda boats, ts: True):
+        for m in self.messages(timeout_s):
+            if isinstance(m, list) and m[0] == 21:
+                boats, ts = P.decode_21(m)
+                if pred(boats, ts):
+                    return boats, ts
+        raise AssertionError(f'no matching command 21 within {timeout_s} s')
+
+    def reply(self, timeout_s=10.0):
+        for m in self.messages(timeout_s):
+            if isinstance(m, dict):
+                return m
+        raise AssertionError('no reply')
+
+
+def start_graph(procs, port, ui_port, **bridge):
+    swarm = procs.node('sim_dynamics.usv_swarm_node', 'usv_swarm_node',
+                       {'clock_rate_hz': 20.0}, ns='/swarm')
+    params = {'bind': f'127.0.0.1:{port}', 'tcp_bind': f'127.0.0.1:{port}',
+              'ui_address': f'127.0.0.1:{ui_port}', 'warn_period_s': 0.1,
+              'use_sim_time': True}
+    params.update(bridge)
+    return swarm, procs.node('usv_bridge.usv_bridge_node', 'usv_bridge', params, ns='/swarm')
+
+
+def seconds(ts):
+    t = P.parse_timestamp(ts)
+    return t.hour * 3600 + t.minute * 60 + t.second + t.microsecond * 1e-6
+
+
+def test_init_session_and_control_with_21_at_its_rate(procs, ros_context):
+    from aerosim_msgs.msg import SwarmState
+    from nav_msgs.msg import Odometry
+    from rclpy.executors import SingleThreadedExecutor
+    from sim_core.ros import qos
+    rclpy, ctx = ros_context
+    port, ui_port = PORT_BASE, PORT_BASE + 1
+    swarm, bridge = start_graph(procs, port, ui_port)
+    ui = UiPeer(ui_port, port)
+    node = rclpy.create_node('swarm_test', namespace='/swarm', context=ctx)
+    ex = SingleThreadedExecutor(context=ctx)
+    ex.add_node(node)
+    states, odom = [], []
+    node.create_subscription(SwarmState, 'state', states.append, qos.STATE)
+    node.create_subscription(Odometry, 'boat_1/odom', odom.append, qos.SENSOR_SUB)
+    # init (retried until the bridge is up) -> the reply names the counts
+    for _ in range(30):
+        ui.send(sample())
+        try:
+            rep = ui.reply(1.0)
+            break
+        except AssertionError:
+            continue
+    else:
+        raise AssertionError(procs.output(bridge))
+    assert rep == {'reply': 'init', 'ok': True, 'boats': 5, 'obstacles': 2, 'ignored': []}
+    # no session yet: no command 21
+    assert not [m for m in ui.messages(1.0) if m[0] == 21]
+    ui.send([26, 2])
+    boats, ts = ui.wait_21()
+    assert [b['id'] for b in boats] == [1, 2, 3, 11, 12]
+    assert (boats[0]['lon_deg'], boats[0]['lat_deg']) == pytest.approx((134.5, 10.5), abs=1e-7)
+    assert boats[3]['yaw_deg'] == -180.0 and all(b['status'] == 1 for b in boats)
+    assert seconds(ts) - 13 * 3600 < 1.0                 # the init's hour + session time
+    # 10 Hz on sim time: consecutive stamps 100 ms apart, none missing
+    stamps = [seconds(ts)]
+    t_wall = time.monotonic()
+    for m in ui.messages(2.0):
+        if m[0] == 21:
+            stamps.append(seconds(m[-1]))
+    steps = [round(b - a, 3) for a, b in zip(stamps, stamps[1:])]
+    assert len(steps) > 10 and set(steps) == {0.1}, steps
+    rate_wall = len(steps) / (time.monotonic() - t_wall)
+    assert 0.5 * 10 * TIME_SCALE < rate_wall < 1.5 * 10 * TIME_SCALE
+    # 22 heading/speed for boat 1: reached within 60 s of sim time
+    ui.send([22, 1, 0, 0, 0, 0, 3, 2.0, 90, 0, 0])
+    t0 = stamps[-1]
+    boats, ts = ui.wait_21(20.0, lambda b, t: seconds(t) > t0 + 60.0)
+    b = boats[0]
+    assert b['yaw_deg'] == pytest.approx(90.0, abs=2.0)
+    assert b['speed_forward'] == pytest.approx(2.0, abs=0.2)
+    assert (b['control_mode'], b['control_a'], b['control_b']) == (3, 90.0, 2.0)
+    assert boats[1]['control_mode'] == 0 and boats[1]['speed_forward'] == 0.0
+    # the ROS side: SwarmState and boat_1's odometry agree with command 21
+    assert spin_until(node, ex, lambda: states and odom, 10.0)
+    s = states[-1]
+    assert s.session == SwarmState.SESSION_SIMULATION and list(s.id) == [1, 2, 3, 11, 12]
+    assert s.x_east_m[0] > 50.0 and abs(s.y_north_m[0]) < 30.0    # turned east, went east
+    o = odom[-1]
+    assert o.pose.pose.position.x > 50.0 and o.header.frame_id == 'map'
+    # 26:0 ends the session: command 21 stops
+    ui.send([26, 0])
+    for _ in ui.messages(0.5):                  # what was already under way
+        pass
+    assert not [m for m in ui.messages(1.0) if m[0] == 21]
+
+
+GARBAGE = [
+    (b'\xff\xfe\x00', 'encoding'),
+    (b'hello', 'json'),
+    (b'[22, NaN]', 'json'),
+    (b'[1, 2, 3]', 'command'),
+    (b'[]', 'command'),
+    (b'"string"', 'command'),
+    (b'[21, 0, "2026"]', 'command'),
+    (b'[22, 1, 0]', 'arity'),
+    (b'[22, 999, 0, 0, 0, 0, 3, 2.0, 90, 0, 0]', 'unknown_id'),
+    (b'[22, 1, 0, 0, 0, 0, 3, 2.0, 400, 0, 0]', 'value'),
+    (b'[22, 1, 0, 0, 0, 0, 3, "2", 90, 0, 0]', 'type'),
+    (b'[22, 1, 0, 0, 0, 0, 1, 0, 0, 1, 2, 134.5, 10.5, 1]', 'arity'),
+    (b'[26, 7]', 'value'),
+    (b'{"time_scale": 1}', 'value'),
+    (json.dumps([22, 1, 0, 0, 0, 0, 1, 0, 0, 1, 1000] + [134.5, 10.5, 1.0] * 1000 + [1])
+     .encode(), 'arity'),
+]
+
+
+def test_garbage_is_counted_by_kind_and_changes_nothing(procs, ros_context):
+    from diagnostic_msgs.msg import DiagnosticArray
+    from rclpy.executors import SingleThreadedExecutor
+    rclpy, ctx = ros_context
+    port, ui_port = PORT_BASE + 2, PORT_BASE + 3
+    swarm, bridge = start_graph(procs, port, ui_port)
+    ui = UiPeer(ui_port, port)
+    node = rclpy.create_node('swarm_diag', context=ctx)
+    ex = SingleThreadedExecutor(context=ctx)
+    ex.add_node(node)
+    diags = []
+    node.create_subscription(DiagnosticArray, '/diagnostics', diags.append, 10)
+    for _ in range(30):
+        ui.send(sample())
+        try:
+            ui.reply(1.0)
+            break
+        except AssertionError:
+            continue
+    ui.send([26, 2])
+    ui.send([22, 2, 0, 0, 0, 0, 3, 1.0, 180, 0, 0])
+    boats, ts = ui.wait_21(15.0, lambda b, t: b[1]['control_mode'] == 3)
+    before = boats
+    # a bad init is answered with the field it got wrong and changes nothing
+    bad = sample()
+    bad['boats'][2]['health'] = -5
+    ui.send(bad)
+    rep = ui.reply()
+    assert rep['ok'] is False and rep['kind'] == 'value' and 'boats[2].health' in rep['error']
+    expected = {'value': 1}
+    for data, kind in GARBAGE:
+        ui.raw(data)
+        expected[kind] = expected.get(kind, 0) + 1
+    want = sum(expected.values())
+
+    def counts():
+        for arr in reversed(diags):
+            for st in arr.status:
+                if 'USV UI link' in st.name:
+                    return {kv.key: kv.value for kv in st.values}
+        return {}
+    assert spin_until(node, ex, lambda: counts().get('rejected') == str(want), 15.0), \
+        (counts(), procs.output(bridge))
+    c = counts()
+    for kind in P.REJECT_KINDS:
+        assert c[f'rejected_{kind}'] == str(expected.get(kind, 0)), kind
+    assert c['init'] == '1' and c['cmd22'] == '1' and c['cmd26'] == '1'
+    # the sim is unaffected: same boats, boat 2 still on its command, boat 1 untouched
+    boats, ts = ui.wait_21()
+    assert [b['id'] for b in boats] == [b['id'] for b in before]
+    assert (boats[1]['control_mode'], boats[1]['control_a'], boats[1]['control_b']) == \
+        (3, 180.0, 1.0)
+    assert boats[0]['control_mode'] == 0 and boats[0]['health'] == 100.0
+    assert swarm.poll() is None and bridge.poll() is None
+    out = procs.output(bridge)
+    assert 'rejected' in out and 'boats[2].health' in out
+
+
+def test_tcp_transport_carries_the_same_commands_one_per_line(procs):
+    port = PORT_BASE + 4
+    start_graph(procs, port, PORT_BASE + 5, transport='tcp')
+    deadline = time.monotonic() + 30.0
+    while True:
+        try:
+            sock = socket.create_connection(('127.0.0.1', port), timeout=1.0)
+            break
+        except OSError:
+            assert time.monotonic() < deadline, 'no TCP server'
+            time.sleep(0.2)
+    f = sock.makefile('rb')
+    cfg = sample()
+    # one init split over two writes, then 26 and 22 in one write: lines are reassembled
+    text = json.dumps(cfg).encode()
+    sock.sendall(text[:100])
+    time.sleep(0.1)
+    sock.sendall(text[100:] + b'\n')
+    assert json.loads(f.readline())['ok'] is True
+    sock.sendall(b'[26, 1]\n[22, 3, 0, 0, 0, 0, 2, 100, 10, 0, 0]\nnot json\n')
+    for _ in range(200):
+        m = json.loads(f.readline())
+        boats, ts = P.decode_21(m)
+        if boats[2]['control_mode'] == 2:
+            break
+    assert len(boats) == 5 and boats[2]['control_a'] == 10.0 and boats[2]['control_b'] == 100.0
+    # practice session: every boat in one line (no splitting on TCP)
+    assert m[1] == 5 and len(m) == 3 + 20 * 5
+    sock.close()
+    assert not math.isnan(boats[2]['lon_deg'])
