@@ -50,6 +50,8 @@ from usv_bridge.core import protocol as P
 
 # A contact lasts while the hull stays within this distance of touching [m] (hysteresis).
 CONTACT_MARGIN_M = 0.5
+# Neighbour list skin [m]: the boat-pair list is rebuilt when a boat moved half of it.
+NEIGHBOUR_SKIN_M = 10.0
 # A task slot moving slower than this [m/s] is parked at (speed 0 within waypoint_radius_m).
 PARK_BELOW_MPS = 0.3
 # Beaufort force 0..12 -> wind speed [m/s] (middle of each band; 12: its lower bound).
@@ -233,6 +235,8 @@ class SwarmSim:
         for k in self.collisions:
             self.collisions[k] = 0
         self._contact = {k: np.zeros(n, dtype=bool) for k in self.collisions}
+        self._pairs = None                                  # neighbour list (boat contacts)
+        self._pairs_pos = None
         self.t = 0.0
 
     @property
@@ -474,7 +478,7 @@ class SwarmSim:
         near = (b.n - r < s + m) | (b.n + r > nn - m) | (b.e - r < w + m) | (b.e + r > ee - m)
         kinds.append(('bounds', hit, near))
         if self.params.boat_collisions and self.n_boats > 1:
-            pairs = cKDTree(pos).query_pairs(2.0 * float(r.max()) + m, output_type='ndarray')
+            pairs = self._neighbour_pairs(pos, 2.0 * float(r.max()) + m)
             h = np.zeros(self.n_boats, dtype=bool)
             nr = np.zeros(self.n_boats, dtype=bool)
             if len(pairs):
@@ -502,6 +506,21 @@ class SwarmSim:
             b.n[idx], b.e[idx] = n0[idx], e0[idx]
             b.u[idx] = 0.0
             b.v[idx] = 0.0
+
+    def _neighbour_pairs(self, pos, reach: float) -> np.ndarray:
+        """Boat pairs that may be within reach [m]: a Verlet neighbour list.
+
+        Built with a k-d tree for reach + NEIGHBOUR_SKIN_M and kept until some boat has moved
+        half the skin from where it was at the build: no pair can come within reach unseen.
+        """
+        if self._pairs is not None:
+            d = pos - self._pairs_pos
+            moved = np.max(np.hypot(d[:, 0], d[:, 1]), initial=0.0)
+            if moved < 0.5 * NEIGHBOUR_SKIN_M:
+                return self._pairs
+        self._pairs_pos = pos.copy()
+        self._pairs = cKDTree(pos).query_pairs(reach + NEIGHBOUR_SKIN_M, output_type='ndarray')
+        return self._pairs
 
     # --- output ----------------------------------------------------------------------------------
     def columns(self, ids: Optional[np.ndarray] = None) -> Dict[str, np.ndarray]:

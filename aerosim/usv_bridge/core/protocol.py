@@ -439,24 +439,30 @@ def encode_21(columns: Dict[str, np.ndarray], stamp: str,
         else:
             d = LATLON_DECIMALS if name in ('lon_deg', 'lat_deg') else VALUE_DECIMALS
             cols.append(np.round(a.astype(float), d).tolist())
-    n = len(cols[0])
+    rows = list(zip(*cols))
     tail = json.dumps(stamp)
-    if max_bytes is None:
-        flat = [v for row in zip(*cols) for v in row]
-        return [f'[21,{n},{json.dumps(flat)[1:-1]},{tail}]'.encode()]
-    rows = [json.dumps(row)[1:-1] for row in zip(*cols)]
-    out, part, size = [], [], 0
-    fixed = len(tail) + 20                      # '[21,' + k + ',' ... ',' + stamp + ']'
-    for r in rows:
-        if part and fixed + size + len(r) + 1 > max_bytes:
-            out.append(f'[21,{len(part)},{",".join(part)},{tail}]'.encode())
-            part, size = [], 0
-        if fixed + len(r) + 1 > max_bytes:
-            raise ValueError(f'max_bytes {max_bytes}: too small for one boat ({len(r)} bytes)')
-        part.append(r)
-        size += len(r) + 1
-    if part:
-        out.append(f'[21,{len(part)},{",".join(part)},{tail}]'.encode())
+
+    def part(chunk) -> bytes:
+        # numbers only: the nested JSON's inner brackets can be dropped safely (C encoder)
+        body = json.dumps(chunk, separators=(',', ':'))[2:-2].replace('],[', ',')
+        return f'[21,{len(chunk)},{body},{tail}]'.encode()
+    if max_bytes is None or not rows:
+        return [part(rows)] if rows else [f'[21,0,{tail}]'.encode()]
+    out = []
+    per_row = len(part(rows[:64])) / min(len(rows), 64)
+    size = max(1, int(0.9 * max_bytes / per_row))
+    i = 0
+    while i < len(rows):
+        k = min(size, len(rows) - i)
+        data = part(rows[i:i + k])
+        while len(data) > max_bytes:
+            if k == 1:
+                raise ValueError(f'max_bytes {max_bytes}: too small for one boat '
+                                 f'({len(data)} bytes)')
+            k = max(1, k // 2)
+            data = part(rows[i:i + k])
+        out.append(data)
+        i += k
     return out
 
 
