@@ -54,6 +54,7 @@ class ScalarBoat:
         self.hsp, self.usp = heading_sp, speed_sp
 
     def step(self, dt):
+        """Advance this boat by dt [s]."""
         t = self.t
         # PID (PidControl)
         err = self.usp - self.u
@@ -175,8 +176,10 @@ def full_step(n):
 
 
 def graph(n=1000, wall_s=10.0):
-    """Run the sim_usv_swarm graph with n boats at 1x over TCP (an init of 1,000 boats is
-    ~240 kB: more than one UDP datagram); command 21 rate and sim/wall time ratio."""
+    """Run the sim_usv_swarm graph with n boats at 1x over TCP; 21 rate and sim/wall ratio.
+
+    TCP: an init of 1,000 boats is ~240 kB, more than one UDP datagram.
+    """
     env = dict(os.environ, ROS_DOMAIN_ID=str(90 + os.getpid() % 50))
     port = 29921
     cmd = [sys.executable, '-m', 'sim_core.cli', 'launch', 'sim_usv_swarm', 'transport:=tcp',
