@@ -29,13 +29,11 @@ import time
 
 from aerosim_msgs.msg import (AcousticData, AircraftEffectorCommand, AutopilotCommand,
                               LeakState, VehicleState)
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 import imcpy
 import numpy as np
 from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, SetParametersAtomically
 from rclpy.clock import Clock, ClockType
-from rclpy.node import Node
 
 from imc_bridge.core import codec
 from imc_bridge.core.acoustic import AcousticLink, AcousticParams, PING, PING_REPLY
@@ -48,6 +46,7 @@ from sim_core.link import parse_endpoint, UdpLink
 from sim_core.ros import qos
 from sim_core.ros.convert import time_msg, time_ns, vehicle_state_arrays
 from sim_core.ros.params import declare
+from sim_core.ros.port_node import PortNode
 from sim_core.ros.run import run_node
 from sim_core.scenario import load_scenario
 from sim_core.timeutil import NS_PER_S
@@ -57,7 +56,6 @@ BROADCAST = 0xFFFF
 # IMC discovery: DUNE's Transports.Discovery multicast group and ports.
 DISCOVERY_GROUP = '224.0.75.69'
 DISCOVERY_PORTS = range(30100, 30105)
-MAX_DATAGRAMS_PER_POLL = 500
 # IMC SystemType by lower-case name (usv, uuv, uav, ugv, ccu, ...), from imcpy.
 SYSTEM_TYPES = {k.lower(): int(v) for k, v in imcpy.SystemType.__members__.items()}
 # Reject kinds beyond the codec's: addressed to another system; a valid message with values
@@ -71,13 +69,12 @@ def rad_position(origin, p_ned):
     return math.radians(lat), math.radians(lon), float(h)
 
 
-class ImcBridge(Node):
+class ImcBridge(PortNode):
     """IMC UDP bridge node."""
 
     def __init__(self):
         """Declare parameters, bind the socket, create the interfaces."""
         super().__init__('imc_bridge')
-        self.link = None
         d = self._d
         scenario_file = d('scenario_file', 'default', 'Scenario YAML (origin, current)')
         bind = d('bind', '127.0.0.1:6003', 'Our IMC UDP address host:port')
@@ -121,7 +118,7 @@ class ImcBridge(Node):
                     'Position of the remote modem (senders of UASimulation) [m], ENU')
         self.vehicle_node = d('vehicle_node', 'usv_node',
                               'Node whose tas2acc_pgain/bank2p_pgain DynamicsSimParam sets')
-        self._warn_period = d('warn_period_s', 2.0, 'Minimum period of repeated warnings [s]',
+        warn_period = d('warn_period_s', 2.0, 'Minimum period of repeated warnings [s]',
                               0.1, 600.0)
         try:
             if sys_type not in SYSTEM_TYPES:
@@ -149,7 +146,7 @@ class ImcBridge(Node):
         self._t_offset = time.time() if timestamps == 'utc' else 0.0
         self.imc_services = [f'imc+udp://{self.link.local[0]}:{self.link.local[1]}/']
         self.dynamic = {}            # (host, port) -> last seen (wall, monotonic)
-        self.rejects = {k: 0 for k in REJECT_KINDS}
+        self._init_port('IMC', REJECT_KINDS, warn_period)
         self.counts = dict(rx=0, tx=0, simulated_state=0, estimated_state=0, commands=0)
         self._state = None           # the last vehicle_state, its sim time [ns], kinematics
         self._t_ns = None
@@ -162,7 +159,6 @@ class ImcBridge(Node):
                                                    qos.COMMAND)
         self.pub_leaks = self.create_publisher(LeakState, 'leaks', qos.LATCHED)
         self.pub_rx = self.create_publisher(AcousticData, 'acoustic/rx', qos.COMMAND)
-        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', qos.SENSOR_PUB)
         self.create_subscription(VehicleState, 'vehicle_state', self._on_state, qos.STATE)
         self.create_subscription(AcousticData, 'acoustic/tx', self._on_acoustic_tx,
                                  qos.COMMAND)
@@ -276,25 +272,9 @@ class ImcBridge(Node):
                 self.link.send_to(ann.serialize(), (DISCOVERY_GROUP, port))
 
     # --- datagrams in ----------------------------------------------------------------------------
-    def _reject(self, kind: str, text: str, addr=None):
-        self.rejects[kind] += 1
-        src = f' from {addr[0]}:{addr[1]}' if addr else ''
-        self.get_logger().warning(
-            f'IMC input rejected{src} ({kind}, {self.rejects[kind]} so far; '
-            f'{sum(self.rejects.values())} in all): {text}',
-            throttle_duration_sec=self._warn_period)
-
     def _poll(self):
-        for _ in range(MAX_DATAGRAMS_PER_POLL):
-            data, addr = self.link.recv(0.0)
-            if data is None:
-                return
-            try:
-                self.handle_datagram(data, addr)
-            except Exception as exc:  # noqa: BLE001 - the port must survive any input
-                if not self.context.ok():
-                    return
-                self._reject('invalid', f'{type(exc).__name__}: {exc}', addr)
+        self._read_link(lambda data, addr: self._guarded(self.handle_datagram, data, addr,
+                                                         'invalid'))
 
     def handle_datagram(self, data: bytes, addr):
         """Decode one datagram and act on it; every refusal is counted by kind."""
@@ -505,27 +485,12 @@ class ImcBridge(Node):
 
     # --- status ----------------------------------------------------------------------------------
     def _publish_diagnostics(self):
-        arr = DiagnosticArray()
-        arr.header.stamp = self.get_clock().now().to_msg()
-        st = DiagnosticStatus(name=f'{self.get_name()}: IMC link', hardware_id=self.system_name)
-        rejected = sum(self.rejects.values())
-        st.level = DiagnosticStatus.OK if self.kin is not None else DiagnosticStatus.WARN
-        st.message = (f'{len(self.destinations())} peers, {self.counts["rx"]} in, '
-                      f'{rejected} rejected' if self.kin is not None
-                      else 'no vehicle_state yet')
-        st.values = [KeyValue(key=k, value=str(v)) for k, v in self.counts.items()] + [
-            KeyValue(key=f'rejected_{k}', value=str(v)) for k, v in self.rejects.items()] + [
-            KeyValue(key='rejected', value=str(rejected)),
-            KeyValue(key='acoustic_in_flight', value=str(len(self.acoustic)))]
-        arr.status = [st]
-        self.pub_diag.publish(arr)
-
-    def destroy_node(self):
-        """Close the socket, then destroy the node."""
-        if self.link is not None:
-            self.link.close()
-        super().destroy_node()
-
+        up = self.kin is not None
+        self._publish_port_status(
+            'IMC link', self.system_name, up,
+            f'{len(self.destinations())} peers, {self.counts["rx"]} in, '
+            f'{sum(self.rejects.values())} rejected' if up else 'no vehicle_state yet',
+            self.counts, [('acoustic_in_flight', len(self.acoustic))])
 
 def main(args=None):
     """Run imc_bridge."""

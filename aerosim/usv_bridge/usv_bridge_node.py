@@ -17,10 +17,8 @@ import datetime
 import json
 
 from aerosim_msgs.msg import BoatCommand, JsonData, SwarmState
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 import numpy as np
 from rclpy.clock import Clock, ClockType
-from rclpy.node import Node
 from std_msgs.msg import UInt8
 
 from sim_core.decimator import Decimator
@@ -29,22 +27,21 @@ from sim_core.link import parse_endpoint, TcpServerLink, UdpLink
 from sim_core.ros import qos
 from sim_core.ros.convert import time_ns
 from sim_core.ros.params import declare
+from sim_core.ros.port_node import PortNode
 from sim_core.ros.run import run_node
 from sim_core.timeutil import NS_PER_S
 from sim_dynamics.core.usv_swarm import SwarmParams, SwarmSim
 from sim_dynamics.usv_swarm_node import load_sim_config, load_types
 from usv_bridge.core import protocol as P
 
-MAX_DATAGRAMS_PER_POLL = 500
 
 
-class UsvBridge(Node):
+class UsvBridge(PortNode):
     """USV UI protocol bridge node."""
 
     def __init__(self):
         """Declare parameters, open the socket, create the interfaces."""
         super().__init__('usv_bridge')
-        self.link = None
         d = self._d
         transport = d('transport', 'udp', "'udp' (one JSON per datagram) or 'tcp' (a server, "
                       'one JSON per line)')
@@ -62,7 +59,7 @@ class UsvBridge(Node):
         stamps = d('timestamps', 'sim', "Command 21 timestamp: 'sim' (the init's hour today + "
                    "session sim time) or 'wall' (local time now)")
         self.replies = d('replies', True, 'Answer an init with {"reply": "init", "ok": ...}')
-        self._warn_period = d('warn_period_s', 2.0, 'Minimum period of repeated warnings [s]',
+        warn_period = d('warn_period_s', 2.0, 'Minimum period of repeated warnings [s]',
                               0.1, 600.0)
         try:
             if transport not in ('udp', 'tcp'):
@@ -83,12 +80,11 @@ class UsvBridge(Node):
         self.session = P.SESSION_END
         self._session_t0 = None             # sim time [ns] of the session's first state
         self._buf = b''
-        self.rejects = {k: 0 for k in P.REJECT_KINDS}
+        self._init_port('USV UI', P.REJECT_KINDS, warn_period, max_text=300)
         self.counts = dict(rx=0, init=0, cmd22=0, cmd26=0, cmd21=0, datagrams21=0)
         self.pub_config = self.create_publisher(JsonData, 'config', qos.LATCHED)
         self.pub_session = self.create_publisher(UInt8, 'session', qos.LATCHED)
         self.pub_command = self.create_publisher(BoatCommand, 'command', qos.COMMAND)
-        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', qos.SENSOR_PUB)
         self.create_subscription(SwarmState, 'state', self._on_state, qos.LATEST)
         self._dec = Decimator(rate)
         wall = Clock(clock_type=ClockType.STEADY_TIME)
@@ -108,37 +104,20 @@ class UsvBridge(Node):
         self._hour = cfg.hour
 
     # --- input -----------------------------------------------------------------------------------
-    def _reject(self, kind: str, text: str, addr=None):
-        self.rejects[kind] += 1
-        src = f' from {addr[0]}:{addr[1]}' if addr else ''
-        self.get_logger().warning(
-            f'USV UI input rejected{src} ({kind}, {self.rejects[kind]} so far; '
-            f'{sum(self.rejects.values())} in all): {text[:300]}',
-            throttle_duration_sec=self._warn_period)
-
     def _poll(self):
-        for _ in range(MAX_DATAGRAMS_PER_POLL):
-            data, addr = self.link.recv(0.0)
-            if data is None:
-                return
-            if self.tcp:
-                self._buf += data
-                *lines, self._buf = self._buf.split(b'\n')
-                if len(self._buf) > P.MAX_TEXT_BYTES:
-                    self._buf = b''
-                    self._reject('size', f'a line longer than {P.MAX_TEXT_BYTES} bytes', addr)
-                for line in lines:
-                    if line.strip():
-                        self._handle_safely(line, addr)
-            else:
-                self._handle_safely(data, addr)
+        self._read_link(self._on_data)
 
-    def _handle_safely(self, data: bytes, addr):
-        try:
-            self.handle_input(data, addr)
-        except Exception as exc:  # noqa: BLE001 - the port must survive any input
-            if self.context.ok():
-                self._reject('value', f'{type(exc).__name__}: {exc}', addr)
+    def _on_data(self, data: bytes, addr):
+        if not self.tcp:
+            return self._guarded(self.handle_input, data, addr, 'value')
+        self._buf += data
+        *lines, self._buf = self._buf.split(b'\n')
+        if len(self._buf) > P.MAX_TEXT_BYTES:
+            self._buf = b''
+            self._reject('size', f'a line longer than {P.MAX_TEXT_BYTES} bytes', addr)
+        for line in lines:
+            if line.strip():
+                self._guarded(self.handle_input, line, addr, 'value')
 
     def handle_input(self, data: bytes, addr):
         """Decode, validate and forward one input; refusals counted by kind."""
@@ -243,27 +222,13 @@ class UsvBridge(Node):
         self.counts['datagrams21'] += len(parts)
 
     def _publish_diagnostics(self):
-        arr = DiagnosticArray()
-        arr.header.stamp = self.get_clock().now().to_msg()
-        st = DiagnosticStatus(name=f'{self.get_name()}: USV UI link', hardware_id='usv_ui')
-        rejected = sum(self.rejects.values())
-        st.level = DiagnosticStatus.OK if self.link.remote else DiagnosticStatus.WARN
-        st.message = (f'{self.counts["rx"]} in, {rejected} rejected, {self.counts["cmd21"]} '
-                      f'states out' if self.link.remote else 'no UI address yet')
-        st.values = [KeyValue(key=k, value=str(v)) for k, v in self.counts.items()] + [
-            KeyValue(key=f'rejected_{k}', value=str(v)) for k, v in self.rejects.items()] + [
-            KeyValue(key='rejected', value=str(rejected)),
-            KeyValue(key='session', value=P.SESSION_NAMES[self.session]),
-            KeyValue(key='send_errors', value=str(self.link.send_errors))]
-        arr.status = [st]
-        self.pub_diag.publish(arr)
-
-    def destroy_node(self):
-        """Close the socket, then destroy the node."""
-        if self.link is not None:
-            self.link.close()
-        super().destroy_node()
-
+        up = self.link.remote is not None
+        self._publish_port_status(
+            'USV UI link', 'usv_ui', up,
+            f'{self.counts["rx"]} in, {sum(self.rejects.values())} rejected, '
+            f'{self.counts["cmd21"]} states out' if up else 'no UI address yet', self.counts,
+            [('session', P.SESSION_NAMES[self.session]),
+             ('send_errors', self.link.send_errors)])
 
 def main(args=None):
     """Run usv_bridge."""

@@ -1,0 +1,82 @@
+"""PortNode: the shared part of the nodes that own an external port (imc_bridge, usv_bridge).
+
+Owns the socket link (closed with the node), the reject counters by kind with a rate-limited
+warning, the guard that keeps the port alive whatever a datagram does, and the 1 Hz
+/diagnostics status (counts, ``rejected_<kind>``, ``rejected``).
+"""
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.node import Node
+
+from sim_core.ros import qos
+
+# Datagrams read per poll of the socket (the poll timer runs every 10 ms).
+MAX_DATAGRAMS_PER_POLL = 500
+
+
+class PortNode(Node):
+    """A node with one external link; subclasses set ``link`` and call ``_init_port``."""
+
+    def __init__(self, name: str):
+        """Create the node; no link yet."""
+        super().__init__(name)
+        self.link = None
+
+    def _init_port(self, label: str, kinds, warn_period_s: float, max_text: int = None):
+        """Reject counters for kinds, log label ('IMC', 'USV UI'), the diagnostics publisher.
+
+        max_text: longest rejected-input text quoted in a warning (None: all of it).
+        """
+        self._port_label = label
+        self._warn_period = warn_period_s
+        self._max_text = max_text
+        self.rejects = {k: 0 for k in kinds}
+        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', qos.SENSOR_PUB)
+
+    def _reject(self, kind: str, text: str, addr=None):
+        """Count a rejected input by kind and warn (at most once per warn_period_s)."""
+        self.rejects[kind] += 1
+        src = f' from {addr[0]}:{addr[1]}' if addr else ''
+        text = text if self._max_text is None else text[:self._max_text]
+        self.get_logger().warning(
+            f'{self._port_label} input rejected{src} ({kind}, {self.rejects[kind]} so far; '
+            f'{sum(self.rejects.values())} in all): {text}',
+            throttle_duration_sec=self._warn_period)
+
+    def _guarded(self, handler, data: bytes, addr, crash_kind: str):
+        """handler(data, addr); any exception is a rejected input of crash_kind, not a crash."""
+        try:
+            handler(data, addr)
+        except Exception as exc:  # noqa: BLE001 - the port must survive any input
+            if self.context.ok():
+                self._reject(crash_kind, f'{type(exc).__name__}: {exc}', addr)
+
+    def _read_link(self, on_data):
+        """Hand what the link has now (at most MAX_DATAGRAMS_PER_POLL reads) to on_data."""
+        for _ in range(MAX_DATAGRAMS_PER_POLL):
+            data, addr = self.link.recv(0.0)
+            if data is None or not self.context.ok():
+                return
+            on_data(data, addr)
+
+    def _publish_port_status(self, name: str, hardware_id: str, ok: bool, message: str,
+                             counts: dict, extra=()):
+        """Publish the link's DiagnosticStatus: counts, rejects by kind, extra (key, value)."""
+        arr = DiagnosticArray()
+        arr.header.stamp = self.get_clock().now().to_msg()
+        st = DiagnosticStatus(name=f'{self.get_name()}: {name}', hardware_id=hardware_id)
+        st.level = DiagnosticStatus.OK if ok else DiagnosticStatus.WARN
+        st.message = message
+        rejected = sum(self.rejects.values())
+        st.values = [KeyValue(key=k, value=str(v)) for k, v in counts.items()] + [
+            KeyValue(key=f'rejected_{k}', value=str(v)) for k, v in self.rejects.items()] + [
+            KeyValue(key='rejected', value=str(rejected))] + [
+            KeyValue(key=k, value=str(v)) for k, v in extra]
+        arr.status = [st]
+        self.pub_diag.publish(arr)
+
+    def destroy_node(self):
+        """Close the link, then destroy the node."""
+        if self.link is not None:
+            self.link.close()
+        super().destroy_node()
