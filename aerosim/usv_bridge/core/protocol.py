@@ -241,58 +241,51 @@ def parse_config(obj, boat_types: Iterable[int], obstacle_types: Iterable[int],
             raise ProtocolError('value', f'{where}.y_latitude: {lat:g} is outside the map '
                                 f'[{south:g}, {north:g}]')
 
-    boats_raw, obst_raw = g['boats'], g['obstacles']
-    if not isinstance(boats_raw, list) or not 1 <= len(boats_raw) <= max_boats:
-        raise ProtocolError('value' if isinstance(boats_raw, list) else 'type',
-                            f'boats: must be a list of 1..{max_boats} boats, got '
-                            f'{len(boats_raw) if isinstance(boats_raw, list) else boats_raw!r}')
-    if not isinstance(obst_raw, list) or len(obst_raw) > max_obstacles:
-        raise ProtocolError('value' if isinstance(obst_raw, list) else 'type',
-                            f'obstacles: must be a list of at most {max_obstacles}, got '
-                            f'{len(obst_raw) if isinstance(obst_raw, list) else obst_raw!r}')
+    def items(name, lo, hi):
+        v = g[name]
+        if not isinstance(v, list) or not lo <= len(v) <= hi:
+            raise ProtocolError('value' if isinstance(v, list) else 'type',
+                                f'{name}: must be a list of {lo}..{hi} items, got '
+                                f'{len(v) if isinstance(v, list) else v!r}')
+        return v
+
     seen = {}
+
+    def placed(item, where, keys, types, what):
+        """The fields boats and obstacles share: (id, type, lon, lat, startAngle)."""
+        nonlocal ignored
+        ignored += _fields(item, keys, where)
+        iid = integer(item['id'], f'{where}.id', 0, MAX_ID)
+        if iid in seen:
+            raise ProtocolError('value', f'{where}.id: {iid} is already used by {seen[iid]}')
+        seen[iid] = where
+        itype = integer(item['type'], f'{where}.type', 0, MAX_ID)
+        if itype not in types:
+            raise ProtocolError('value', f'{where}.type: unknown {what} type {itype}; known: '
+                                f'{sorted(types)}')
+        lon = number(item['x_longtitude'], f'{where}.x_longtitude')
+        lat = number(item['y_latitude'], f'{where}.y_latitude')
+        inside(lon, lat, where)
+        return iid, itype, lon, lat, number(item['startAngle'], f'{where}.startAngle',
+                                            -360.0, 360.0)
+
+    boats_raw = items('boats', 1, max_boats)
+    obst_raw = items('obstacles', 0, max_obstacles)
     boats = []
     for i, b in enumerate(boats_raw):
         w = f'boats[{i}]'
-        ignored += _fields(b, BOAT_FIELDS, w)
-        bid = integer(b['id'], f'{w}.id', 0, MAX_ID)
-        if bid in seen:
-            raise ProtocolError('value', f'{w}.id: {bid} is already used by {seen[bid]}')
-        seen[bid] = w
-        btype = integer(b['type'], f'{w}.type', 0, MAX_ID)
-        if btype not in boat_types:
-            raise ProtocolError('value', f'{w}.type: unknown boat type {btype}; known: '
-                                f'{sorted(boat_types)}')
-        lon = number(b['x_longtitude'], f'{w}.x_longtitude')
-        lat = number(b['y_latitude'], f'{w}.y_latitude')
-        inside(lon, lat, w)
+        bid, btype, lon, lat, angle = placed(b, w, BOAT_FIELDS, boat_types, 'boat')
         boats.append(BoatSpec(
             id=bid, type=btype, team=integer(b['team'], f'{w}.team', 0, MAX_ID),
-            lon_deg=lon, lat_deg=lat,
-            start_angle_deg=number(b['startAngle'], f'{w}.startAngle', -360.0, 360.0),
+            lon_deg=lon, lat_deg=lat, start_angle_deg=angle,
             health=number(b['health'], f'{w}.health', 0.0, 1e6, lo_open=True),
             gas_output_rate=number(b['gas_outputRate'], f'{w}.gas_outputRate', 0.0, 1e4,
                                    lo_open=True),
             attack_radius_m=number(b['attack_radius'], f'{w}.attack_radius', 0.0, 1e5),
             attack=number(b['attack'], f'{w}.attack', 0.0, 1e6)))
-    obstacles = []
-    for i, o in enumerate(obst_raw):
-        w = f'obstacles[{i}]'
-        ignored += _fields(o, OBSTACLE_FIELDS, w)
-        oid = integer(o['id'], f'{w}.id', 0, MAX_ID)
-        if oid in seen:
-            raise ProtocolError('value', f'{w}.id: {oid} is already used by {seen[oid]}')
-        seen[oid] = w
-        otype = integer(o['type'], f'{w}.type', 0, MAX_ID)
-        if otype not in obstacle_types:
-            raise ProtocolError('value', f'{w}.type: unknown obstacle type {otype}; known: '
-                                f'{sorted(obstacle_types)}')
-        lon = number(o['x_longtitude'], f'{w}.x_longtitude')
-        lat = number(o['y_latitude'], f'{w}.y_latitude')
-        inside(lon, lat, w)
-        obstacles.append(ObstacleSpec(oid, otype, lon, lat,
-                                      number(o['startAngle'], f'{w}.startAngle', -360.0,
-                                             360.0)))
+    obstacles = [ObstacleSpec(*placed(o, f'obstacles[{i}]', OBSTACLE_FIELDS, obstacle_types,
+                                      'obstacle'))
+                 for i, o in enumerate(obst_raw)]
     ta_lon = number(g['task_area_center_longtitude'], 'task_area_center_longtitude',
                     -180.0, 180.0)
     ta_lat = number(g['task_area_center_latitude'], 'task_area_center_latitude', -90.0, 90.0)
