@@ -248,15 +248,17 @@ class BoatSwarm:
         self.roll = roll_amp * np.sin(w * self.t + self._phase)
         self.pitch = pitch_amp * np.sin(0.8 * w * self.t + 1.3 * self._phase)
 
-    def ground_velocity_ne(self):
-        """(north, east) velocity over ground [m/s], arrays of shape (N,).
+    def ground_velocity_ne(self, idx=None):
+        """(north, east) velocity over ground [m/s] of every boat (arrays (N,)) or of idx.
 
         The body velocity rotated by the heading, plus current and wind drift: the kinematics
         of step().
         """
-        c, s = np.cos(self.psi), np.sin(self.psi)
-        drift = self.current_ne + self.windage[:, None] * self.wind_ne   # (N, 2)
-        return (self.u * c - self.v * s + drift[:, 0], self.u * s + self.v * c + drift[:, 1])
+        sel = slice(None) if idx is None else idx
+        psi, u, v = self.psi[sel], self.u[sel], self.v[sel]
+        c, s = np.cos(psi), np.sin(psi)
+        drift = self.current_ne + np.multiply.outer(self.windage[sel], self.wind_ne)
+        return (u * c - v * s + drift[..., 0], u * s + v * c + drift[..., 1])
 
 
 def boat_state_ned(b: BoatSwarm, i: int = 0):
@@ -267,8 +269,8 @@ def boat_state_ned(b: BoatSwarm, i: int = 0):
     """
     psi, u, v, r = b.psi[i], b.u[i], b.v[i], b.r[i]
     c, s = math.cos(psi), math.sin(psi)
-    vn, ve = b.ground_velocity_ne()
+    vn, ve = b.ground_velocity_ne(i)
     ax_b, ay_b = b.u_dot[i] - v * r, b.v_dot[i] + u * r
-    return (np.array([b.n[i], b.e[i], 0.0]), np.array([vn[i], ve[i], 0.0]),
+    return (np.array([b.n[i], b.e[i], 0.0]), np.array([vn, ve, 0.0]),
             (float(b.roll[i]), float(b.pitch[i]), float(psi)), np.array([0.0, 0.0, r]),
             np.array([c * ax_b - s * ay_b, s * ax_b + c * ay_b, 0.0]))
