@@ -125,6 +125,25 @@ class UdpPeer:
             yield data
 
 
+def probe_node(ros_context, name, namespace='/'):
+    """A test node in the test's ROS context and an executor for it: (node, executor)."""
+    from rclpy.executors import SingleThreadedExecutor
+    rclpy, ctx = ros_context
+    node = rclpy.create_node(name, namespace=namespace, context=ctx)
+    ex = SingleThreadedExecutor(context=ctx)
+    ex.add_node(node)
+    return node, ex
+
+
+def port_counts(diags, name):
+    """The values of the newest DiagnosticStatus whose name contains name ({} if none)."""
+    for arr in reversed(diags):
+        for st in arr.status:
+            if name in st.name:
+                return {kv.key: kv.value for kv in st.values}
+    return {}
+
+
 def spin_until(node, executor, predicate, timeout_s):
     """Spin executor until predicate() holds or timeout_s wall seconds pass; return it."""
     deadline = time.monotonic() + timeout_s

@@ -10,10 +10,9 @@ import time
 
 from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus, VehicleState
 from aerosim_msgs.srv import Reset, SetPaused, SetTimeScale, Step
-from rclpy.executors import SingleThreadedExecutor
 from rosgraph_msgs.msg import Clock
 
-from conftest import spin_until
+from conftest import probe_node, spin_until
 from sim_core.ros import qos
 from sim_core.ros.monitor import message_class
 
@@ -59,18 +58,10 @@ def resume_when_connected(node, ex, publishers_expected, state_subscribers=2):
     assert spin_until(node, ex, fut.done, 10.0) and fut.result().success
 
 
-def make_node(rclpy, ctx, name):
-    node = rclpy.create_node(name, context=ctx, namespace='/quad')
-    ex = SingleThreadedExecutor(context=ctx)
-    ex.add_node(node)
-    return node, ex
-
-
 def test_every_topic_at_its_rate_on_sim_time(procs, ros_context):
-    rclpy, ctx = ros_context
     # half real time: the graph test must not depend on how busy the 2-core machine is
     start_graph(procs, camera=True, time_scale=0.5)
-    node, ex = make_node(rclpy, ctx, 'rate_probe')
+    node, ex = probe_node(ros_context, 'rate_probe', '/quad')
     stamps = {t: [] for t in TOPICS}
     for topic, (type_name, _) in TOPICS.items():
         node.create_subscription(
@@ -95,9 +86,8 @@ def test_every_topic_at_its_rate_on_sim_time(procs, ros_context):
 
 
 def test_services_pause_step_reset_and_time_scale(procs, ros_context):
-    rclpy, ctx = ros_context
     start_graph(procs)
-    node, ex = make_node(rclpy, ctx, 'service_probe')
+    node, ex = probe_node(ros_context, 'service_probe', '/quad')
     status = []
     node.create_subscription(SimStatus, '/sim/status', status.append, qos.LATCHED)
     clients = {n: node.create_client(t, f'/sim/{n}') for n, t in
@@ -135,9 +125,8 @@ def test_services_pause_step_reset_and_time_scale(procs, ros_context):
 
 
 def test_garbage_effector_commands_are_rejected_and_counted_valid_ones_fly(procs, ros_context):
-    rclpy, ctx = ros_context
     start_graph(procs, lockstep=False)
-    node, ex = make_node(rclpy, ctx, 'command_probe')
+    node, ex = probe_node(ros_context, 'command_probe', '/quad')
     status, states = [], []
     node.create_subscription(SimStatus, '/sim/status', status.append, qos.LATCHED)
     node.create_subscription(VehicleState, 'vehicle_state', states.append, qos.SENSOR_SUB)
@@ -159,11 +148,10 @@ def test_garbage_effector_commands_are_rejected_and_counted_valid_ones_fly(procs
 
 
 def test_lockstep_advances_one_step_per_answer_and_never_deadlocks(procs, ros_context):
-    rclpy, ctx = ros_context
     procs.node('sim_dynamics.dynamics_node', 'dynamics_node',
                {'time_scale': 0.0, 'lockstep': True, 'lockstep_timeout_s': 0.25,
                 'start_paused': True})
-    node, ex = make_node(rclpy, ctx, 'lockstep_controller')
+    node, ex = probe_node(ros_context, 'lockstep_controller', '/quad')
     pub = node.create_publisher(AircraftEffectorCommand, 'effector_command', qos.COMMAND)
     status, seen = [], []
     answering = {'on': True}

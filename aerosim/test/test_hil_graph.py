@@ -113,14 +113,10 @@ def test_composed_plant_steps_only_on_the_answer_to_its_latest_sensor_frame(proc
     and effector_command (answer stamped with the frame's sim time).
     """
     from aerosim_msgs.msg import AircraftEffectorCommand, VehicleState
-    from rclpy.executors import SingleThreadedExecutor
     from sim_core.ros import qos
-    from conftest import spin_until
+    from conftest import probe_node, spin_until
 
-    rclpy, ctx = ros_context
-    node = rclpy.create_node('probe', namespace='/quad', context=ctx)
-    ex = SingleThreadedExecutor(context=ctx)
-    ex.add_node(node)
+    node, ex = probe_node(ros_context, 'probe', '/quad')
     states, cmds = [], []
     node.create_subscription(VehicleState, 'vehicle_state', states.append, qos.SENSOR_SUB)
     node.create_subscription(AircraftEffectorCommand, 'effector_command', cmds.append,

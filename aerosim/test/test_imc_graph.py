@@ -13,7 +13,7 @@ import time
 import imcpy
 import pytest
 
-from conftest import spin_until, UdpPeer
+from conftest import port_counts, probe_node, spin_until, UdpPeer
 from imc_bridge.core.codec import decode
 from test_imc_codec import forged
 
@@ -150,17 +150,13 @@ def test_state_presence_and_driving_the_boat_over_imc(procs):
 def test_leaks_acoustics_and_dynamics_parameters(procs, ros_context):
     from aerosim_msgs.msg import AcousticData, LeakState
     from aerosim_msgs.srv import SetPaused
-    from rclpy.executors import SingleThreadedExecutor
     from sim_core.ros import qos
-    rclpy, ctx = ros_context
     port, cport = PORT_BASE + 2, PORT_BASE + 3
     # the remote modem 1500 m north of the origin
     bridge = start_graph(procs, port, cport, topside_position_enu='[0.0, 1500.0, 0.0]',
                          acoustic_range_m=3000.0)
     peer = ImcPeer(cport, port)
-    node = rclpy.create_node('imc_test', namespace='/usv', context=ctx)
-    ex = SingleThreadedExecutor(context=ctx)
-    ex.add_node(node)
+    node, ex = probe_node(ros_context, 'imc_test', '/usv')
     leaks, rx = [], []
     node.create_subscription(LeakState, 'leaks', leaks.append, qos.LATCHED)
     node.create_subscription(AcousticData, 'acoustic/rx', rx.append, qos.COMMAND)
@@ -245,14 +241,10 @@ def test_leaks_acoustics_and_dynamics_parameters(procs, ros_context):
 
 def test_garbage_is_counted_and_changes_nothing(procs, ros_context):
     from diagnostic_msgs.msg import DiagnosticArray
-    from rclpy.executors import SingleThreadedExecutor
-    rclpy, ctx = ros_context
     port, cport = PORT_BASE + 4, PORT_BASE + 5
     bridge = start_graph(procs, port, cport)
     peer = ImcPeer(cport, port)
-    node = rclpy.create_node('imc_test', context=ctx)
-    ex = SingleThreadedExecutor(context=ctx)
-    ex.add_node(node)
+    node, ex = probe_node(ros_context, 'imc_test')
     diags = []
     node.create_subscription(DiagnosticArray, '/diagnostics', diags.append, 10)
     before = peer.wait_for('SimulatedState', 30.0)
@@ -286,9 +278,7 @@ def test_garbage_is_counted_and_changes_nothing(procs, ros_context):
     peer.send(imcpy.Abort())                                    # valid IMC, not handled here
 
     def counts():
-        if not diags:
-            return {}
-        return {kv.key: kv.value for kv in diags[-1].status[0].values}
+        return port_counts(diags, 'IMC link')
 
     expect = {f'rejected_{k}': len(v) for k, v in garbage.items()}
     expect.update(rejected_not_for_us=1, rejected_value=len(bad), rejected_unhandled=1)
@@ -312,15 +302,11 @@ def test_garbage_is_counted_and_changes_nothing(procs, ros_context):
 
 def test_usv_node_rejects_garbage_commands_and_counts_them(procs, ros_context):
     from aerosim_msgs.msg import AircraftEffectorCommand, AutopilotCommand, SimStatus
-    from rclpy.executors import SingleThreadedExecutor
     from sim_core.ros import qos
-    rclpy, ctx = ros_context
     port, cport = PORT_BASE + 6, PORT_BASE + 7
     start_graph(procs, port, cport)
     peer = ImcPeer(cport, port)
-    node = rclpy.create_node('usv_probe', namespace='/usv', context=ctx)
-    ex = SingleThreadedExecutor(context=ctx)
-    ex.add_node(node)
+    node, ex = probe_node(ros_context, 'usv_probe', '/usv')
     status = []
     node.create_subscription(SimStatus, '/sim/status', status.append, qos.LATCHED)
     eff = node.create_publisher(AircraftEffectorCommand, 'effector_command', qos.COMMAND)

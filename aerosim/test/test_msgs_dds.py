@@ -4,23 +4,19 @@ from pathlib import Path
 import subprocess
 import sys
 
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile
 
-from conftest import REPO_DIR, spin_until
+from conftest import probe_node, REPO_DIR, spin_until
 from msg_fill import aerosim_types, sample
 
 HERE = Path(__file__).resolve().parent
 
 
 def test_every_aerosim_message_roundtrips_between_processes(procs, ros_context):
-    rclpy, ctx = ros_context
     types = aerosim_types()
     assert len(types) >= 16
     pub = procs.start([sys.executable, str(HERE / 'msg_roundtrip_pub.py')], cwd=HERE)
-    node = rclpy.create_node('msg_roundtrip_sub', context=ctx)
-    ex = SingleThreadedExecutor(context=ctx)
-    ex.add_node(node)
+    node, ex = probe_node(ros_context, 'msg_roundtrip_sub')
     got = {}
     qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
     for name, cls in types.items():

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import spin_until, UdpPeer
+from conftest import port_counts, probe_node, spin_until, UdpPeer
 from usv_bridge.core import protocol as P
 
 PORT_BASE = 27200 + (os.getpid() % 50) * 10
@@ -47,6 +47,16 @@ class UiPeer(UdpPeer):
                     return boats, ts
         raise AssertionError(f'no matching command 21 within {timeout_s} s')
 
+    def send_init(self, obj, procs, bridge, tries=30):
+        """Send the init until the bridge is up and answers; return its reply."""
+        for _ in range(tries):
+            self.send(obj)
+            try:
+                return self.reply(1.0)
+            except AssertionError:
+                continue
+        raise AssertionError(procs.output(bridge))
+
     def reply(self, timeout_s=10.0):
         for m in self.messages(timeout_s):
             if isinstance(m, dict):
@@ -72,28 +82,15 @@ def seconds(ts):
 def test_init_session_and_control_with_21_at_its_rate(procs, ros_context):
     from aerosim_msgs.msg import SwarmState
     from nav_msgs.msg import Odometry
-    from rclpy.executors import SingleThreadedExecutor
     from sim_core.ros import qos
-    rclpy, ctx = ros_context
     port, ui_port = PORT_BASE, PORT_BASE + 1
     swarm, bridge = start_graph(procs, port, ui_port)
     ui = UiPeer(ui_port, port)
-    node = rclpy.create_node('swarm_test', namespace='/swarm', context=ctx)
-    ex = SingleThreadedExecutor(context=ctx)
-    ex.add_node(node)
+    node, ex = probe_node(ros_context, 'swarm_test', '/swarm')
     states, odom = [], []
     node.create_subscription(SwarmState, 'state', states.append, qos.STATE)
     node.create_subscription(Odometry, 'boat_1/odom', odom.append, qos.SENSOR_SUB)
-    # init (retried until the bridge is up) -> the reply names the counts
-    for _ in range(30):
-        ui.send(sample())
-        try:
-            rep = ui.reply(1.0)
-            break
-        except AssertionError:
-            continue
-    else:
-        raise AssertionError(procs.output(bridge))
+    rep = ui.send_init(sample(), procs, bridge)           # the reply names the counts
     assert rep == {'reply': 'init', 'ok': True, 'boats': 5, 'obstacles': 2, 'ignored': []}
     # no session yet: no command 21
     assert not [m for m in ui.messages(1.0) if m[0] == 21]
@@ -158,23 +155,13 @@ GARBAGE = [
 
 def test_garbage_is_counted_by_kind_and_changes_nothing(procs, ros_context):
     from diagnostic_msgs.msg import DiagnosticArray
-    from rclpy.executors import SingleThreadedExecutor
-    rclpy, ctx = ros_context
     port, ui_port = PORT_BASE + 2, PORT_BASE + 3
     swarm, bridge = start_graph(procs, port, ui_port)
     ui = UiPeer(ui_port, port)
-    node = rclpy.create_node('swarm_diag', context=ctx)
-    ex = SingleThreadedExecutor(context=ctx)
-    ex.add_node(node)
+    node, ex = probe_node(ros_context, 'swarm_diag')
     diags = []
     node.create_subscription(DiagnosticArray, '/diagnostics', diags.append, 10)
-    for _ in range(30):
-        ui.send(sample())
-        try:
-            ui.reply(1.0)
-            break
-        except AssertionError:
-            continue
+    ui.send_init(sample(), procs, bridge)
     ui.send([26, 2])
     ui.send([22, 2, 0, 0, 0, 0, 3, 1.0, 180, 0, 0])
     boats, ts = ui.wait_21(15.0, lambda b, t: b[1]['control_mode'] == 3)
@@ -192,11 +179,7 @@ def test_garbage_is_counted_by_kind_and_changes_nothing(procs, ros_context):
     want = sum(expected.values())
 
     def counts():
-        for arr in reversed(diags):
-            for st in arr.status:
-                if 'USV UI link' in st.name:
-                    return {kv.key: kv.value for kv in st.values}
-        return {}
+        return port_counts(diags, 'USV UI link')
     assert spin_until(node, ex, lambda: counts().get('rejected') == str(want), 15.0), \
         (counts(), procs.output(bridge))
     c = counts()
