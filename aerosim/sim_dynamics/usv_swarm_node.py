@@ -18,7 +18,6 @@ boat_<id>/vehicle_state and boat_<id>/odom for the first boat_topics_max boats (
 """
 
 import array
-import json
 import math
 
 from aerosim_msgs.msg import BoatCommand, JsonData, SwarmState
@@ -56,7 +55,9 @@ def load_sim_config(name: str, types: TypeTable, max_boats: int) -> P.SimConfig:
     """Read and validate a SimConfig.json file (path or name in config/); ConfigError if bad."""
     path = resolve_config_path(name)
     try:
-        obj = json.loads(path.read_text(encoding='utf-8'))
+        code, obj = P.decode(path.read_bytes())        # the wire's parser: no NaN/Infinity
+        if code != 'init':
+            raise ValueError(f'must be an object (the init), got command {code}')
         return P.parse_config(obj, types.boats, types.obstacles, max_boats)
     except (OSError, ValueError) as exc:      # ProtocolError is a ValueError
         raise ConfigError(f'{path}: {exc}') from exc
@@ -159,10 +160,12 @@ class UsvSwarmNode(SimTimeNode):
     @serialized
     def _on_config(self, msg: JsonData):
         try:
-            cfg = P.parse_config(json.loads(msg.data), self.types.boats, self.types.obstacles,
-                                 self.max_boats)
+            code, obj = P.decode(msg.data.encode('utf-8'))
+            if code != 'init':
+                raise ValueError(f'config: expected the init object, got command {code}')
+            cfg = P.parse_config(obj, self.types.boats, self.types.obstacles, self.max_boats)
             self._load(cfg, cfg.time_scale)
-        except (ValueError, RecursionError) as exc:
+        except ValueError as exc:
             return self._reject('config', str(exc))
         self._set_session(self.session, f'new config: {len(cfg.boats)} boats, '
                           f'{len(cfg.obstacles)} obstacles, time scale {cfg.time_scale:g}')
