@@ -273,3 +273,37 @@ def test_columns_follow_the_seed_units():
     assert (c['lon_deg'][1], c['lat_deg'][1]) == pytest.approx((lon, lat), abs=1e-9)
     assert list(c['status']) == [1, 1] and list(c['health']) == [100.0, 100.0]
     assert set(c) == {name for name, _ in P.CMD21_COLUMNS}
+
+
+@pytest.mark.parametrize('text, message', [
+    ('{not json', 'Expecting property name'),
+    ('[26, 2]', 'must be an object (the init), got command 26'),
+    ('"text"', 'expected a JSON object'),
+    (b'\xff\xfe', 'not UTF-8'),
+    ('{"time_scale": 1}', 'wave_degree: missing'),
+    ('{"time_scale": NaN}', 'not a JSON number'),
+])
+def test_bad_sim_config_file_is_a_clear_error(tmp_path, text, message):
+    from sim_core.errors import ConfigError
+    from sim_dynamics.usv_swarm_node import load_sim_config
+    path = tmp_path / 'bad.json'
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(ConfigError) as e:
+        load_sim_config(str(path), TYPES, 100)
+    assert str(path) in str(e.value) and message in str(e.value)
+
+
+@pytest.mark.parametrize('text, message', [
+    (': [', 'cannot read type table'),
+    ('boat_types: {1: wamv}\n', 'expected exactly boat_types and obstacle_types'),
+    ('boat_types: {1: 7}\nobstacle_types: {}\n', 'expected integer code: boat file name'),
+    ('boat_types: {1: nosuchboat}\nobstacle_types: {}\n', 'cannot read boat type'),
+    ('boat_types: {1: wamv}\nobstacle_types: {101: {radius_m: -3}}\n', 'radius_m > 0'),
+    ('boat_types: {}\nobstacle_types: {}\n', 'at least one'),
+])
+def test_bad_type_table_is_a_clear_error(tmp_path, text, message):
+    from sim_core.errors import ConfigError
+    path = tmp_path / 'types.yaml'
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        TypeTable.from_yaml(path, CONFIG / 'boats')

@@ -229,3 +229,24 @@ def test_tcp_transport_carries_the_same_commands_one_per_line(procs):
     assert m[1] == 5 and len(m) == 3 + 20 * 5
     sock.close()
     assert not math.isnan(boats[2]['lon_deg'])
+
+
+@pytest.mark.parametrize('module, name, param, value, message', [
+    ('usv_bridge.usv_bridge_node', 'usv_bridge', 'transport', 'serial',
+     "transport: 'udp' or 'tcp'"),
+    ('usv_bridge.usv_bridge_node', 'usv_bridge', 'bind', 'nonsense', 'bind: expected host:port'),
+    ('usv_bridge.usv_bridge_node', 'usv_bridge', 'timestamps', 'gps',
+     "timestamps: 'sim' or 'wall'"),
+    ('usv_bridge.usv_bridge_node', 'usv_bridge', 'sim_config', 'no_such.json',
+     "file 'no_such.json' not found"),
+    ('sim_dynamics.usv_swarm_node', 'usv_swarm_node', 'current_ne', '[0.1]',
+     'current_ne: two finite numbers'),
+    ('sim_dynamics.usv_swarm_node', 'usv_swarm_node', 'types_file', 'no_such.yaml',
+     "file 'no_such.yaml' not found"),
+])
+def test_bad_configuration_is_a_clear_error(procs, module, name, param, value, message):
+    p = procs.node(module, name, {'bind': f'127.0.0.1:{PORT_BASE + 6}', param: value},
+                   ns='/swarm')
+    assert p.wait(30.0) == 2
+    out = procs.output(p)
+    assert 'configuration error' in out and message in out, out[-2000:]
