@@ -9,8 +9,9 @@ go to usv_swarm_node: config (JsonData, latched), session (UInt8, latched), comm
 parameter).
 Out (to the UI): command 21 from the swarm's state topic at state_rate_hz (sim time), split
 into several complete commands when one datagram would exceed max_datagram_bytes (TCP: one
-line per command). The bridge takes the newest state only: when encoding cannot keep up
-(~10 ms per 1,000 boats), command 21 comes less often but never lags behind the sim.
+line per command). The state topic is the pipeline's (reliable, deep): no state is skipped,
+so 21 stamps are exactly 1 / state_rate_hz apart; a bridge that cannot keep up (encoding
+takes ~15 ms per 1,000 boats) holds the swarm node back through DDS flow control.
 """
 
 import datetime
@@ -85,7 +86,7 @@ class UsvBridge(PortNode):
         self.pub_config = self.create_publisher(JsonData, 'config', qos.LATCHED)
         self.pub_session = self.create_publisher(UInt8, 'session', qos.LATCHED)
         self.pub_command = self.create_publisher(BoatCommand, 'command', qos.COMMAND)
-        self.create_subscription(SwarmState, 'state', self._on_state, qos.LATEST)
+        self.create_subscription(SwarmState, 'state', self._on_state, qos.STATE)
         self._dec = Decimator(rate)
         wall = Clock(clock_type=ClockType.STEADY_TIME)
         self.create_timer(0.01, self._poll, clock=wall)

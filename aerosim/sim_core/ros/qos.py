@@ -21,6 +21,3 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 # /clock: as rclpy's time source subscribes to it.
 CLOCK = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT,
                    history=HistoryPolicy.KEEP_LAST)
-# Only the newest sample matters (a UI feed that must not lag): reliable, depth 1.
-LATEST = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                    history=HistoryPolicy.KEEP_LAST)
