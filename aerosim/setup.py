@@ -6,7 +6,8 @@ from setuptools import find_packages, setup
 
 PACKAGE = 'aerosim'
 PYTHON_PACKAGES = [
-    'sim_core', 'sim_dynamics', 'sim_sensors', 'mavlink_bridge', 'imc_bridge', 'usv_bridge',
+    'sim_core', 'sim_bag', 'sim_viz', 'sim_dynamics', 'sim_sensors', 'mavlink_bridge',
+    'imc_bridge', 'usv_bridge',
 ]
 
 setup(
@@ -43,6 +44,8 @@ setup(
             'imc_bridge_node = imc_bridge.imc_bridge_node:main',
             'usv_swarm_node = sim_dynamics.usv_swarm_node:main',
             'usv_bridge_node = usv_bridge.usv_bridge_node:main',
+            'recorder = sim_bag.recorder:main',
+            'player = sim_bag.player:main',
         ],
     },
 )

@@ -3,6 +3,8 @@
 aerosim graphs                                   list graphs and their launch arguments
 aerosim launch <graph> [arg:=value ...]          start a graph; Ctrl-C stops it
 aerosim launch <graph> --sim-seconds N [...]     run N sim seconds, report, stop
+aerosim record [-o DIR] [--topics T ...] [...]   record topics to a rosbag2 directory
+aerosim play BAG [--rate R] [--loop] [...]       replay a rosbag2 directory
 """
 
 import argparse
@@ -59,6 +61,48 @@ def cmd_launch(args) -> int:
     return runner.wait()
 
 
+def _quoted(v) -> str:
+    """A parameter value as YAML; strings always quoted (a regex like [ab] is not a list)."""
+    return "'" + v.replace("'", "''") + "'" if isinstance(v, str) else ros_value(v)
+
+
+def ros_args(pairs, extra=()) -> list:
+    """['--ros-args', '-p', 'k:=v', ...] for the given (name, value) pairs (None: left out)."""
+    out = ['--ros-args']
+    for k, v in pairs:
+        if v is None:
+            continue
+        if isinstance(v, (list, tuple)):
+            v = '[' + ', '.join(_quoted(x) for x in v) + ']'
+        else:
+            v = _quoted(v)
+        out += ['-p', f'{k}:={v}']
+    return out + list(extra)
+
+
+def cmd_record(args) -> int:
+    """Record topics into a bag until Ctrl-C (sim_bag.recorder)."""
+    from sim_bag import recorder
+    topics = list(args.topics) if args.topics else None
+    recorder.main(['aerosim-record'] + ros_args([
+        ('output', args.output), ('storage', args.storage), ('topics', topics),
+        ('regex', args.regex), ('exclude', args.exclude),
+        ('use_sim_time', True if args.use_sim_time else None)]))
+    return 0
+
+
+def cmd_play(args) -> int:
+    """Play a bag (sim_bag.player)."""
+    from sim_bag import player
+    topics = list(args.topics) if args.topics else None
+    remaps = [x for r in args.remap for x in ('-r', r)]
+    player.main(['aerosim-play'] + ros_args([
+        ('bag', args.bag), ('rate', float(args.rate)), ('loop', args.loop or None),
+        ('topics', topics), ('regex', args.regex), ('exclude', args.exclude),
+        ('clock', args.clock or None), ('start_paused', args.start_paused or None)], remaps))
+    return 0
+
+
 def main(argv=None) -> int:
     """Entry point of the `aerosim` console script."""
     ap = argparse.ArgumentParser(prog='aerosim', description=__doc__,
@@ -72,6 +116,26 @@ def main(argv=None) -> int:
     lp.add_argument('--sim-seconds', type=float, default=None,
                     help='run this many sim seconds, print what was published, stop')
     lp.set_defaults(fn=cmd_launch)
+    rp = sub.add_parser('record', help='record topics to a rosbag2 directory (MCAP/sqlite3)')
+    rp.add_argument('-o', '--output', default=None, help='bag directory (default rosbag2_<date>)')
+    rp.add_argument('-s', '--storage', choices=('mcap', 'sqlite3'), default=None)
+    rp.add_argument('--topics', nargs='+', default=None, help='topic names (default: all)')
+    rp.add_argument('-e', '--regex', default=None, help='also topics matching this regex')
+    rp.add_argument('-x', '--exclude', default=None, help='not topics matching this regex')
+    rp.add_argument('--use-sim-time', action='store_true', help='stamp with /clock time')
+    rp.set_defaults(fn=cmd_record)
+    pp = sub.add_parser('play', help='replay a rosbag2 directory')
+    pp.add_argument('bag', help='bag directory')
+    pp.add_argument('-r', '--rate', type=float, default=1.0, help='playback rate (1 = real)')
+    pp.add_argument('-l', '--loop', action='store_true', help='start over at the end')
+    pp.add_argument('--topics', nargs='+', default=None, help='topics to play (default: all)')
+    pp.add_argument('-e', '--regex', default=None, help='also topics matching this regex')
+    pp.add_argument('-x', '--exclude', default=None, help='not topics matching this regex')
+    pp.add_argument('--clock', action='store_true', help='publish /clock from the bag time')
+    pp.add_argument('--start-paused', action='store_true', help='wait for ~/resume')
+    pp.add_argument('--remap', action='append', default=[], metavar='OLD:=NEW',
+                    help='rename a topic (ROS remapping rule)')
+    pp.set_defaults(fn=cmd_play)
     args, rest = ap.parse_known_args(argv)
     if rest:
         if args.command != 'launch' or any(':=' not in r for r in rest):

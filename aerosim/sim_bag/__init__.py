@@ -1,0 +1,1 @@
+"""aerosim sim_bag: rosbag2 record and replay (rosbags library)."""

@@ -1,0 +1,1 @@
+"""Pure bag helpers (no rclpy)."""

@@ -1,0 +1,198 @@
+"""player: republishes a rosbag2 directory (MCAP or sqlite3) at its recorded timing.
+
+`aerosim play BAG [--rate R] [--loop] [--topics T ...] [--regex R] [--clock] [--start-paused]`
+or `ros2 run aerosim player --ros-args -p bag:=BAG ...`.
+
+Messages go out as recorded (raw CDR, no deserialization) on their recorded topics (remap with
+`-r old:=new`), each publisher with the QoS its recorded publishers offered (reliability,
+durability: a latched /sim/status is latched again). Timing: a message recorded at t is sent at
+t0_wall + (t - t0_bag) / rate. A bag that holds /clock (a recorded sim graph) replays its sim
+clock as data; `clock:=true` publishes /clock from the bag timeline instead (ros2 bag play
+--clock), for bags without one. Services ~/pause, ~/resume, ~/toggle_paused (std_srvs/Trigger)
+hold and continue the timeline; start_paused waits for ~/resume.
+"""
+
+import time
+
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rosbags.interfaces import QosDurability, QosReliability
+from rosgraph_msgs.msg import Clock as ClockMsg
+from std_srvs.srv import Trigger
+
+from sim_bag.core.bagio import (DEFAULT_EXCLUDE, TopicFilter, bag_messages, bag_topics,
+                                open_reader)
+from sim_core.errors import ConfigError
+from sim_core.ros import qos
+from sim_core.ros.convert import time_msg
+from sim_core.ros.monitor import message_class
+from sim_core.ros.params import declare
+from sim_core.ros.run import make_executor, run_node
+
+# Longest wait between executor turns while a message is not yet due [s] (services, /clock).
+POLL_S = 0.005
+END_GRACE_S = 0.5         # after the last message: let reliable readers fetch it
+
+
+def publisher_qos(bag_qos) -> QoSProfile:
+    """Publisher QoS from a topic's recorded offered QoS (reliable / latched if all were)."""
+    rel = bool(bag_qos) and all(q.reliability == QosReliability.RELIABLE for q in bag_qos)
+    latched = bool(bag_qos) and all(q.durability == QosDurability.TRANSIENT_LOCAL
+                                    for q in bag_qos)
+    return QoSProfile(
+        depth=qos.STATE.depth, history=HistoryPolicy.KEEP_LAST,
+        reliability=ReliabilityPolicy.RELIABLE if rel else ReliabilityPolicy.BEST_EFFORT,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
+
+
+class Timeline:
+    """Bag time against the steady wall clock: rate, pause, re-anchoring (pure)."""
+
+    def __init__(self, rate: float, t0_bag: int, wall_s: float, paused: bool):
+        """Bag time t0_bag [ns] at wall time wall_s [s]."""
+        self.rate = rate
+        self.anchor_bag = t0_bag
+        self.anchor_wall = wall_s
+        self.paused = paused
+
+    def bag_time(self, wall_s: float) -> int:
+        """The bag time [ns] playback has reached at wall_s."""
+        if self.paused:
+            return self.anchor_bag
+        return self.anchor_bag + int((wall_s - self.anchor_wall) * self.rate * 1e9)
+
+    def set_paused(self, paused: bool, wall_s: float) -> None:
+        """Pause (freeze bag time) or resume (continue from where it froze)."""
+        if paused != self.paused:
+            self.anchor_bag = self.bag_time(wall_s)
+            self.anchor_wall = wall_s
+            self.paused = paused
+
+    def wait_s(self, t_bag: int, wall_s: float) -> float:
+        """Wall seconds until bag time t_bag is due (inf while paused)."""
+        if self.paused:
+            return float('inf')
+        return (t_bag - self.bag_time(wall_s)) * 1e-9 / self.rate
+
+
+class Player(Node):
+    """Republishes one bag."""
+
+    def __init__(self):
+        """Declare parameters, open the bag, create the publishers and services."""
+        super().__init__('player')
+        self.bag_path = declare(self, 'bag', '', 'rosbag2 directory to play')
+        if not self.bag_path:
+            raise ConfigError('bag: give the bag directory (-p bag:=DIR)')
+        self.rate = declare(self, 'rate', 1.0, 'Playback rate (bag seconds per wall second)',
+                            0.01, 100.0)
+        self.loop = declare(self, 'loop', False, 'Start over at the end')
+        names = declare(self, 'topics', [''], 'Topics to play (absolute names); empty = all')
+        self.select = TopicFilter(
+            names=tuple(n for n in names if n),
+            regex=declare(self, 'regex', '', 'Also play topics matching this regex'),
+            exclude=declare(self, 'exclude', DEFAULT_EXCLUDE, 'Do not play topics matching this '
+                            'regex'))
+        self.clock = declare(self, 'clock', False, 'Publish /clock from the bag timeline (for '
+                             'bags without a recorded /clock)')
+        self.clock_period_s = 1.0 / declare(self, 'clock_rate_hz', 100.0, '/clock rate [Hz] '
+                                            '(wall) with clock:=true', 1.0, 1000.0)
+        self.start_paused = declare(self, 'start_paused', False, 'Wait for ~/resume')
+        reader = open_reader(self.bag_path)
+        try:
+            topics = [t for t in bag_topics(reader) if self.select.takes(t.name)]
+            self.t0 = reader.start_time
+            self.duration_s = reader.duration * 1e-9
+        finally:
+            reader.close()
+        if not topics:
+            raise ConfigError(f'bag {self.bag_path}: no topic selected')
+        if self.clock and any(t.name == '/clock' for t in topics):
+            self.get_logger().warning('the bag has /clock: replaying it; clock:=true ignored')
+            self.clock = False
+        self.pubs = {}
+        for t in topics:
+            try:
+                cls = message_class(t.msgtype)
+            except (ImportError, AttributeError, ValueError):
+                raise ConfigError(f'bag topic {t.name}: type {t.msgtype} is not installed') \
+                    from None
+            self.pubs[t.name] = self.create_publisher(cls, t.name, publisher_qos(t.qos))
+        self.pub_clock = (self.create_publisher(ClockMsg, '/clock', qos.CLOCK)
+                          if self.clock else None)
+        self.counts = {t: 0 for t in self.pubs}
+        self.timeline = None
+        self.paused = self.start_paused
+        for name, fn in (('pause', lambda: True), ('resume', lambda: False),
+                         ('toggle_paused', lambda: not self.paused)):
+            self.create_service(Trigger, f'~/{name}',
+                                lambda req, resp, f=fn: self._on_pause(f(), resp))
+        self.get_logger().info(
+            f'playing {self.bag_path}: {len(topics)} topics, {self.duration_s:.2f} s at rate '
+            f'{self.rate:g}{" (loop)" if self.loop else ""}'
+            f'{"; paused: call ~/resume" if self.start_paused else ""}')
+
+    def _on_pause(self, paused: bool, resp):
+        self.paused = paused
+        if self.timeline is not None:
+            self.timeline.set_paused(paused, time.monotonic())
+        resp.success = True
+        resp.message = 'paused' if paused else 'playing'
+        self.get_logger().info(resp.message)
+        return resp
+
+    def play(self, executor) -> int:
+        """Play the bag (loop: forever); exit code 0."""
+        passes = 0
+        while executor.context.ok():
+            self.timeline = Timeline(self.rate, self.t0, time.monotonic(), self.paused)
+            self._next_clock = 0.0
+            reader = open_reader(self.bag_path)
+            try:
+                for topic, t_ns, data in bag_messages(reader, self.select):
+                    if not self._wait_until(executor, t_ns):
+                        return 0
+                    self.pubs[topic].publish(data)
+                    self.counts[topic] += 1
+            finally:
+                reader.close()
+            passes += 1
+            self.get_logger().info(f'pass {passes} done: {sum(self.counts.values())} messages '
+                                   'published so far')
+            if not self.loop:
+                break
+        end = time.monotonic() + END_GRACE_S
+        while executor.context.ok() and time.monotonic() < end:
+            executor.spin_once(timeout_sec=POLL_S)
+        for topic, n in sorted(self.counts.items()):
+            self.get_logger().info(f'  {topic}: {n}')
+        return 0
+
+    def _wait_until(self, executor, t_ns: int) -> bool:
+        """Serve services and /clock until t_ns is due; False if the context ended."""
+        while executor.context.ok():
+            now = time.monotonic()
+            self._tick_clock(now)
+            wait = self.timeline.wait_s(t_ns, now)
+            if wait <= 0.0:
+                return True
+            executor.spin_once(timeout_sec=min(wait, POLL_S))
+        return False
+
+    def _tick_clock(self, now: float) -> None:
+        if self.pub_clock is not None and now >= self._next_clock:
+            self._next_clock = now + self.clock_period_s
+            self.pub_clock.publish(ClockMsg(clock=time_msg(self.timeline.bag_time(now))))
+
+
+def main(args=None):
+    """Play a bag; exit 0 at its end, 2 on a configuration error."""
+    def body(node):
+        executor = make_executor()
+        executor.add_node(node)
+        return node.play(executor)
+    run_node(Player, 'player', args, body=body)
+
+
+if __name__ == '__main__':
+    main()
