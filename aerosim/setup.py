@@ -19,6 +19,7 @@ setup(
         ('share/' + PACKAGE, ['package.xml']),
         ('share/' + PACKAGE + '/launch', glob('launch/*.launch.py')),
         ('share/' + PACKAGE + '/config', glob('config/*.yaml') + glob('config/*.json')),
+        ('share/' + PACKAGE + '/rviz', glob('rviz/*.rviz')),
         ('share/' + PACKAGE + '/config/scenarios', glob('config/scenarios/*.yaml')),
         ('share/' + PACKAGE + '/config/vehicles', glob('config/vehicles/*.yaml')),
         ('share/' + PACKAGE + '/config/boats', glob('config/boats/*.yaml')),
@@ -46,6 +47,9 @@ setup(
             'usv_bridge_node = usv_bridge.usv_bridge_node:main',
             'recorder = sim_bag.recorder:main',
             'player = sim_bag.player:main',
+            'viz_node = sim_viz.viz_node:main',
+            'foxglove_node = sim_viz.foxglove_node:main',
+            'summary_node = sim_viz.summary_node:main',
         ],
     },
 )

@@ -16,20 +16,14 @@ metadata.yaml written): every message the callback wrote is in the bag.
 """
 
 from datetime import datetime
-import signal
 import time
 
-import rclpy
-from rclpy.clock import Clock, ClockType
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from rclpy.signals import SignalHandlerOptions
 
 from sim_bag.core.bagio import DEFAULT_EXCLUDE, BagWriter, TopicFilter, qos_to_bag
-from sim_core.errors import ConfigError
-from sim_core.ros.monitor import message_class
+from sim_bag.raw_topics import RawTopics
 from sim_core.ros.params import declare
+from sim_core.ros.run import run_node, until_stopped
 
 # Per-subscription queue: deep enough that a burst while the bag flushes a chunk loses nothing.
 QUEUE_DEPTH = 1000
@@ -38,17 +32,6 @@ QUEUE_DEPTH = 1000
 def default_output() -> str:
     """rosbag2's default name, in the current folder: rosbag2_YYYY_MM_DD-HH_MM_SS."""
     return datetime.now().strftime('rosbag2_%Y_%m_%d-%H_%M_%S')
-
-
-def subscription_qos(publishers) -> QoSProfile:
-    """The QoS that receives from every publisher of a topic (rosbag2's adaptation rule)."""
-    pubs = [p.qos_profile for p in publishers]
-    reliable = bool(pubs) and all(q.reliability == ReliabilityPolicy.RELIABLE for q in pubs)
-    latched = bool(pubs) and all(q.durability == DurabilityPolicy.TRANSIENT_LOCAL for q in pubs)
-    return QoSProfile(
-        depth=QUEUE_DEPTH, history=HistoryPolicy.KEEP_LAST,
-        reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
-        durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
 
 
 class Recorder(Node):
@@ -70,47 +53,18 @@ class Recorder(Node):
         period = declare(self, 'discovery_period_s', 0.2, 'Topic discovery period [s] (wall)',
                          0.01, 10.0)
         self.bag = BagWriter(out or default_output(), storage)
-        self.subs = {}
-        self._skipped = set()
         self.stopping = False
-        self._wall = Clock(clock_type=ClockType.STEADY_TIME)
-        self.create_timer(period, self.discover, clock=self._wall)
+        self.topics = RawTopics(self, self.select, QUEUE_DEPTH, self._add_topic,
+                                self.on_message, period)
         self.get_logger().info(f'recording to {self.bag.path} ({storage}); topics: '
                                f'{", ".join(self.select.names) or "all"}'
                                f'{"; regex " + self.select.regex if self.select.regex else ""}')
-        self.discover()
+        self.topics.discover()
 
-    def discover(self) -> None:
-        """Subscribe to every selected topic that has appeared since the last call."""
-        if self.stopping:
-            return
-        for topic, types in self.get_topic_names_and_types():
-            if topic in self.subs or topic in self._skipped or not self.select.takes(topic):
-                continue
-            if len(types) != 1:
-                self._skip(topic, f'{len(types)} types on one topic ({", ".join(types)})')
-                continue
-            pubs = self.get_publishers_info_by_topic(topic)
-            if not pubs:
-                continue            # a subscriber only: wait for a publisher (its QoS matters)
-            try:
-                cls = message_class(types[0])
-                self.bag.add_topic(topic, types[0], [
-                    qos_to_bag(p.qos_profile.reliability, p.qos_profile.durability,
-                               p.qos_profile.depth) for p in pubs])
-            except (ImportError, AttributeError, ValueError) as exc:
-                self._skip(topic, f'type {types[0]}: {exc}')
-                continue
-            profile = subscription_qos(pubs)
-            self.subs[topic] = self.create_subscription(
-                cls, topic, lambda raw, t=topic: self.on_message(t, raw), profile, raw=True)
-            self.get_logger().info(f'subscribed {topic} [{types[0]}] '
-                                   f'({profile.reliability.name.lower()}, '
-                                   f'{profile.durability.name.lower()})')
-
-    def _skip(self, topic, why):
-        self._skipped.add(topic)
-        self.get_logger().warning(f'not recording {topic}: {why}')
+    def _add_topic(self, topic, msgtype, pubs):
+        self.bag.add_topic(topic, msgtype, [
+            qos_to_bag(p.qos_profile.reliability, p.qos_profile.durability, p.qos_profile.depth)
+            for p in pubs])
 
     def on_message(self, topic: str, raw: bytes) -> None:
         """Write one message, stamped with its receive time on the node's clock."""
@@ -120,9 +74,7 @@ class Recorder(Node):
     def close(self) -> None:
         """Stop receiving, then finish the bag; log what it holds."""
         self.stopping = True
-        for sub in self.subs.values():
-            self.destroy_subscription(sub)
-        self.subs.clear()
+        self.topics.close()
         self.bag.close()
         total = self.bag.total()
         self.get_logger().info(f'closed {self.bag.path}: {total} messages on '
@@ -132,34 +84,18 @@ class Recorder(Node):
 
 
 def main(args=None) -> None:
-    """Record until SIGINT/SIGTERM; exit 2 on a configuration error."""
-    # Our own handlers: a signal only sets a flag, so it never interrupts a write half-way.
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    stop = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.append(1))
-    node = None
-    try:
-        node = Recorder()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        while not stop and rclpy.ok():
-            executor.spin_once(timeout_sec=0.1)
+    """Record until SIGINT/SIGTERM, then close the bag; exit 2 on a configuration error."""
+    def body(node):
+        # a signal only sets a flag (until_stopped): it never interrupts a write half-way
+        executor = until_stopped(node)
         # take what is already queued (delivered by DDS, not yet written), until idle
         deadline, idle = time.monotonic() + 1.0, 0
-        while time.monotonic() < deadline and rclpy.ok() and idle < 3:
+        while time.monotonic() < deadline and executor.context.ok() and idle < 3:
             before = node.bag.total()
             executor.spin_once(timeout_sec=0.02)
             idle = idle + 1 if node.bag.total() == before else 0
-    except ConfigError as exc:
-        rclpy.logging.get_logger('recorder').fatal(f'configuration error: {exc}')
-        raise SystemExit(2) from exc
-    finally:
-        if node is not None:
-            node.close()
-            node.destroy_node()
-        rclpy.try_shutdown()
-
+        node.close()
+    run_node(Recorder, 'recorder', args, body=body)
 
 if __name__ == '__main__':
     main()

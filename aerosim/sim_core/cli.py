@@ -8,6 +8,7 @@ aerosim play BAG [--rate R] [--loop] [...]       replay a rosbag2 directory
 """
 
 import argparse
+import shutil
 import sys
 
 from sim_core.errors import ConfigError
@@ -50,6 +51,10 @@ def cmd_launch(args) -> int:
     runner.log(f'graph {graph.name}: ' + ', '.join(f'{n.namespace.rstrip("/")}/{n.name}'
                                                     for n in nodes))
     for n in nodes:
+        if n.module is None and shutil.which(n.executable) is None:
+            runner.log(f'{n.name}: {n.executable} is not installed here; not started '
+                       '(foxglove:=true serves the same view to Foxglove)')
+            continue
         runner.start(n.name, node_command(n), supervisor=n.supervisor)
     if args.sim_seconds is not None:
         ns = nodes[0].namespace if nodes else '/'

@@ -39,7 +39,19 @@ class ConfigFile:
     relpath: str
 
 
-Value = Union[str, int, float, bool, Arg, ConfigFile]
+@dataclass(frozen=True)
+class PackageFile:
+    """A package file named by a launch argument (rviz configs).
+
+    The argument holds a path, or a name in the package's `folder` (share/aerosim/<folder>
+    when installed).
+    """
+
+    arg: str
+    folder: str
+
+
+Value = Union[str, int, float, bool, Arg, ConfigFile, PackageFile]
 
 
 @dataclass(frozen=True)
@@ -56,20 +68,25 @@ class NodeSpec:
     supervisor: the graph ends when this node exits, with its exit code (launch_ros: Shutdown
     on exit; the runner: the supervisor process). rename: False for a process that composes
     several nodes (a `__node` remap would give them all the same name); name then only labels
-    the process.
+    the process. condition may also be a tuple of (arg, value) pairs that must all hold;
+    any_condition: pairs of which one must hold. module None: not a Python node of ours (rviz2):
+    the runner starts the executable if it is installed and says so if not. arguments: command
+    line arguments before --ros-args.
     """
 
     name: str
     executable: str
-    module: str
+    module: Optional[str]
     params_file: Union[None, str, Tuple[str, ...]] = None
     parameters: Tuple[Tuple[str, Value], ...] = ()
     remappings: Tuple[Tuple[str, Value], ...] = ()
-    condition: Optional[Tuple[str, str]] = None
+    condition: Union[None, Tuple[str, str], Tuple[Tuple[str, str], ...]] = None
     use_sim_time: bool = True
     package: str = 'aerosim'
     supervisor: bool = False
     rename: bool = True
+    any_condition: Tuple[Tuple[str, str], ...] = ()
+    arguments: Tuple[Value, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -136,12 +153,50 @@ CAMERA = NodeSpec(
     params_file='camera_params', condition=('camera', 'true'),
     parameters=(('scenario_file', Arg('scenario')),))
 
+def view_args(rviz_config: str, title: str):
+    """Launch arguments of the viewers and the run summary (every graph)."""
+    return (
+        LaunchArg('rviz', 'false', 'Start rviz2 (where installed) with rviz_config',
+                  ('true', 'false')),
+        LaunchArg('rviz_config', rviz_config, 'rviz2 config (path, or name in rviz/)'),
+        LaunchArg('foxglove', 'false', 'Serve the topics to Foxglove over WebSocket '
+                  '(foxglove-sdk; ws://127.0.0.1:<foxglove_port>)', ('true', 'false')),
+        LaunchArg('foxglove_port', '8765', 'Foxglove WebSocket port'),
+        LaunchArg('summary', 'true', 'Write a run summary (JSON + PNG) to output_dir at the end',
+                  ('true', 'false')),
+        LaunchArg('output_dir', 'aerosim_runs', 'Folder for summaries and reports'),
+        LaunchArg('title', title, 'Summary file prefix and plot title'),
+    )
+
+
+def view_nodes(mode: str, source: Tuple[Tuple[str, Value], ...], summary_condition=()):
+    """viz_node (rviz or foxglove), rviz2, foxglove_node and summary_node of a graph.
+
+    mode: 'vehicle' or 'swarm'; source: the parameters naming the scenario / init file.
+    """
+    return (
+        NodeSpec(name='viz_node', executable='viz_node', module='sim_viz.viz_node',
+                 parameters=(('mode', mode),) + source,
+                 any_condition=(('rviz', 'true'), ('foxglove', 'true'))),
+        NodeSpec(name='rviz2', executable='rviz2', module=None, package='rviz2',
+                 arguments=('-d', PackageFile('rviz_config', 'rviz')), condition=('rviz', 'true')),
+        NodeSpec(name='foxglove_node', executable='foxglove_node',
+                 module='sim_viz.foxglove_node', condition=('foxglove', 'true'),
+                 parameters=(('port', Arg('foxglove_port', 'int')),)),
+        NodeSpec(name='summary_node', executable='summary_node', module='sim_viz.summary_node',
+                 condition=(('summary', 'true'),) + summary_condition,
+                 parameters=(('mode', mode), ('output_dir', Arg('output_dir')),
+                             ('title', Arg('title'))) + source),
+    )
+
+
 SIM_QUAD = Graph(
     name='sim_quad',
     description='Multirotor dynamics (sim clock) and sensors: IMU, magnetometer, barometer, '
                 'GNSS, camera',
-    args=COMMON_ARGS + SIM_ARGS,
-    nodes=(DYNAMICS, SENSORS, CAMERA),
+    args=COMMON_ARGS + SIM_ARGS + view_args('aerosim.rviz', 'sim_quad'),
+    nodes=(DYNAMICS, SENSORS, CAMERA)
+    + view_nodes('vehicle', (('scenario_file', Arg('scenario')),)),
 )
 
 
@@ -165,7 +220,6 @@ HIL_ARGS = (
               ('true', 'false')),
     LaunchArg('report', 'false', 'Judge the mission on ground truth, write a summary and plot, '
               'and end the run when the mission is done', ('true', 'false')),
-    LaunchArg('output_dir', 'aerosim_runs', 'Folder for the report (report:=true)'),
     LaunchArg('mavlink_params', 'mavlink_bridge.yaml',
               'mavlink_bridge parameter YAML (path, or name in config/)'),
     LaunchArg('fc_params', 'builtin_fc.yaml', 'builtin_fc parameter YAML (path, or name in '
@@ -208,11 +262,14 @@ SIM_QUAD_HIL = Graph(
     name='sim_quad_hil',
     description='Quad HIL: dynamics + MAVLink HIL bridge + flight controller (built-in or '
                 'external PX4), sensors on MAVLink and ROS topics',
-    args=COMMON_ARGS + with_defaults(SIM_ARGS, lockstep='true', camera='false') + HIL_ARGS,
+    args=COMMON_ARGS + with_defaults(SIM_ARGS, lockstep='true', camera='false') + HIL_ARGS
+    + view_args('aerosim.rviz', 'sim_quad_hil'),
     nodes=(replace(DYNAMICS, condition=('composition', 'split')),
            replace(SENSORS, condition=('sensor_topics', 'true')),
            CAMERA, replace(MAVLINK_BRIDGE, condition=('composition', 'split')), HIL_PLANT,
-           BUILTIN_FC, FLIGHT_REPORT),
+           BUILTIN_FC, FLIGHT_REPORT)
+    # report:=true: flight_report writes the summary (and ends the run)
+    + view_nodes('vehicle', (('scenario_file', Arg('scenario')),), (('report', 'false'),)),
 )
 
 IMC_ARGS = (
@@ -245,8 +302,8 @@ SIM_IMC = Graph(
     args=with_defaults(COMMON_ARGS, namespace='usv', scenario='harbour') + (
         LaunchArg('rate_hz', '50.0', 'Integration rate [Hz], 10..1000'),
         LaunchArg('time_scale', '1.0', 'Sim seconds per wall second; 0 = as fast as possible'),
-    ) + IMC_ARGS,
-    nodes=(USV, IMC_BRIDGE),
+    ) + IMC_ARGS + view_args('aerosim_usv.rviz', 'sim_imc'),
+    nodes=(USV, IMC_BRIDGE) + view_nodes('vehicle', (('scenario_file', Arg('scenario')),)),
 )
 
 SWARM_ARGS = (
@@ -288,8 +345,9 @@ SIM_USV_SWARM = Graph(
     name='sim_usv_swarm',
     description='A USV swarm (N boats, sim clock) behind the USV UI protocol (seed 004): '
                 'init, commands 22 and 26 in, command 21 out, over UDP JSON (or TCP)',
-    args=with_defaults(COMMON_ARGS[:3], namespace='swarm') + SWARM_ARGS,
-    nodes=(USV_SWARM, USV_BRIDGE),
+    args=with_defaults(COMMON_ARGS[:3], namespace='swarm') + SWARM_ARGS
+    + view_args('aerosim_swarm.rviz', 'sim_usv_swarm'),
+    nodes=(USV_SWARM, USV_BRIDGE) + view_nodes('swarm', (('sim_config', Arg('sim_config')),)),
 )
 
 GRAPHS = {g.name: g for g in (SIM_QUAD, SIM_QUAD_HIL, SIM_IMC, SIM_USV_SWARM)}
@@ -318,6 +376,17 @@ class ResolvedNode:
     log_level: str
     supervisor: bool = False
     rename: bool = True
+    arguments: Tuple[str, ...] = ()
+
+
+def holds(spec: NodeSpec, values: dict) -> bool:
+    """True if the node's conditions hold for the argument values."""
+    cond = spec.condition or ()
+    if cond and isinstance(cond[0], str):
+        cond = (cond,)
+    if any(values[a] != v for a, v in cond):
+        return False
+    return not spec.any_condition or any(values[a] == v for a, v in spec.any_condition)
 
 
 def parse_value(text: str):
@@ -368,7 +437,7 @@ def resolve_args(graph: Graph, overrides: dict) -> dict:
 
 def resolve(graph: Graph, overrides: dict = None) -> Tuple[ResolvedNode, ...]:
     """Return the graph's nodes with launch arguments substituted (conditions applied)."""
-    from sim_core.paths import resolve_config_path
+    from sim_core.paths import resolve_config_path, resolve_package_path
     values = resolve_args(graph, overrides or {})
 
     def sub(v):
@@ -376,11 +445,13 @@ def resolve(graph: Graph, overrides: dict = None) -> Tuple[ResolvedNode, ...]:
             return convert(v, values[v.name])
         if isinstance(v, ConfigFile):
             return str(resolve_config_path(v.relpath))
+        if isinstance(v, PackageFile):
+            return str(resolve_package_path(values[v.arg], v.folder))
         return v
 
     out = []
     for spec in graph.nodes:
-        if spec.condition and values[spec.condition[0]] != spec.condition[1]:
+        if not holds(spec, values):
             continue
         pf = spec.params_file
         pf = () if pf is None else ((pf,) if isinstance(pf, str) else pf)
@@ -393,5 +464,6 @@ def resolve(graph: Graph, overrides: dict = None) -> Tuple[ResolvedNode, ...]:
             name=spec.name, package=spec.package, executable=spec.executable,
             module=spec.module, namespace='/' + ns if ns else '/', params_files=files,
             parameters=params, remappings=tuple((a, str(sub(b))) for a, b in spec.remappings),
-            log_level=values['log_level'], supervisor=spec.supervisor, rename=spec.rename))
+            log_level=values['log_level'], supervisor=spec.supervisor, rename=spec.rename,
+            arguments=tuple(str(sub(a)) for a in spec.arguments)))
     return tuple(out)

@@ -35,6 +35,6 @@ def node_actions(graph: Graph, context):
             package=r.package, executable=r.executable, name=r.name if r.rename else None,
             namespace=r.namespace,
             parameters=[*r.params_files, r.parameters], remappings=list(r.remappings),
-            arguments=['--ros-args', '--log-level', r.log_level], output='screen',
+            arguments=[*r.arguments, '--ros-args', '--log-level', r.log_level], output='screen',
             emulate_tty=True, **({'on_exit': Shutdown()} if r.supervisor else {})))
     return nodes

@@ -34,3 +34,18 @@ def resolve_config_path(name: str, base_dir: Path = None, subdir: str = '') -> P
     where = ', '.join(str(d / subdir) for d in config_dirs())
     raise ConfigError(f'{subdir or "config"}: file {name!r} not found (looked in '
                       f'{base_dir or "."} and {where})')
+
+
+def resolve_package_path(name: str, folder: str) -> Path:
+    """A package file: as given, or <package>/<folder>/name (source tree, then installed share)."""
+    cands = [Path(name), CONFIG_DIR.parent / folder / name]
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        cands.append(Path(get_package_share_directory('aerosim')) / folder / name)
+    except Exception:  # noqa: BLE001 - no ament index entry (pip install): source tree only
+        pass
+    for cand in cands:
+        if cand.is_file():
+            return cand.resolve()
+    raise ConfigError(f'{folder}: file {name!r} not found (looked in '
+                      f'{", ".join(str(c.parent) for c in cands)})')

@@ -29,6 +29,7 @@ class Sample:
     t: float
     p: tuple
     speed: float
+    track_err: float = math.nan      # horizontal distance from the planned path (airborne) [m]
 
 
 def item_points(scenario: Scenario) -> List[np.ndarray]:
@@ -91,9 +92,10 @@ class MissionJudge:
     def add(self, t: float, p, speed: float, motors_off: bool = True) -> None:
         """Feed one ground-truth sample (ENU [m], speed [m/s], all motor commands zero)."""
         p = np.asarray(p, dtype=float)
-        self.samples.append(Sample(t, tuple(p), speed))
+        err = _dist_to_polyline(p[0:2], self.poly) if p[2] > 0.5 else math.nan
+        self.samples.append(Sample(t, tuple(p), speed, err))
         if p[2] > 0.5:
-            self.max_track_err = max(self.max_track_err, _dist_to_polyline(p[0:2], self.poly))
+            self.max_track_err = max(self.max_track_err, err)
         k = len(self.reached)
         if k >= len(self.points):
             return
@@ -140,7 +142,11 @@ class MissionJudge:
         }
 
     def plot(self, path: str, title: str) -> None:
-        """Write a PNG: top view (path vs mission), altitude and speed over time."""
+        """Write a PNG of the flight.
+
+        Top and side views (flown vs planned), altitude, speed and tracking error over time
+        (items reached marked), and the figures.
+        """
         import matplotlib
         matplotlib.use('Agg')
         import matplotlib.pyplot as plt
@@ -148,41 +154,52 @@ class MissionJudge:
         t = np.array([x.t for x in s])
         P = np.array([x.p for x in s]) if s else np.zeros((0, 3))
         v = np.array([x.speed for x in s])
-        fig = plt.figure(figsize=(12, 6.5))
-        ax = fig.add_subplot(1, 2, 1)
-        poly = np.array(self.poly)
-        ax.plot(poly[:, 0], poly[:, 1], 'k--', lw=1, label='planned')
-        ax.plot(P[:, 0], P[:, 1], 'C0', lw=1.5, label='flown (truth)')
-        for i, p in enumerate(self.points):
-            ok = i < len(self.reached)
-            ax.plot(p[0], p[1], 'o', ms=9, mfc='C2' if ok else 'none', mec='C2' if ok else 'C3')
-            ax.annotate(f'{i} {self.scenario.mission[i].command}', (p[0], p[1]),
-                        textcoords='offset points', xytext=(6, 6), fontsize=9)
-        ax.set_xlabel('east [m]')
-        ax.set_ylabel('north [m]')
-        ax.set_aspect('equal', adjustable='datalim')
-        ax.grid(True, alpha=0.3)
-        ax.legend(loc='best')
-        ax.set_title('top view')
-        a2 = fig.add_subplot(2, 2, 2)
-        a2.plot(t, P[:, 2], 'C0')
-        for i, tr in enumerate(self.reached):
-            a2.axvline(tr, color='C2', lw=0.8, alpha=0.6)
-            a2.text(tr, max(P[:, 2].max(), 1.0) * 0.95, str(i), fontsize=8, color='C2')
-        a2.set_ylabel('altitude [m]')
-        a2.grid(True, alpha=0.3)
-        a2.set_title('altitude (items reached: green lines)')
-        a3 = fig.add_subplot(2, 2, 4)
-        a3.plot(t, v, 'C1')
-        a3.set_xlabel('sim time [s]')
-        a3.set_ylabel('speed [m/s]')
-        a3.grid(True, alpha=0.3)
+        err = np.array([x.track_err for x in s])
+        pts = np.array(self.points) if self.points else np.zeros((0, 3))
+        start = np.array(self.scenario.initial_position_enu, dtype=float)
+        plan = np.vstack([start[None, :], pts])
+        fig, axes = plt.subplots(2, 3, figsize=(15, 8))
+        for ax, (i, j, xl, yl, name) in zip(axes[:, 0], ((0, 1, 'east [m]', 'north [m]',
+                                                           'top view'),
+                                                          (0, 2, 'east [m]', 'up [m]',
+                                                           'side view (looking north)'))):
+            ax.plot(plan[:, i], plan[:, j], 'k--', lw=1, label='planned')
+            ax.plot(P[:, i], P[:, j], 'C0', lw=1.5, label='flown (truth)')
+            for k, p in enumerate(pts):
+                ok = k < len(self.reached)
+                ax.plot(p[i], p[j], 'o', ms=9, mfc='C2' if ok else 'none',
+                        mec='C2' if ok else 'C3')
+                ax.annotate(f'{k} {self.scenario.mission[k].command}', (p[i], p[j]),
+                            textcoords='offset points', xytext=(6, 6), fontsize=9)
+            ax.set_xlabel(xl)
+            ax.set_ylabel(yl)
+            ax.set_aspect('equal', adjustable='datalim')
+            ax.grid(True, alpha=0.3)
+            ax.legend(loc='best', fontsize=8)
+            ax.set_title(name)
+        series = ((axes[0, 1], P[:, 2] if len(P) else P, 'altitude [m]', 'C0'),
+                  (axes[1, 1], v, 'speed [m/s]', 'C1'),
+                  (axes[0, 2], err, 'tracking error [m] (airborne)', 'C3'))
+        for ax, y, name, c in series:
+            ax.plot(t, y, c)
+            for tr in self.reached:
+                ax.axvline(tr, color='C2', lw=0.8, alpha=0.6)
+            ax.set_ylabel(name)
+            ax.set_xlabel('sim time [s]')
+            ax.grid(True, alpha=0.3)
+        axes[0, 1].set_title('items reached: green lines')
+        axes[1, 2].axis('off')
         sm = self.summary(0.0)
         land = sm['landing_error_m']
-        land = float('nan') if land is None else land
+        reached = ', '.join(f'{k} at {x:.1f} s' for k, x in enumerate(self.reached)) or 'none'
+        axes[1, 2].text(0.0, 1.0, f'mission: {sm["result"]}\nitems reached: '
+                        f'{sm["items_reached"]}/{sm["items"]}\n  {reached}\nmax tracking '
+                        f'error: {sm["max_tracking_error_m"]:.2f} m\nlanding error: '
+                        f'{"-" if land is None else f"{land:.2f} m"}\nsim time: '
+                        f'{sm["sim_time_s"]:.1f} s', va='top', family='monospace', fontsize=10,
+                        wrap=True)
         fig.suptitle(f'{title}: mission {sm["result"]} ({sm["items_reached"]}/{sm["items"]} '
-                     f'items), max tracking error {sm["max_tracking_error_m"]:.2f} m, landing '
-                     f'error {land:.2f} m')
+                     f'items), max tracking error {sm["max_tracking_error_m"]:.2f} m')
         fig.tight_layout()
-        fig.savefig(path, dpi=90)
+        fig.savefig(path, dpi=80)
         plt.close(fig)

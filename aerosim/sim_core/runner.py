@@ -29,8 +29,12 @@ def ros_value(v) -> str:
 
 
 def node_command(r: ResolvedNode, python: str = sys.executable) -> List[str]:
-    """The command line that starts a resolved node (the same arguments launch_ros passes)."""
-    cmd = [python, '-m', r.module, '--ros-args']
+    """The command line that starts a resolved node (the same arguments launch_ros passes).
+
+    A node that is not a Python module of ours (rviz2) runs as its executable.
+    """
+    head = [python, '-m', r.module] if r.module else [r.executable]
+    cmd = head + list(r.arguments) + ['--ros-args']
     if r.rename:
         cmd += ['-r', f'__node:={r.name}']
     cmd += ['-r', f'__ns:={r.namespace}', '--log-level', r.log_level]

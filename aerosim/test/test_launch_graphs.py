@@ -81,7 +81,7 @@ def test_launch_file_declares_exactly_the_description(fake_launch, graph_name):
     expected = resolve(graph)
     assert [n.kwargs['name'] for n in nodes] == [r.name if r.rename else None for r in expected]
     for n, r in zip(nodes, expected):
-        assert n.kwargs['package'] == 'aerosim'
+        assert n.kwargs['package'] == 'aerosim'      # viewers are off by default
         assert n.kwargs['executable'] == r.executable
         assert n.kwargs['namespace'] == r.namespace
         assert n.kwargs['parameters'] == [*r.params_files, r.parameters]
@@ -92,7 +92,7 @@ def test_launch_file_declares_exactly_the_description(fake_launch, graph_name):
 def test_hil_graph_composes_dynamics_and_bridge_in_one_unrenamed_process(fake_launch):
     graph = get_graph('sim_quad_hil')
     nodes = resolve(graph)
-    assert [n.name for n in nodes] == ['sensors_node', 'hil_plant', 'builtin_fc']
+    assert [n.name for n in nodes] == ['sensors_node', 'hil_plant', 'builtin_fc', 'summary_node']
     plant = nodes[1]
     assert plant.module == 'mavlink_bridge.hil_plant' and not plant.rename
     assert [Path(f).name for f in plant.params_files] == [
@@ -112,11 +112,12 @@ def test_hil_graph_composes_dynamics_and_bridge_in_one_unrenamed_process(fake_la
 
 def test_hil_graph_conditions_supervisor_and_shared_sensor_file(fake_launch):
     graph = get_graph('sim_quad_hil')
-    names = [n.name for n in resolve(graph, {'composition': 'split'})]
+    names = [n.name for n in resolve(graph, {'composition': 'split', 'summary': 'false'})]
     assert names == ['dynamics_node', 'sensors_node', 'mavlink_bridge', 'builtin_fc']
     ext = {n.name: n for n in resolve(graph, {'fc': 'external', 'report': 'true',
                                               'sensor_topics': 'false',
                                               'composition': 'split'})}
+    # report:=true: flight_report writes the summary; no summary_node
     assert set(ext) == {'dynamics_node', 'mavlink_bridge', 'flight_report'}
     assert ext['flight_report'].supervisor and not ext['mavlink_bridge'].supervisor
     bridge = ext['mavlink_bridge']
@@ -166,3 +167,41 @@ def test_runner_command_matches_resolution():
     assert cmd[cmd.index('--params-file') + 1].endswith('config/dynamics_node.yaml')
     assert "scenario_file:='my scenario.yaml'" in cmd
     assert 'use_sim_time:=false' in cmd and 'time_scale:=1.0' in cmd
+
+
+@pytest.mark.parametrize('graph_name', sorted(GRAPHS))
+def test_viewers_and_summary_are_declared_for_every_graph(fake_launch, graph_name):
+    import yaml
+    graph = get_graph(graph_name)
+    base = {n.name for n in resolve(graph, {'summary': 'false'})}
+    assert not base & {'viz_node', 'rviz2', 'foxglove_node', 'summary_node'}
+    assert {n.name for n in resolve(graph)} - base == {'summary_node'}
+    fox = {n.name: n for n in resolve(graph, {'foxglove': 'true', 'foxglove_port': '9000',
+                                              'summary': 'false'})}
+    assert set(fox) - base == {'viz_node', 'foxglove_node'}
+    assert fox['foxglove_node'].parameters['port'] == 9000
+    mode = 'swarm' if graph_name == 'sim_usv_swarm' else 'vehicle'
+    assert fox['viz_node'].parameters['mode'] == mode
+    rv = {n.name: n for n in resolve(graph, {'rviz': 'true', 'summary': 'false'})}
+    assert set(rv) - base == {'viz_node', 'rviz2'}
+    rviz = rv['rviz2']
+    assert rviz.package == 'rviz2' and rviz.module is None and rviz.arguments[0] == '-d'
+    assert node_command(rviz)[:3] == ['rviz2', '-d', rviz.arguments[1]]
+    # the config: fixed frame map; every topic it shows is one the graph publishes
+    cfg = yaml.safe_load(Path(rviz.arguments[1]).read_text())
+    assert cfg['Visualization Manager']['Global Options']['Fixed Frame'] == 'map'
+    ns = rviz.namespace
+    topics = {d['Topic']['Value'] for d in cfg['Visualization Manager']['Displays']
+              if 'Topic' in d}
+    published = {f'{ns}/{t}' for t in ('odom', 'path', 'markers', 'camera/image_raw')}
+    assert topics and topics <= published, topics - published
+    assert f'{ns}/markers' in topics
+    # launch_ros gets the same rviz2 node
+    ld = load_launch_file(LAUNCH_DIR / f'{graph_name}.launch.py')
+    (opaque,) = [a for a in ld.args[0] if type(a).__name__ == 'OpaqueFunction']
+    values = {a.name: a.default for a in graph.args}
+    values.update(rviz='true')
+    (node,) = [n for n in opaque.kwargs['function'](FakeContext(values))
+               if n.kwargs['executable'] == 'rviz2']
+    assert node.kwargs['package'] == 'rviz2'
+    assert node.kwargs['arguments'][:2] == ['-d', rviz.arguments[1]]

@@ -21,3 +21,19 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 # /clock: as rclpy's time source subscribes to it.
 CLOCK = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT,
                    history=HistoryPolicy.KEEP_LAST)
+
+
+def matching(publishers, depth: int) -> QoSProfile:
+    """A subscription QoS that receives from every publisher of a topic (rosbag2's rule).
+
+    publishers: rclpy TopicEndpointInfo list (node.get_publishers_info_by_topic). Reliable if
+    they all are, else best effort; transient local if they all are (latched topics), else
+    volatile.
+    """
+    pubs = [p.qos_profile for p in publishers]
+    reliable = bool(pubs) and all(q.reliability == ReliabilityPolicy.RELIABLE for q in pubs)
+    latched = bool(pubs) and all(q.durability == DurabilityPolicy.TRANSIENT_LOCAL for q in pubs)
+    return QoSProfile(
+        depth=depth, history=HistoryPolicy.KEEP_LAST,
+        reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)

@@ -1,6 +1,7 @@
 """The common main() of aerosim nodes: init, spin, clean shutdown, clear configuration errors."""
 
 import os
+import signal
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -31,6 +32,22 @@ def spin(nodes) -> None:
     for node in nodes if isinstance(nodes, tuple) else (nodes,):
         executor.add_node(node)
     executor.spin()
+
+
+def until_stopped(node):
+    """Spin node until SIGINT/SIGTERM, leaving the ROS context valid for a final write.
+
+    Python handlers replace rclpy's (which shut the context down at once): a node that writes
+    or logs something at the end (summary_node, recorder) still can. Returns the executor.
+    """
+    stop = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.append(1))
+    executor = make_executor()
+    executor.add_node(node)
+    while not stop and executor.context.ok():
+        executor.spin_once(timeout_sec=0.1)
+    return executor
 
 
 def run_node(node_cls, name: str, args=None, body=spin) -> None:

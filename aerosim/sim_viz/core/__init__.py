@@ -1,0 +1,1 @@
+"""Pure viewer geometry and summary plots (no rclpy)."""

@@ -1,0 +1,140 @@
+"""summary_node: samples a run and writes its summary (JSON + PNG) when the run stops.
+
+mode:=vehicle follows `odom`: a multirotor is judged against its scenario's mission
+(sim_core.report.MissionJudge: top and side views flown vs planned, altitude, speed and
+tracking error over time), a boat gets its track and speed. mode:=swarm follows `state`
+(SwarmState): every boat's track on the map with obstacles and bounds, health over time.
+Files: <output_dir>/<title>_summary.json and <title>.png, written on SIGINT/SIGTERM (the end
+of `aerosim launch` / `ros2 launch`) or when the node is destroyed.
+"""
+
+import json
+import math
+from pathlib import Path
+
+from aerosim_msgs.msg import SwarmState
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+
+from sim_core.errors import ConfigError
+from sim_core.ros import qos
+from sim_core.ros.convert import time_ns
+from sim_core.ros.params import declare
+from sim_core.ros.run import run_node, until_stopped
+from sim_core.scenario import load_scenario
+from sim_core.timeutil import NS_PER_S
+from sim_viz.core import scene, summary
+
+
+class SummaryNode(Node):
+    """Samples the run on message stamps; writes the summary at the end."""
+
+    def __init__(self):
+        """Declare parameters, subscribe."""
+        super().__init__('summary_node')
+        self.mode = declare(self, 'mode', 'vehicle', 'vehicle (odom) or swarm (SwarmState)')
+        if self.mode not in ('vehicle', 'swarm'):
+            raise ConfigError(f"mode: 'vehicle' or 'swarm', got {self.mode!r}")
+        self.out_dir = Path(declare(self, 'output_dir', 'aerosim_runs',
+                                    'Folder for <title>_summary.json and <title>.png'))
+        self.title = declare(self, 'title', 'run', 'Plot title and file prefix')
+        self.period_ns = int(NS_PER_S / declare(self, 'sample_rate_hz', 5.0,
+                                                'Sampling rate [Hz] (sim time)', 0.1, 100.0))
+        self.max_boats = declare(self, 'max_boats', 1000, 'Boats sampled (swarm)', 1, 100000)
+        self._next = {}
+        self.judge = self.track = self.smap = None
+        self.tracks = {}
+        self.collisions = 0
+        self.written = None
+        if self.mode == 'vehicle':
+            sc = load_scenario(declare(self, 'scenario_file', 'default', 'Scenario YAML'))
+            if sc.vehicle_kind == 'multirotor':
+                from sim_core.report import MissionJudge
+                self.judge = MissionJudge(sc)
+            else:
+                self.track = summary.BoatTrack()
+            self.create_subscription(Odometry, 'odom', self._on_odom, qos.SENSOR_SUB)
+        else:
+            from sim_dynamics.usv_swarm_node import load_sim_config, load_types
+            types = load_types(declare(self, 'types_file', 'usv_types.yaml', 'Type table'))
+            cfg = load_sim_config(declare(self, 'sim_config', 'SimConfig.json', 'Init file'),
+                                  types, 100000)
+            self.smap = scene.swarm_map(cfg, types)
+            self.create_subscription(SwarmState, 'state', self._on_swarm, qos.SENSOR_SUB)
+        self.get_logger().info(f'summarizing the run ({self.mode}); written to '
+                               f'{self.out_dir}/{self.title}.png when it stops')
+
+    def _due(self, key, t_ns) -> bool:
+        nxt = self._next.get(key, 0)
+        if t_ns < nxt - self.period_ns:              # time went back: a reset
+            nxt = 0
+        if t_ns < nxt:
+            return False
+        self._next[key] = t_ns + self.period_ns
+        return True
+
+    def _on_odom(self, msg: Odometry):
+        t_ns = time_ns(msg.header.stamp)
+        if not self._due('odom', t_ns):
+            return
+        p, v = msg.pose.pose.position, msg.twist.twist.linear
+        speed = math.sqrt(v.x * v.x + v.y * v.y + v.z * v.z)
+        if self.judge is not None:
+            self.judge.add(t_ns * 1e-9, (p.x, p.y, p.z), speed)
+        else:
+            self.track.add(t_ns * 1e-9, p.x, p.y, speed)
+
+    def _on_swarm(self, msg: SwarmState):
+        t_ns = time_ns(msg.header.stamp)
+        if not self._due('swarm', t_ns):
+            return
+        self.collisions = msg.collisions
+        for i in range(min(len(msg.id), self.max_boats)):
+            bid = int(msg.id[i])
+            tr = self.tracks.get(bid)
+            if tr is None:
+                tr = self.tracks[bid] = summary.BoatTrack(team=int(msg.team[i]))
+            tr.alive = msg.status[i] != 0
+            tr.add(t_ns * 1e-9, msg.x_east_m[i], msg.y_north_m[i],
+                   math.hypot(msg.speed_forward[i], msg.speed_lateral[i]), msg.health[i])
+
+    def write(self) -> dict:
+        """Write the JSON summary and the PNG (idempotent); return the summary."""
+        if self.written is not None:
+            return self.written
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        png = str(self.out_dir / f'{self.title}.png')
+        if self.judge is not None:
+            s = self.judge.summary(0.0)
+            for k in ('wall_time_s', 'real_time_factor'):
+                s.pop(k, None)
+            self.judge.plot(png, self.title)
+        elif self.track is not None:
+            s = summary.plot_boat(self.track, png, self.title)
+        else:
+            s = summary.plot_swarm(self.tracks, self.smap, self.collisions, png, self.title)
+        s['plot'] = png
+        (self.out_dir / f'{self.title}_summary.json').write_text(json.dumps(s, indent=2))
+        self.get_logger().info(f'SUMMARY {json.dumps(s)[:300]}; wrote {png}')
+        self.written = s
+        return s
+
+    def destroy_node(self):
+        """Write the summary, then destroy."""
+        try:
+            self.write()
+        except Exception as exc:  # noqa: BLE001 - a failed plot must not hide the run's end
+            self.get_logger().error(f'summary not written: {exc}')
+        return super().destroy_node()
+
+
+def main(args=None):
+    """Run summary_node until SIGINT/SIGTERM, then write the summary."""
+    def body(node):
+        until_stopped(node)
+        node.write()
+    run_node(SummaryNode, 'summary_node', args, body=body)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,218 @@
+"""viz_node: what rviz2 and Foxglove draw: paths, vehicle markers, missions, maps, TF.
+
+mode:=vehicle (sim_quad, sim_quad_hil, sim_imc): subscribes `odom` and publishes `path`
+(nav_msgs/Path, bounded) and `markers` (visualization_msgs/MarkerArray: the quad's body, arms
+and rotor discs coloured by spin direction, or the boat's hull; the scenario's mission items
+and planned path). mode:=swarm (sim_usv_swarm): subscribes `state` (SwarmState) and the
+latched `config` (an init from the UI) and publishes `markers`: hulls coloured by team (grey
+when out of action) with labels, bounded tracks, obstacles at their collision radius and the
+map bounds. Every marker is placed in the world frame (`map`) from the pose, so no TF is
+needed; where tf2_ros is importable (a real ROS install) map->base_link is broadcast too.
+
+Markers and paths are published on message stamps (sim time), at most marker_rate_hz: a
+replayed bag draws the same.
+"""
+
+import json
+import math
+
+from aerosim_msgs.msg import JsonData, SwarmState
+from geometry_msgs.msg import Point, PoseStamped, TransformStamped
+from nav_msgs.msg import Odometry, Path
+from rclpy.node import Node
+from std_msgs.msg import ColorRGBA
+from visualization_msgs.msg import Marker, MarkerArray
+
+from sim_core.errors import ConfigError
+from sim_core.frames import euler_ned_to_quat, q_ned_frd_to_enu_flu
+from sim_core.ros import qos
+from sim_core.ros.convert import set_quat, set_vec3, time_ns
+from sim_core.ros.params import declare
+from sim_core.ros.run import run_node
+from sim_core.scenario import load_scenario
+from sim_core.timeutil import NS_PER_S
+from sim_viz.core import scene
+
+KINDS = {'arrow': Marker.ARROW, 'cube': Marker.CUBE, 'sphere': Marker.SPHERE,
+         'cylinder': Marker.CYLINDER, 'line_strip': Marker.LINE_STRIP,
+         'line_list': Marker.LINE_LIST, 'text_view_facing': Marker.TEXT_VIEW_FACING}
+
+
+def to_marker(s: scene.Shape, frame_id: str, stamp) -> Marker:
+    """A Shape as a visualization_msgs/Marker (ADD) in frame_id."""
+    m = Marker()
+    m.header.frame_id = frame_id
+    m.header.stamp = stamp
+    m.ns, m.id, m.type, m.action = s.ns, s.id, KINDS[s.kind], Marker.ADD
+    set_vec3(m.pose.position, s.position)
+    set_quat(m.pose.orientation, s.orientation)
+    set_vec3(m.scale, s.scale)
+    m.color = ColorRGBA(r=s.color[0], g=s.color[1], b=s.color[2], a=s.color[3])
+    m.points = [Point(x=p[0], y=p[1], z=p[2]) for p in s.points]
+    m.text = s.text
+    return m
+
+
+def tf_broadcaster(node):
+    """tf2_ros.TransformBroadcaster where tf2_ros exists (real ROS installs), else None."""
+    try:
+        from tf2_ros import TransformBroadcaster
+    except ImportError:
+        return None
+    return TransformBroadcaster(node)
+
+
+class VizNode(Node):
+    """Paths and markers for one vehicle or a swarm."""
+
+    def __init__(self):
+        """Declare parameters, load the static scene, subscribe."""
+        super().__init__('viz_node')
+        self.mode = declare(self, 'mode', 'vehicle', 'vehicle (odom) or swarm (SwarmState)')
+        if self.mode not in ('vehicle', 'swarm'):
+            raise ConfigError(f"mode: 'vehicle' or 'swarm', got {self.mode!r}")
+        self.frame = declare(self, 'world_frame_id', 'map', 'World frame of markers and paths')
+        self.period_ns = int(NS_PER_S / declare(self, 'marker_rate_hz', 10.0,
+                                                'Marker and path rate [Hz] (sim time)',
+                                                0.1, 100.0))
+        max_points = declare(self, 'path_max_points', 2000, 'Points kept per path/track', 10,
+                             100000)
+        step = declare(self, 'path_min_step_m', 0.2, 'A path point every this distance [m]',
+                       0.0, 1000.0)
+        self.max_boats = declare(self, 'max_boats_drawn', 200, 'Boats drawn (swarm mode)', 1,
+                                 100000)
+        self.track_args = (max_points, step)
+        self.pub_markers = self.create_publisher(MarkerArray, 'markers', qos.SENSOR_PUB)
+        self.tf = tf_broadcaster(self)
+        self._next_ns = 0
+        self.published = 0
+        if self.mode == 'vehicle':
+            self._init_vehicle(declare(self, 'scenario_file', 'default', 'Scenario YAML'))
+        else:
+            self._init_swarm(declare(self, 'sim_config', 'SimConfig.json', 'Init file in '
+                                     'force until the UI sends one'),
+                             declare(self, 'types_file', 'usv_types.yaml', 'Type table'))
+        self.get_logger().info(
+            f'{self.mode} markers on {self.resolve_topic_name("markers")} at '
+            f'{NS_PER_S / self.period_ns:g} Hz (sim); TF '
+            f'{"broadcast" if self.tf else "off (no tf2_ros here; markers need none)"}')
+
+    # --- one vehicle -------------------------------------------------------------------------
+    def _init_vehicle(self, scenario_file):
+        from sim_core.report import item_points
+        sc = load_scenario(scenario_file)
+        self.static = scene.mission_shapes(item_points(sc), [it.command for it in sc.mission]) \
+            if sc.mission else []
+        if sc.vehicle_kind == 'multirotor':
+            from sim_dynamics.core.multirotor import MultirotorParams
+            v = MultirotorParams.from_yaml(sc.vehicle_file)
+            rotors = [(r.position, r.direction) for r in v.rotors]
+            self.body = lambda p, q: scene.quad_shapes(rotors, p, q)
+        else:
+            from sim_dynamics.core.usv import BoatType
+            length = BoatType.from_yaml(sc.vehicle_file).length_m
+            self.body = lambda p, q: scene.boat_shapes(length, p, q)
+        self.track = scene.Track(*self.track_args)
+        self.path = Path()
+        self.path.header.frame_id = self.frame
+        self.pub_path = self.create_publisher(Path, 'path', qos.SENSOR_PUB)
+        self.create_subscription(Odometry, 'odom', self._on_odom, qos.SENSOR_SUB)
+
+    def _on_odom(self, msg: Odometry):
+        pose = msg.pose.pose
+        p, o = pose.position, pose.orientation
+        t = time_ns(msg.header.stamp)
+        if self.tf is not None:
+            tr = TransformStamped()
+            tr.header = msg.header
+            tr.child_frame_id = msg.child_frame_id or 'base_link'
+            set_vec3(tr.transform.translation, (p.x, p.y, p.z))
+            tr.transform.rotation = o
+            self.tf.sendTransform(tr)
+        if self.track.add(t * 1e-9, (p.x, p.y, p.z)):
+            ps = PoseStamped()
+            ps.header = msg.header
+            ps.pose = pose
+            self.path.poses.append(ps)
+            if len(self.path.poses) > self.track.points.maxlen:
+                del self.path.poses[0]
+        if not self._due(t):
+            return
+        self.path.header.stamp = msg.header.stamp
+        self.pub_path.publish(self.path)
+        shapes = self.body((p.x, p.y, p.z), (o.w, o.x, o.y, o.z)) + self.static
+        self._publish(shapes, msg.header.stamp)
+
+    # --- a swarm -----------------------------------------------------------------------------
+    def _init_swarm(self, sim_config, types_file):
+        from sim_dynamics.usv_swarm_node import load_sim_config, load_types
+        self.types = load_types(types_file)
+        self.tracks = {}
+        self._set_map(load_sim_config(sim_config, self.types, 100000))
+        self.create_subscription(SwarmState, 'state', self._on_swarm, qos.SENSOR_SUB)
+        self.create_subscription(JsonData, 'config', self._on_config, qos.LATCHED)
+
+    def _set_map(self, cfg):
+        self.map = scene.swarm_map(cfg, self.types)
+        self.static = scene.obstacle_shapes(self.map.obstacles_en, self.map.obstacle_radii) + [
+            scene.bounds_shape(self.map.bounds_en)]
+        self.tracks.clear()
+        self._stale = True                  # markers of the old init are deleted first
+
+    def _on_config(self, msg: JsonData):
+        from usv_bridge.core import protocol
+        try:
+            self._set_map(protocol.parse_config(json.loads(msg.data), self.types.boats,
+                                                self.types.obstacles, 100000))
+        except (ValueError, KeyError) as exc:
+            self.get_logger().warning(f'config not drawn: {exc}')
+
+    def _on_swarm(self, msg: SwarmState):
+        t = time_ns(msg.header.stamp)
+        n = min(len(msg.id), self.max_boats)
+        for i in range(n):
+            tr = self.tracks.get(msg.id[i])
+            if tr is None:
+                tr = self.tracks[msg.id[i]] = scene.Track(*self.track_args)
+            tr.add(t * 1e-9, (msg.x_east_m[i], msg.y_north_m[i], 0.0))
+        if not self._due(t):
+            return
+        shapes = list(self.static)
+        for i in range(n):
+            bid = int(msg.id[i])
+            q = q_ned_frd_to_enu_flu(euler_ned_to_quat(
+                math.radians(msg.roll_deg[i]), math.radians(msg.pitch_deg[i]),
+                math.radians(msg.yaw_deg[i])))
+            color = scene.team_color(msg.team[i], msg.status[i] != 0)
+            shapes += scene.boat_shapes(self.map.boat_lengths.get(bid, 5.0),
+                                        (msg.x_east_m[i], msg.y_north_m[i], 0.0), q, 'boats', i,
+                                        color, f'{bid} ({msg.health[i]:.0f})')
+            shapes.append(scene.track_shape(self.tracks[msg.id[i]].xyz(), i, color))
+        self._publish(shapes, msg.header.stamp)
+
+    # --- common ------------------------------------------------------------------------------
+    def _due(self, t_ns: int) -> bool:
+        if t_ns < self._next_ns - self.period_ns:        # time went back: a reset or a replay
+            self._next_ns = 0
+        if t_ns < self._next_ns:
+            return False
+        self._next_ns = t_ns + self.period_ns
+        return True
+
+    def _publish(self, shapes, stamp):
+        arr = MarkerArray()
+        if getattr(self, '_stale', True):
+            arr.markers.append(Marker(action=Marker.DELETEALL))
+            self._stale = False
+        arr.markers += [to_marker(s, self.frame, stamp) for s in shapes]
+        self.pub_markers.publish(arr)
+        self.published += 1
+
+
+def main(args=None):
+    """Run viz_node."""
+    run_node(VizNode, 'viz_node', args)
+
+
+if __name__ == '__main__':
+    main()
