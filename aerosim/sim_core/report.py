@@ -165,12 +165,16 @@ class MissionJudge:
                                                            'side view (looking north)'))):
             ax.plot(plan[:, i], plan[:, j], 'k--', lw=1, label='planned')
             ax.plot(P[:, i], P[:, j], 'C0', lw=1.5, label='flown (truth)')
+            labels = {}         # items drawn at the same place share one label
             for k, p in enumerate(pts):
                 ok = k < len(self.reached)
                 ax.plot(p[i], p[j], 'o', ms=9, mfc='C2' if ok else 'none',
                         mec='C2' if ok else 'C3')
-                ax.annotate(f'{k} {self.scenario.mission[k].command}', (p[i], p[j]),
-                            textcoords='offset points', xytext=(6, 6), fontsize=9)
+                key = (round(p[i] * 2) / 2, round(p[j] * 2) / 2)
+                labels.setdefault(key, []).append(f'{k} {self.scenario.mission[k].command}')
+            for (x, y), texts in labels.items():
+                ax.annotate(', '.join(texts), (x, y), textcoords='offset points',
+                            xytext=(6, 6), fontsize=9)
             ax.set_xlabel(xl)
             ax.set_ylabel(yl)
             ax.set_aspect('equal', adjustable='datalim')
@@ -191,13 +195,13 @@ class MissionJudge:
         axes[1, 2].axis('off')
         sm = self.summary(0.0)
         land = sm['landing_error_m']
-        reached = ', '.join(f'{k} at {x:.1f} s' for k, x in enumerate(self.reached)) or 'none'
+        reached = '\n'.join(f'  {k} {self.scenario.mission[k].command:9s} at {x:6.1f} s'
+                             for k, x in enumerate(self.reached)) or '  none'
         axes[1, 2].text(0.0, 1.0, f'mission: {sm["result"]}\nitems reached: '
-                        f'{sm["items_reached"]}/{sm["items"]}\n  {reached}\nmax tracking '
+                        f'{sm["items_reached"]}/{sm["items"]}\n{reached}\nmax tracking '
                         f'error: {sm["max_tracking_error_m"]:.2f} m\nlanding error: '
                         f'{"-" if land is None else f"{land:.2f} m"}\nsim time: '
-                        f'{sm["sim_time_s"]:.1f} s', va='top', family='monospace', fontsize=10,
-                        wrap=True)
+                        f'{sm["sim_time_s"]:.1f} s', va='top', family='monospace', fontsize=10)
         fig.suptitle(f'{title}: mission {sm["result"]} ({sm["items_reached"]}/{sm["items"]} '
                      f'items), max tracking error {sm["max_tracking_error_m"]:.2f} m')
         fig.tight_layout()

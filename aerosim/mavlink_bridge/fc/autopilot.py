@@ -28,7 +28,7 @@ class NavConfig:
     """Mission-execution settings."""
 
     accept_radius_m: float = 1.0
-    accept_alt_m: float = 1.0
+    accept_alt_m: float = 0.5       # m on the estimate: margin for its error (judge: 1 m truth)
     land_speed: float = 0.7         # m/s
     land_speed_near: float = 0.4    # m/s below land_slow_alt_m
     land_slow_alt_m: float = 3.0

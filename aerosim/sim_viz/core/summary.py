@@ -54,7 +54,9 @@ def _map(ax, smap):
         return
     for (e, n), r, name in zip(smap.obstacles_en, smap.obstacle_radii, smap.obstacle_names):
         ax.add_patch(_circle(e, n, r))
-        ax.annotate(name, (e, n), fontsize=8, ha='center', va='center', color='0.2')
+        ax.plot(e, n, '+', color='0.3', ms=6)            # visible however small the radius
+        ax.annotate(f'{name} ({r:g} m)', (e, n), fontsize=8, color='0.2',
+                    textcoords='offset points', xytext=(5, -10))
     b = np.vstack([smap.bounds_en, smap.bounds_en[:1]])
     ax.plot(b[:, 0], b[:, 1], color=scene.BOUNDS[:3], lw=1.5, label='map bounds')
 
@@ -134,11 +136,16 @@ def plot_swarm(tracks: Dict[int, BoatTrack], smap, collisions: int, path: str,
     # frame the boats (the map may be far larger than where they went)
     es = [x for tr in tracks.values() for x in tr.e]
     ns = [x for tr in tracks.values() for x in tr.n]
+    if es and smap is not None and len(smap.obstacles_en):
+        es += [e + sg * r for (e, _), r in zip(smap.obstacles_en, smap.obstacle_radii)
+               for sg in (-1, 1)]
+        ns += [n + sg * r for (_, n), r in zip(smap.obstacles_en, smap.obstacle_radii)
+               for sg in (-1, 1)]
     if es:
         pad = max(50.0, 0.1 * max(max(es) - min(es), max(ns) - min(ns)))
         a1.set_xlim(min(es) - pad, max(es) + pad)
         a1.set_ylim(min(ns) - pad, max(ns) + pad)
-    a1.set_aspect('equal', adjustable='datalim')
+    a1.set_aspect('equal', adjustable='box')
     a1.set_xlabel('east [m] (from the map centre)')
     a1.set_ylabel('north [m]')
     a1.grid(True, alpha=0.3)
@@ -150,6 +157,7 @@ def plot_swarm(tracks: Dict[int, BoatTrack], smap, collisions: int, path: str,
     a1.set_title('tracks (end: o, out of action: x)')
     a2.set_xlabel('sim time [s]')
     a2.set_ylabel('health')
+    a2.set_ylim(bottom=0.0)
     a2.grid(True, alpha=0.3)
     a2.set_title('health')
     fig.suptitle(f'{title}: {s["boats"]} boats, {s["sim_time_s"]:.1f} s sim, '
