@@ -178,14 +178,15 @@ def test_record_a_sim_run_and_stop_with_sigint(procs, ros_context, tmp_path, sto
     assert len(states) >= 400, len(states)                      # >= 1.6 s of 250 Hz
     t = [time_ns(deserialize_message(r, VehicleState).header.stamp) for r in states]
     assert all(b - a == STEP_NS for a, b in zip(t, t[1:])), 'a step is missing or repeated'
-    probe = seen['/quad/vehicle_state']
-    i = probe.index(states[0])
-    assert probe[i:i + len(states)] == states
-    for topic in ('/quad/imu', '/quad/odom'):
-        assert len(got[topic]) >= 0.9 * len(states) / (1 if topic == '/quad/imu' else 5)
-        p = seen[topic]
-        i = p.index(got[topic][0])
-        assert p[i:i + len(got[topic])] == got[topic], topic
+    for topic in ('/quad/vehicle_state', '/quad/imu', '/quad/odom'):
+        bag, probe = got[topic], seen[topic]
+        assert len(bag) >= 0.9 * len(states) / (5 if topic == '/quad/odom' else 1)
+        # the probe may have matched a publisher after the recorder did (the graph publishes
+        # its initial samples while paused): at most a few leading messages only in the bag
+        lead = next(k for k, m in enumerate(bag) if m in probe)
+        assert lead <= 3, (topic, lead)
+        i = probe.index(bag[lead])
+        assert probe[i:i + len(bag) - lead] == bag[lead:], topic
     assert got['/sim/status'], 'latched status not recorded'
 
 

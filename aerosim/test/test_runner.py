@@ -64,7 +64,8 @@ def test_stubborn_processes_are_escalated_to_sigkill(monkeypatch):
 
 
 def test_cli_ctrl_c_stops_the_real_graph_cleanly(procs):
-    p = procs.start([PY, '-m', 'sim_core.cli', 'launch', 'sim_quad', 'camera:=false'])
+    p = procs.start([PY, '-m', 'sim_core.cli', 'launch', 'sim_quad', 'camera:=false',
+                     'summary:=false'])
     lines = []
     deadline = time.monotonic() + 30
     started = set()
