@@ -12,7 +12,13 @@ class Decimator:
         self.next_ns = 0
 
     def due(self, t_ns: int) -> bool:
-        """Return True (and schedule the next sample) if a sample is due at t_ns."""
+        """Return True (and schedule the next sample) if a sample is due at t_ns.
+
+        Time going back by more than a period (a reset, a replay starting over) restarts the
+        schedule, as reset() does.
+        """
+        if t_ns < self.next_ns - self.period_ns:
+            self.next_ns = 0
         if t_ns < self.next_ns:
             return False
         self.next_ns += self.period_ns

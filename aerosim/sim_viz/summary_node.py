@@ -16,13 +16,13 @@ from aerosim_msgs.msg import SwarmState
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 
+from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
 from sim_core.ros import qos
 from sim_core.ros.convert import time_ns
 from sim_core.ros.params import declare
 from sim_core.ros.run import run_node, until_stopped
 from sim_core.scenario import load_scenario
-from sim_core.timeutil import NS_PER_S
 from sim_viz.core import scene, summary
 
 
@@ -38,10 +38,9 @@ class SummaryNode(Node):
         self.out_dir = Path(declare(self, 'output_dir', 'aerosim_runs',
                                     'Folder for <title>_summary.json and <title>.png'))
         self.title = declare(self, 'title', 'run', 'Plot title and file prefix')
-        self.period_ns = int(NS_PER_S / declare(self, 'sample_rate_hz', 5.0,
-                                                'Sampling rate [Hz] (sim time)', 0.1, 100.0))
+        self.dec = Decimator(declare(self, 'sample_rate_hz', 5.0, 'Sampling rate [Hz] (sim time)',
+                                     0.1, 100.0))
         self.max_boats = declare(self, 'max_boats', 1000, 'Boats sampled (swarm)', 1, 100000)
-        self._next = {}
         self.judge = self.track = self.smap = None
         self.tracks = {}
         self.collisions = 0
@@ -64,18 +63,9 @@ class SummaryNode(Node):
         self.get_logger().info(f'summarizing the run ({self.mode}); written to '
                                f'{self.out_dir}/{self.title}.png when it stops')
 
-    def _due(self, key, t_ns) -> bool:
-        nxt = self._next.get(key, 0)
-        if t_ns < nxt - self.period_ns:              # time went back: a reset
-            nxt = 0
-        if t_ns < nxt:
-            return False
-        self._next[key] = t_ns + self.period_ns
-        return True
-
     def _on_odom(self, msg: Odometry):
         t_ns = time_ns(msg.header.stamp)
-        if not self._due('odom', t_ns):
+        if not self.dec.due(t_ns):
             return
         p, v = msg.pose.pose.position, msg.twist.twist.linear
         speed = math.sqrt(v.x * v.x + v.y * v.y + v.z * v.z)
@@ -86,7 +76,7 @@ class SummaryNode(Node):
 
     def _on_swarm(self, msg: SwarmState):
         t_ns = time_ns(msg.header.stamp)
-        if not self._due('swarm', t_ns):
+        if not self.dec.due(t_ns):
             return
         self.collisions = msg.collisions
         for i in range(min(len(msg.id), self.max_boats)):

@@ -23,6 +23,7 @@ from rclpy.node import Node
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
+from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
 from sim_core.frames import euler_ned_to_quat, q_ned_frd_to_enu_flu
 from sim_core.ros import qos
@@ -72,9 +73,8 @@ class VizNode(Node):
         if self.mode not in ('vehicle', 'swarm'):
             raise ConfigError(f"mode: 'vehicle' or 'swarm', got {self.mode!r}")
         self.frame = declare(self, 'world_frame_id', 'map', 'World frame of markers and paths')
-        self.period_ns = int(NS_PER_S / declare(self, 'marker_rate_hz', 10.0,
-                                                'Marker and path rate [Hz] (sim time)',
-                                                0.1, 100.0))
+        self.dec = Decimator(declare(self, 'marker_rate_hz', 10.0,
+                                     'Marker and path rate [Hz] (sim time)', 0.1, 100.0))
         max_points = declare(self, 'path_max_points', 2000, 'Points kept per path/track', 10,
                              100000)
         step = declare(self, 'path_min_step_m', 0.2, 'A path point every this distance [m]',
@@ -84,7 +84,7 @@ class VizNode(Node):
         self.track_args = (max_points, step)
         self.pub_markers = self.create_publisher(MarkerArray, 'markers', qos.SENSOR_PUB)
         self.tf = tf_broadcaster(self)
-        self._next_ns = 0
+        self._stale = True                  # the first publication clears old markers
         self.published = 0
         if self.mode == 'vehicle':
             self._init_vehicle(declare(self, 'scenario_file', 'default', 'Scenario YAML'))
@@ -94,7 +94,7 @@ class VizNode(Node):
                              declare(self, 'types_file', 'usv_types.yaml', 'Type table'))
         self.get_logger().info(
             f'{self.mode} markers on {self.resolve_topic_name("markers")} at '
-            f'{NS_PER_S / self.period_ns:g} Hz (sim); TF '
+            f'{NS_PER_S / self.dec.period_ns:g} Hz (sim); TF '
             f'{"broadcast" if self.tf else "off (no tf2_ros here; markers need none)"}')
 
     # --- one vehicle -------------------------------------------------------------------------
@@ -136,7 +136,7 @@ class VizNode(Node):
             self.path.poses.append(ps)
             if len(self.path.poses) > self.track.points.maxlen:
                 del self.path.poses[0]
-        if not self._due(t):
+        if not self.dec.due(t):
             return
         self.path.header.stamp = msg.header.stamp
         self.pub_path.publish(self.path)
@@ -175,7 +175,7 @@ class VizNode(Node):
             if tr is None:
                 tr = self.tracks[msg.id[i]] = scene.Track(*self.track_args)
             tr.add(t * 1e-9, (msg.x_east_m[i], msg.y_north_m[i], 0.0))
-        if not self._due(t):
+        if not self.dec.due(t):
             return
         shapes = list(self.static)
         for i in range(n):
@@ -191,17 +191,9 @@ class VizNode(Node):
         self._publish(shapes, msg.header.stamp)
 
     # --- common ------------------------------------------------------------------------------
-    def _due(self, t_ns: int) -> bool:
-        if t_ns < self._next_ns - self.period_ns:        # time went back: a reset or a replay
-            self._next_ns = 0
-        if t_ns < self._next_ns:
-            return False
-        self._next_ns = t_ns + self.period_ns
-        return True
-
     def _publish(self, shapes, stamp):
         arr = MarkerArray()
-        if getattr(self, '_stale', True):
+        if self._stale:
             arr.markers.append(Marker(action=Marker.DELETEALL))
             self._stale = False
         arr.markers += [to_marker(s, self.frame, stamp) for s in shapes]

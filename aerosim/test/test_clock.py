@@ -123,3 +123,13 @@ def test_lockstep_disabled_never_waits():
     g.published(8_000_000, 0.0)
     assert g.may_step(0.0)
     assert not g.active
+
+
+def test_decimator_samples_on_the_grid_and_restarts_when_time_goes_back():
+    from sim_core.decimator import Decimator
+    d = Decimator(10.0)                                   # 100 ms
+    due = [t for t in range(0, 400_000_000, 4_000_000) if d.due(t)]
+    assert due == [0, 100_000_000, 200_000_000, 300_000_000]
+    assert not d.due(380_000_000)
+    assert d.due(50_000_000)                  # a reset / a replay starting over: sample again
+    assert not d.due(60_000_000) and d.due(100_000_000)
