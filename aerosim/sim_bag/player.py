@@ -15,8 +15,6 @@ hold and continue the timeline; start_paused waits for ~/resume.
 import time
 
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from rosbags.interfaces import QosDurability, QosReliability
 from rosgraph_msgs.msg import Clock as ClockMsg
 from std_srvs.srv import Trigger
 
@@ -32,17 +30,6 @@ from sim_core.ros.run import make_executor, run_node
 # Longest wait between executor turns while a message is not yet due [s] (services, /clock).
 POLL_S = 0.005
 END_GRACE_S = 0.5         # after the last message: let reliable readers fetch it
-
-
-def publisher_qos(bag_qos) -> QoSProfile:
-    """Publisher QoS from a topic's recorded offered QoS (reliable / latched if all were)."""
-    rel = bool(bag_qos) and all(q.reliability == QosReliability.RELIABLE for q in bag_qos)
-    latched = bool(bag_qos) and all(q.durability == QosDurability.TRANSIENT_LOCAL
-                                    for q in bag_qos)
-    return QoSProfile(
-        depth=qos.STATE.depth, history=HistoryPolicy.KEEP_LAST,
-        reliability=ReliabilityPolicy.RELIABLE if rel else ReliabilityPolicy.BEST_EFFORT,
-        durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
 
 
 class Timeline:
@@ -117,7 +104,10 @@ class Player(Node):
             except (ImportError, AttributeError, ValueError):
                 raise ConfigError(f'bag topic {t.name}: type {t.msgtype} is not installed') \
                     from None
-            self.pubs[t.name] = self.create_publisher(cls, t.name, publisher_qos(t.qos))
+            # the QoS its recorded publishers offered (reliable / latched if all were)
+            profile = qos.matching([(q.reliability.value, q.durability.value) for q in t.qos],
+                                   qos.STATE.depth)
+            self.pubs[t.name] = self.create_publisher(cls, t.name, profile)
         self.pub_clock = (self.create_publisher(ClockMsg, '/clock', qos.CLOCK)
                           if self.clock else None)
         self.counts = {t: 0 for t in self.pubs}

@@ -47,7 +47,8 @@ class RawTopics:
             except (ImportError, AttributeError, ValueError) as exc:
                 self._skip(topic, f'type {types[0]}: {exc}')
                 continue
-            profile = qos.matching(pubs, self.depth)
+            profile = qos.matching([(p.qos_profile.reliability, p.qos_profile.durability)
+                                    for p in pubs], self.depth)
             self.types[topic] = types[0]
             self.subs[topic] = self.node.create_subscription(
                 cls, topic, lambda raw, t=topic: self.on_message(t, raw), profile, raw=True)

@@ -51,14 +51,22 @@ def load_types(types_file: str) -> TypeTable:
     return TypeTable.from_yaml(path, boats_dir)
 
 
+def parse_init(data: bytes, types: TypeTable, max_boats: int) -> P.SimConfig:
+    """An init (SimConfig) from JSON bytes, with the wire's parser.
+
+    No NaN/Infinity, UTF-8 checked; ValueError (ProtocolError) naming what is wrong.
+    """
+    code, obj = P.decode(data)
+    if code != 'init':
+        raise ValueError(f'must be an object (the init), got command {code}')
+    return P.parse_config(obj, types.boats, types.obstacles, max_boats)
+
+
 def load_sim_config(name: str, types: TypeTable, max_boats: int) -> P.SimConfig:
     """Read and validate a SimConfig.json file (path or name in config/); ConfigError if bad."""
     path = resolve_config_path(name)
     try:
-        code, obj = P.decode(path.read_bytes())        # the wire's parser: no NaN/Infinity
-        if code != 'init':
-            raise ValueError(f'must be an object (the init), got command {code}')
-        return P.parse_config(obj, types.boats, types.obstacles, max_boats)
+        return parse_init(path.read_bytes(), types, max_boats)
     except (OSError, ValueError) as exc:      # ProtocolError is a ValueError
         raise ConfigError(f'{path}: {exc}') from exc
 
@@ -160,10 +168,7 @@ class UsvSwarmNode(SimTimeNode):
     @serialized
     def _on_config(self, msg: JsonData):
         try:
-            code, obj = P.decode(msg.data.encode('utf-8'))
-            if code != 'init':
-                raise ValueError(f'config: expected the init object, got command {code}')
-            cfg = P.parse_config(obj, self.types.boats, self.types.obstacles, self.max_boats)
+            cfg = parse_init(msg.data.encode('utf-8'), self.types, self.max_boats)
             self._load(cfg, cfg.time_scale)
         except ValueError as exc:
             return self._reject('config', str(exc))

@@ -23,16 +23,16 @@ CLOCK = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT,
                    history=HistoryPolicy.KEEP_LAST)
 
 
-def matching(publishers, depth: int) -> QoSProfile:
-    """A subscription QoS that receives from every publisher of a topic (rosbag2's rule).
+def matching(policies, depth: int) -> QoSProfile:
+    """A QoS that talks with every endpoint of a topic (rosbag2's rule).
 
-    publishers: rclpy TopicEndpointInfo list (node.get_publishers_info_by_topic). Reliable if
-    they all are, else best effort; transient local if they all are (latched topics), else
-    volatile.
+    policies: (reliability, durability) of each publisher, as rmw values (rclpy's enums, or
+    the same numbers from a bag). Reliable if they all are, else best effort; transient local
+    if they all are (latched topics), else volatile.
     """
-    pubs = [p.qos_profile for p in publishers]
-    reliable = bool(pubs) and all(q.reliability == ReliabilityPolicy.RELIABLE for q in pubs)
-    latched = bool(pubs) and all(q.durability == DurabilityPolicy.TRANSIENT_LOCAL for q in pubs)
+    policies = [(int(r), int(d)) for r, d in policies]
+    reliable = bool(policies) and all(r == ReliabilityPolicy.RELIABLE for r, _ in policies)
+    latched = bool(policies) and all(d == DurabilityPolicy.TRANSIENT_LOCAL for _, d in policies)
     return QoSProfile(
         depth=depth, history=HistoryPolicy.KEEP_LAST,
         reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
