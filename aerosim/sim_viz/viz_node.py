@@ -13,7 +13,6 @@ Markers and paths are published on message stamps (sim time), at most marker_rat
 replayed bag draws the same.
 """
 
-import json
 import math
 
 from aerosim_msgs.msg import JsonData, SwarmState
@@ -148,6 +147,7 @@ class VizNode(Node):
         from sim_dynamics.usv_swarm_node import load_sim_config, load_types
         self.types = load_types(types_file)
         self.tracks = {}
+        self.config_rejects = 0
         self._set_map(load_sim_config(sim_config, self.types, 100000))
         self.create_subscription(SwarmState, 'state', self._on_swarm, qos.SENSOR_SUB)
         self.create_subscription(JsonData, 'config', self._on_config, qos.LATCHED)
@@ -160,12 +160,13 @@ class VizNode(Node):
         self._stale = True                  # markers of the old init are deleted first
 
     def _on_config(self, msg: JsonData):
-        from usv_bridge.core import protocol
+        from sim_dynamics.usv_swarm_node import parse_init
         try:
-            self._set_map(protocol.parse_config(json.loads(msg.data), self.types.boats,
-                                                self.types.obstacles, 100000))
-        except (ValueError, KeyError) as exc:
-            self.get_logger().warning(f'config not drawn: {exc}')
+            self._set_map(parse_init(msg.data.encode('utf-8'), self.types, 100000))
+        except ValueError as exc:       # ProtocolError, a bad layout: the old map stays
+            self.config_rejects += 1
+            self.get_logger().warning(f'config not drawn ({self.config_rejects} so far): '
+                                      f'{exc}', throttle_duration_sec=1.0)
 
     def _on_swarm(self, msg: SwarmState):
         t = time_ns(msg.header.stamp)

@@ -247,6 +247,15 @@ def test_player_and_recorder_refuse_bad_configuration(procs, tmp_path):
                      '-p', f'bag:={tmp_path / "missing"}'])
     assert p.wait(30) == 2
     assert 'cannot open' in p.stdout.read().decode()
+    # a folder that looks like a bag but holds garbage
+    junk = tmp_path / 'junk'
+    junk.mkdir()
+    (junk / 'metadata.yaml').write_bytes(b'rosbag2_bagfile_information: [\x00\xff')
+    (junk / 'junk.mcap').write_bytes(bytes(range(256)) * 16)
+    p = procs.start([sys.executable, '-m', 'sim_bag.player', '--ros-args', '-p', f'bag:={junk}'])
+    assert p.wait(30) == 2
+    out = p.stdout.read().decode()
+    assert 'cannot open' in out and 'Traceback' not in out, out
     (tmp_path / 'taken').mkdir()
     r = procs.start([sys.executable, '-m', 'sim_bag.recorder', '--ros-args',
                      '-p', f'output:={tmp_path / "taken"}'])

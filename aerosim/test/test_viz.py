@@ -11,7 +11,7 @@ import signal
 import socket
 import time
 
-from aerosim_msgs.msg import SwarmState
+from aerosim_msgs.msg import JsonData, SwarmState
 import numpy as np
 from PIL import Image
 import pytest
@@ -21,6 +21,7 @@ from websockets.sync.client import connect
 
 from conftest import probe_node, spin_until
 from sim_bag.core.bagio import msgdef
+from sim_core.ros import qos
 from sim_core.report import MissionJudge
 from sim_core.scenario import load_scenario
 from sim_dynamics.core.multirotor import MultirotorParams
@@ -183,6 +184,16 @@ def test_foxglove_serves_the_graph_and_summary_is_written_at_the_end(procs, tmp_
     discs = [k for k in markers.markers if k.ns == 'vehicle' and k.type == Marker.CYLINDER]
     assert len(discs) == 4 and all(k.header.frame_id == 'map' for k in markers.markers)
     assert {k.ns for k in markers.markers} >= {'vehicle', 'mission'}
+    # garbage from a client (text that is not JSON, unknown ops, random binary) does not
+    # take the server down: a new client is served as before
+    with connect(f'ws://127.0.0.1:{port}', subprotocols=['foxglove.sdk.v1']) as ws:
+        _recv_json(ws, 'serverInfo')
+        for junk in ('not json', '{"op": "explode"}', '{"op": "subscribe"}',
+                     bytes(range(256)) * 4):
+            ws.send(junk)
+    with connect(f'ws://127.0.0.1:{port}', subprotocols=['foxglove.sdk.v1']) as ws:
+        assert 'time' in _recv_json(ws, 'serverInfo')['capabilities']
+        assert _recv_json(ws, 'advertise')['channels']
     # the end of the run: the summary is written on SIGINT
     os.killpg(summ.pid, signal.SIGINT)
     assert summ.wait(20) == 0
@@ -194,8 +205,8 @@ def test_foxglove_serves_the_graph_and_summary_is_written_at_the_end(procs, tmp_
 def test_swarm_markers_and_summary(procs, ros_context, tmp_path):
     procs.node('sim_dynamics.usv_swarm_node', 'usv_swarm_node',
                {'session': 1, 'clock_rate_hz': 20.0}, ns='/swarm')
-    procs.node('sim_viz.viz_node', 'viz_node', {'use_sim_time': True, 'mode': 'swarm'},
-               ns='/swarm')
+    viz = procs.node('sim_viz.viz_node', 'viz_node', {'use_sim_time': True, 'mode': 'swarm'},
+                     ns='/swarm')
     summ = procs.node('sim_viz.summary_node', 'summary_node',
                       {'use_sim_time': True, 'mode': 'swarm', 'output_dir': str(tmp_path),
                        'title': 'swarm'}, ns='/swarm')
@@ -216,8 +227,18 @@ def test_swarm_markers_and_summary(procs, ros_context, tmp_path):
     s = states[-1]
     assert abs(hulls[0].pose.position.x - s.x_east_m[0]) < 5.0
     assert {m.ns for m in ms} >= {'tracks', 'boats'}
+    # a config that is not a valid init (NaN, refused by the wire's parser): counted and
+    # logged, the map drawn stays
+    bad = node.create_publisher(JsonData, 'config', qos.LATCHED)
+    bad.publish(JsonData(data='{"time_scale": NaN}'))
+    n = len(got)
+    assert spin_until(node, ex, lambda: len(got) >= n + 3, 20.0)
+    obstacles = [m for m in got[-1].markers if m.ns == 'obstacles']
+    assert sorted(m.scale.x for m in obstacles) == [6.0, 120.0]
     os.killpg(summ.pid, signal.SIGINT)
     assert summ.wait(20) == 0
+    log = procs.output(viz)
+    assert 'config not drawn (1 so far)' in log and 'NaN' in log, log
     out = json.loads((tmp_path / 'swarm_summary.json').read_text())
     assert out['boats'] == 5 and out['sim_time_s'] > 0.5
     assert _png_size(tmp_path / 'swarm.png') == (1200, 560)
