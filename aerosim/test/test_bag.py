@@ -126,14 +126,14 @@ def _record_run(procs, ros_context, tmp_path, storage):
     node, ex = probe_node(ros_context, 'bag_probe')
     seen = {t: [] for t in RECORDED}
     deep = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE)  # nothing dropped
-    for topic, typ in RECORDED.items():
-        node.create_subscription(message_class(typ), topic, seen[topic].append,
-                                 qos.LATCHED if topic == '/sim/status' else deep, raw=True)
+    subs = [node.create_subscription(message_class(typ), topic, seen[topic].append,
+                                     qos.LATCHED if topic == '/sim/status' else deep, raw=True)
+            for topic, typ in RECORDED.items()]
     pause = node.create_client(SetPaused, '/sim/pause')
 
-    def ready():   # the recorder and the probe both subscribe every topic
-        return pause.service_is_ready() and all(
-            node.count_subscribers(t) >= 2 for t in RECORDED if t != '/sim/status')
+    def ready():   # the recorder subscribes every topic; the probe is matched to each publisher
+        return pause.service_is_ready() and all(sub.get_publisher_count() >= 1 for sub in subs) \
+            and all(node.count_subscribers(t) >= 2 for t in RECORDED if t != '/sim/status')
     assert spin_until(node, ex, ready, 30.0), 'graph/recorder did not come up'
     spin_until(node, ex, lambda: False, 1.0)       # recorder logs its subscriptions
     fut = pause.call_async(SetPaused.Request(paused=False))

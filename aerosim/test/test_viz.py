@@ -22,6 +22,7 @@ from websockets.sync.client import connect
 from conftest import probe_node, spin_until
 from sim_bag.core.bagio import msgdef
 from sim_core.ros import qos
+from sim_core.ros.convert import time_ns
 from sim_core.report import MissionJudge
 from sim_core.scenario import load_scenario
 from sim_dynamics.core.multirotor import MultirotorParams
@@ -216,6 +217,12 @@ def test_swarm_markers_and_summary(procs, ros_context, tmp_path):
     states = []
     node.create_subscription(SwarmState, 'state', states.append, 10)
     assert spin_until(node, ex, lambda: len(got) >= 3 and states, 40.0), 'no swarm markers'
+    # summary_node samples from the moment it is matched (a loaded machine: seconds later);
+    # give it 1 s of sim time from then
+    assert spin_until(node, ex, lambda: node.count_subscribers('state') >= 3, 30.0)
+    t_matched = time_ns(states[-1].header.stamp)
+    assert spin_until(node, ex, lambda: time_ns(states[-1].header.stamp) >= t_matched + 10**9,
+                      30.0)
     ms = got[-1].markers
     obstacles = [m for m in ms if m.ns == 'obstacles']
     assert sorted(m.scale.x for m in obstacles) == [6.0, 120.0]     # buoy 3 m, islet 60 m
