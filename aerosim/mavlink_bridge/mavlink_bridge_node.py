@@ -224,8 +224,9 @@ class MavlinkBridge(Node):
     def _on_sim_status(self, msg: SimStatus):
         state = SimState(msg.state)
         if state != self.sim_state:
-            what = ('sensors on, actuators accepted' if state == SimState.RUNNING
-                    else 'sensors off, actuators ignored')
+            what = {SimState.RUNNING: 'sensors follow the steps',
+                    SimState.PAUSED: 'sensors only for /sim/step steps',
+                    SimState.STOPPED: 'no more steps, actuators ignored'}[state]
             self.get_logger().info(f'simulation {state.name}: {what}')
         self.sim_state = state
         if state == SimState.RUNNING and not self._session_started:
@@ -250,8 +251,14 @@ class MavlinkBridge(Node):
             self.encoder = hil.HilSensorEncoder()
             if self.dec_state:
                 self.dec_state.reset()
+        advanced = t_ns > self._last_state_ns
         self._last_state_ns = t_ns
-        if not self._running() or t_ns <= 0:
+        # Every step the simulation took, and only those: the state itself says so (its time
+        # advanced), whatever /sim/status said and when it arrived (another topic: no order
+        # with this one). A paused simulation publishes no new time; /sim/step while paused
+        # does, and the FC gets those frames. The same states in give the same frames out,
+        # live or replayed from a bag.
+        if not advanced or t_ns <= 0:
             return
         s = self.suite.sample(*args)
         out = []
@@ -362,7 +369,7 @@ class MavlinkBridge(Node):
         self._log_mission()
 
     def _on_actuators(self, m):
-        if not self._running():
+        if self.sim_state == SimState.STOPPED:
             self._count['ignored'] += 1
             return
         try:
