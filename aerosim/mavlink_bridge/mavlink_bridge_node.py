@@ -224,9 +224,8 @@ class MavlinkBridge(Node):
     def _on_sim_status(self, msg: SimStatus):
         state = SimState(msg.state)
         if state != self.sim_state:
-            what = {SimState.RUNNING: 'sensors follow the steps',
-                    SimState.PAUSED: 'sensors only for /sim/step steps',
-                    SimState.STOPPED: 'no more steps, actuators ignored'}[state]
+            what = ('sensors follow the steps, actuators accepted' if state == SimState.RUNNING
+                    else 'sensors only for steps taken (/sim/step), actuators ignored')
             self.get_logger().info(f'simulation {state.name}: {what}')
         self.sim_state = state
         if state == SimState.RUNNING and not self._session_started:
@@ -369,8 +368,8 @@ class MavlinkBridge(Node):
         self._log_mission()
 
     def _on_actuators(self, m):
-        if self.sim_state == SimState.STOPPED:
-            self._count['ignored'] += 1
+        if not self._running():
+            self._count['ignored'] += 1     # paused or stopped: the vehicle does not react
             return
         try:
             thr = self.mixer.throttles(m.controls)
