@@ -42,7 +42,7 @@ from imc_bridge.core.state import imc_kinematics, stream_velocity_ned
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
 from sim_core.geodesy import KNOT_MPS
-from sim_core.link import parse_endpoint, UdpLink
+from sim_core.link import parse_endpoint, parse_id_list, UdpLink
 from sim_core.ros import qos
 from sim_core.ros.convert import time_msg, time_ns, vehicle_state_arrays
 from sim_core.ros.params import declare
@@ -120,6 +120,9 @@ class ImcBridge(PortNode):
                               'Node whose tas2acc_pgain/bank2p_pgain DynamicsSimParam sets')
         warn_period = d('warn_period_s', 2.0, 'Minimum period of repeated warnings [s]',
                               0.1, 600.0)
+        allow_ids = d('allow_system_ids', '', 'IMC systems (header src) whose messages are '
+                      "taken, comma-separated (0x3F02 or 16130); '' = any. Others are counted "
+                      'as rejected_peer')
         try:
             if sys_type not in SYSTEM_TYPES:
                 raise ValueError(f'system_type: one of {", ".join(SYSTEM_TYPES)}, got '
@@ -131,7 +134,10 @@ class ImcBridge(PortNode):
             self.leaks = Leaks(leak_entities)
             self.static_peers = [parse_endpoint(p, 'peers') for p in peers.split(',')
                                  if p.strip()]
-            self.link = UdpLink(parse_endpoint(bind, 'bind'))
+            local = parse_endpoint(bind, 'bind')
+            self.allow_ids = parse_id_list(allow_ids, 'allow_system_ids', 0, 0xFFFE)
+            self.link = UdpLink(local, allow=self._allowlist([local[0]]),
+                                on_refused=self._refused)
         except (ValueError, OSError) as exc:
             raise ConfigError(str(exc)) from exc
         self.sys_type = SYSTEM_TYPES[sys_type]
@@ -284,6 +290,9 @@ class ImcBridge(PortNode):
             return self._reject(exc.kind, str(exc), addr)
         if msg.src == self.system_id:
             return                          # our own (multicast/broadcast echo)
+        if self.allow_ids and msg.src not in self.allow_ids:
+            return self._reject('peer', f'{msg.msg_name} from system 0x{msg.src:04X}, not in '
+                                'allow_system_ids', addr)
         if msg.dst not in (self.system_id, BROADCAST):
             return self._reject('not_for_us', f'{msg.msg_name} for system 0x{msg.dst:04X}',
                                 addr)

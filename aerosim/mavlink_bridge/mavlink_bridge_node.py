@@ -5,7 +5,13 @@ MISSION_ITEM_INT), HIL_SENSOR (IMU rate), HIL_GPS (GNSS rate, if on), HIL_STATE_
 FC -> simulator: HIL_ACTUATOR_CONTROLS -> effector_command (aerosim_msgs/AircraftEffectorCommand).
 The sensors come from the same SensorSuite as sensors_node (same parameters, same seed: the
 same samples), driven by vehicle_state. Topics: subscribes vehicle_state, /sim/status;
-publishes effector_command, mavlink/status (aerosim_msgs/MavlinkLinkStatus, latched).
+publishes effector_command, mavlink/status (aerosim_msgs/MavlinkLinkStatus, latched) and the
+link's DiagnosticStatus on /diagnostics (FC connected or not, rates, rejects by kind).
+
+Input accounting is per datagram (per read on TCP): a datagram with anything wrong in it (no
+complete frame, a bad CRC or unknown id, a peer or system id not allowed, a message for another
+system, actuator values out of range) is one reject of the kind of its first problem, counted
+and logged at a limited rate; a handler's exception is a reject of kind 'invalid'.
 
 Threads: the executor runs the ROS callbacks (state -> sensors out, timers); a reader thread
 waits on the socket and answers actuator and mission messages at once (lowest lockstep latency).
@@ -25,10 +31,9 @@ import time
 from aerosim_msgs.msg import (AircraftEffectorCommand, MavlinkLinkStatus, MavlinkPeer, SimStatus,
                               VehicleState)
 from rclpy.clock import Clock, ClockType
-from rclpy.node import Node
 
 from mavlink_bridge.core import hil
-from sim_core.link import parse_endpoint, TcpServerLink, UdpLink
+from sim_core.link import parse_endpoint, parse_id_list, TcpServerLink, UdpLink
 from mavlink_bridge.core.mav import new_mav, reset_parser
 from mavlink_bridge.core.mission import items_from_scenario, MissionServer, SENDING
 from mavlink_bridge.core.mixer import ActuatorError, Mixer
@@ -38,6 +43,7 @@ from sim_core.errors import ConfigError
 from sim_core.ros import qos
 from sim_core.ros.convert import time_msg, vehicle_state_arrays
 from sim_core.ros.params import declare
+from sim_core.ros.port_node import PortNode
 from sim_core.ros.run import run_node
 from sim_core.scenario import load_scenario
 from sim_core.decimator import Decimator
@@ -45,6 +51,10 @@ from sim_sensors.core.suite import SensorSuite
 from sim_sensors.params import declare_suite, describe
 
 RECV_POLL_S = 0.1
+# Reject kinds: no complete frame in a datagram; a frame pymavlink refused (CRC, unknown id,
+# bad length); a message for another system/component; actuator values refused; the handler
+# raised. PortNode adds 'peer' (an address or system id not allowed).
+REJECT_KINDS = ('truncated', 'undecodable', 'target', 'value', 'invalid')
 
 
 def parse_utc(text: str) -> int:
@@ -76,7 +86,7 @@ def answered_sensor_ns(time_usec: int, last_sensor_ns):
     return t_ns if 0 < t_ns <= last_sensor_ns else last_sensor_ns
 
 
-class MavlinkBridge(Node):
+class MavlinkBridge(PortNode):
     """HIL bridge node."""
 
     def __init__(self, direct_state: bool = False):
@@ -86,7 +96,6 @@ class MavlinkBridge(Node):
         process; vehicle_state is not subscribed.
         """
         super().__init__('mavlink_bridge')
-        self.link = None       # destroy_node() may run on a half-built node (config error)
         self._reader = None
         self._stop = threading.Event()
         d = self._d
@@ -116,18 +125,25 @@ class MavlinkBridge(Node):
         utc = d('gps_utc_start', '', "UTC at sim time 0 for HIL_GPS, ISO-8601; '' = now")
         self.peer_timeout_s = d('peer_timeout_s', 3.0, 'Peer silence before it is dropped [s]',
                                 0.5, 600.0)
-        self._warn_period = d('warn_period_s', 2.0, 'Minimum period of repeated warnings [s]',
-                              0.1, 600.0)
+        warn_period = d('warn_period_s', 2.0, 'Minimum period of repeated warnings [s]',
+                        0.1, 600.0)
+        allow_ids = d('allow_system_ids', '', 'MAVLink systems whose messages are taken, '
+                      "comma-separated; '' = any. Others are counted as rejected_peer")
+        self._init_port('MAVLink', REJECT_KINDS, warn_period)
         try:
             self.mixer = Mixer(tuple(int(c) for c in channels))
             self.utc0_us = parse_utc(utc)
-            if transport == 'udp':
-                self.link = UdpLink(parse_endpoint(bind, 'bind'),
-                                    parse_endpoint(fc_address, 'fc_address'))
-            elif transport == 'tcp':
-                self.link = TcpServerLink(parse_endpoint(tcp_bind, 'tcp_bind'))
-            else:
+            self.allow_ids = parse_id_list(allow_ids, 'allow_system_ids', 1, 255)
+            if transport not in ('udp', 'tcp'):
                 raise ConfigError(f"transport: must be 'udp' or 'tcp', got {transport!r}")
+            local = parse_endpoint(bind if transport == 'udp' else tcp_bind,
+                                   'bind' if transport == 'udp' else 'tcp_bind')
+            allow = self._allowlist([local[0]])
+            if transport == 'udp':
+                self.link = UdpLink(local, parse_endpoint(fc_address, 'fc_address'), allow,
+                                    self._refused)
+            else:
+                self.link = TcpServerLink(local, allow, self._refused)
         except (ValueError, OSError) as exc:
             raise ConfigError(str(exc)) from exc
         self.scenario = load_scenario(scenario_file)
@@ -142,8 +158,7 @@ class MavlinkBridge(Node):
         self.sim_state = None
         self._session_started = False
         self._lock = threading.Lock()
-        self._count = dict(rx=0, bad=0, target=0, rejected=0, ignored=0, actuators=0,
-                           sensor=0, gps=0)
+        self._count = dict(rx=0, actuators=0, ignored=0, sensor=0, gps=0)
         self._last_sensor_ns = None
         self._last_state_ns = -1
         self._engaged = False
@@ -163,6 +178,7 @@ class MavlinkBridge(Node):
         self.create_timer(1.0 / home_rate, self._send_home, clock=wall)
         self.create_timer(0.05, self._poll, clock=wall)
         self.create_timer(1.0, self._publish_status, clock=wall)
+        self.create_timer(1.0, self._publish_diagnostics, clock=wall)
         self._reader = threading.Thread(target=self._read_loop, name='mavlink-rx', daemon=True)
         self._reader.start()
         self.get_logger().info(
@@ -297,50 +313,51 @@ class MavlinkBridge(Node):
                 continue
             if data is None:
                 continue
-            try:
-                self._handle_bytes(data, addr)
-            except Exception as exc:  # noqa: BLE001 - the link must survive any input
-                if self._stop.is_set() or not self.context.ok():
-                    return      # shutting down: publishers are gone, not an input error
-                self._count['bad'] += 1
-                self.get_logger().warning(
-                    f'input dropped ({self._count["bad"]} bad so far): '
-                    f'{type(exc).__name__}: {exc}', throttle_duration_sec=self._warn_period)
+            if self._stop.is_set() or not self.context.ok():
+                return
+            self._guarded(self._handle_bytes, data, addr, 'invalid')
 
     def _handle_bytes(self, data: bytes, addr):
-        msgs = self.mav_rx.parse_buffer(data) or []
-        if isinstance(self.link, UdpLink):
-            reset_parser(self.mav_rx)   # a datagram is whole: no frame continues in the next
+        """Parse one datagram (TCP: one read) and act on it; one reject if anything was wrong."""
+        udp = isinstance(self.link, UdpLink)
+        try:
+            msgs = self.mav_rx.parse_buffer(data) or []
+        finally:
+            if udp:
+                reset_parser(self.mav_rx)   # a datagram is whole: no frame continues in the next
+        problem = None
+        if udp and not msgs:
+            problem = ('truncated', f'{len(data)} bytes and no complete MAVLink frame')
         for m in msgs:
             if m.get_type() == 'BAD_DATA':
-                self._count['bad'] += 1
-                self.get_logger().warning(
-                    f'undecodable MAVLink input from {addr[0]}:{addr[1]} '
-                    f'({self._count["bad"]} so far): {m.reason}',
-                    throttle_duration_sec=self._warn_period)
-                continue
-            if m.get_srcSystem() == self.sysid and m.get_srcComponent() == self.compid:
+                why = ('undecodable', f'undecodable MAVLink input: {m.reason}')
+            elif m.get_srcSystem() == self.sysid and m.get_srcComponent() == self.compid:
                 continue   # our own echo
-            self._count['rx'] += 1
-            self.link.learn(addr)
-            self._dispatch(m, addr)
+            elif self.allow_ids and m.get_srcSystem() not in self.allow_ids:
+                why = ('peer', f'{m.get_type()} from system {m.get_srcSystem()}, not in '
+                       'allow_system_ids')
+            else:
+                self._count['rx'] += 1
+                self.link.learn(addr)
+                why = self._dispatch(m, addr)
+            problem = problem or why
+        if problem:
+            self._reject(*problem, addr)
 
-    def _for_us(self, m) -> bool:
-        ok = (m.target_system in (0, self.sysid)
-              and getattr(m, 'target_component', 0) in (0, self.compid))
-        if not ok:
-            self._count['target'] += 1
-            self.get_logger().warning(
-                f'{m.get_type()} for {m.target_system}:{getattr(m, "target_component", 0)} is '
-                f'not for us ({self._count["target"]} so far)',
-                throttle_duration_sec=self._warn_period)
-        return ok
+    def _for_us(self, m):
+        """None if m is addressed to us (or to all), else the reject (kind, text)."""
+        if (m.target_system in (0, self.sysid)
+                and getattr(m, 'target_component', 0) in (0, self.compid)):
+            return None
+        return ('target', f'{m.get_type()} for {m.target_system}:'
+                f'{getattr(m, "target_component", 0)} is not for us')
 
     def _dispatch(self, m, addr):
+        """Act on one message; return None, or the reject (kind, text) if refused."""
         t = m.get_type()
         now = time.monotonic()
         if t == 'HIL_ACTUATOR_CONTROLS':
-            self._on_actuators(m)
+            return self._on_actuators(m)
         elif t == 'HEARTBEAT':
             if self.peers.heartbeat(m, f'{addr[0]}:{addr[1]}', now):
                 self.get_logger().info(
@@ -349,41 +366,37 @@ class MavlinkBridge(Node):
                 if (is_flight_controller(m.type, m.autopilot) and self._session_started
                         and self.mission.state != SENDING):
                     self._start_mission(m.get_srcSystem(), m.get_srcComponent())
-        elif t in ('MISSION_REQUEST_INT', 'MISSION_REQUEST'):
-            if self._for_us(m):
-                with self._lock:
-                    out = self.mission.on_request(self.mav_tx, m, now)
-                self._send(*out)
-        elif t == 'MISSION_ACK':
-            if self._for_us(m):
-                with self._lock:
+        elif t in ('MISSION_REQUEST_INT', 'MISSION_REQUEST', 'MISSION_ACK',
+                   'MISSION_REQUEST_LIST'):
+            wrong = self._for_us(m)
+            if wrong:
+                return wrong
+            with self._lock:
+                if t == 'MISSION_ACK':
                     self.mission.on_ack(m)
-        elif t == 'MISSION_REQUEST_LIST':
-            if self._for_us(m):
-                with self._lock:
+                    out = ()
+                elif t == 'MISSION_REQUEST_LIST':
                     out = self.mission.on_request_list(self.mav_tx, m, now)
-                self._send(*out)
-        else:
-            return
-        self._log_mission()
+                else:
+                    out = self.mission.on_request(self.mav_tx, m, now)
+            self._send(*out)
+            self._log_mission()
+        return None
 
     def _on_actuators(self, m):
-        if not self._running():
-            self._count['ignored'] += 1     # paused or stopped: the vehicle does not react
-            return
         try:
             thr = self.mixer.throttles(m.controls)
-        except ActuatorError as exc:
-            self._count['rejected'] += 1
-            self.get_logger().warning(
-                f'HIL_ACTUATOR_CONTROLS rejected ({self._count["rejected"]} so far): {exc}; '
-                'motors keep the last valid command', throttle_duration_sec=self._warn_period)
-            return
+        except ActuatorError as exc:       # garbage is refused whatever the sim does
+            return ('value', f'HIL_ACTUATOR_CONTROLS rejected: {exc}; motors keep the last '
+                    'valid command')
+        if not self._running():
+            self._count['ignored'] += 1     # paused or stopped: the vehicle does not react
+            return None
         with self._lock:
             t_ns = answered_sensor_ns(m.time_usec, self._last_sensor_ns)
         if t_ns is None:
             self._count['ignored'] += 1
-            return
+            return None
         self._count['actuators'] += 1
         if not self._engaged:
             self._engaged = True
@@ -391,6 +404,7 @@ class MavlinkBridge(Node):
                                    's: the flight controller drives the motors')
         self._throttles = thr
         self._publish_command(thr, t_ns)
+        return None
 
     # --- status --------------------------------------------------------------------------------
     def _publish_status(self):
@@ -404,22 +418,31 @@ class MavlinkBridge(Node):
                 system_id=p.sysid, component_id=p.compid, mav_type=p.mav_type,
                 autopilot=p.autopilot, system_status=p.system_status, address=p.address,
                 last_seen_age_s=now - p.last_seen, heartbeats=p.heartbeats))
-        c = self._count
-        st.rx_messages, st.rx_bad_frames, st.rx_wrong_target = c['rx'], c['bad'], c['target']
-        st.rejected_actuators, st.ignored_actuators = c['rejected'], c['ignored']
+        c, r = self._count, self.rejects
+        st.rx_messages, st.rx_wrong_target = c['rx'], r['target']
+        st.rx_bad_frames = r['truncated'] + r['undecodable'] + r['invalid']
+        st.rejected_actuators, st.ignored_actuators = r['value'], c['ignored']
         st.actuator_messages, st.hil_sensor_sent, st.hil_gps_sent = (
             c['actuators'], c['sensor'], c['gps'])
         st.mission_state, st.mission_result = self.mission.state, self.mission.result
         st.mission_transfers, st.mission_resent = self.mission.transfers, self.mission.resent
         self.pub_status.publish(st)
 
+    def _publish_diagnostics(self):
+        fc = self.peers.flight_controller()
+        up = fc is not None
+        self._publish_port_status(
+            'MAVLink HIL link', self.link.describe(), up,
+            f'flight controller {fc[0]}:{fc[1]}, {self._count["rx"]} in, '
+            f'{sum(self.rejects.values())} rejected' if up else 'no flight controller heard',
+            self._count, [('mission', f'{self.mission.state} {self.mission.result}'.strip()),
+                          ('send_errors', self.link.send_errors)])
+
     def destroy_node(self):
-        """Stop the reader thread and close the link."""
+        """Stop the reader thread; PortNode closes the link."""
         self._stop.set()
         if self._reader is not None:
             self._reader.join(timeout=1.0)
-        if self.link is not None:
-            self.link.close()
         super().destroy_node()
 
 

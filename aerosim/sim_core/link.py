@@ -4,16 +4,101 @@ UdpLink: bound to a local address; sends to a fixed remote, or, when the remote 
 configured, to the address of the last peer that sent a valid frame (like mavutil's udpin).
 TcpServerLink: listens (PX4 SITL connects to TCP 4560); one client at a time, a new client
 replaces the old one. Both deliver raw bytes; parsing is the caller's (pymavlink).
-Neither raises on peer errors: send failures are counted.
+Neither raises on peer errors: send failures are counted. Both take an Allowlist: input from
+other addresses is dropped before parsing (UDP) or the connection is closed (TCP), and
+``on_refused(addr)`` is called for each (the node counts and logs it).
 """
 
+import ipaddress
 import select
 import socket
 import threading
-from typing import Optional, Tuple
+from typing import Callable, Optional, Tuple
 
 Address = Tuple[str, int]
 MAX_DATAGRAM = 65535
+# Datagrams from refused peers skipped within one recv() before it returns empty-handed.
+MAX_REFUSED_PER_RECV = 1000
+LOOPBACK_NETS = (ipaddress.ip_network('127.0.0.0/8'), ipaddress.ip_network('::1/128'))
+
+
+def is_loopback(host: str) -> bool:
+    """True if host is a loopback address (127.0.0.0/8, ::1) or 'localhost'."""
+    if host == 'localhost':
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class Allowlist:
+    """The peer addresses a port takes input from; empty = any.
+
+    Entries: IP addresses, networks ('192.168.1.0/24') or host names (resolved once, here).
+    """
+
+    def __init__(self, entries, what: str = 'allow_peers'):
+        """entries: a comma-separated string or a list of strings. Raises ValueError."""
+        if isinstance(entries, str):
+            entries = entries.split(',')
+        self.entries = [e.strip() for e in entries if e.strip()]
+        self.nets = []
+        for e in self.entries:
+            try:
+                self.nets.append(ipaddress.ip_network(e, strict=False))
+            except ValueError:
+                try:
+                    self.nets.append(ipaddress.ip_network(socket.gethostbyname(e)))
+                except (OSError, UnicodeError):
+                    raise ValueError(f'{what}: {e!r} is not an IP address, a network '
+                                     '(a.b.c.d/n) or a known host name') from None
+        self._seen = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.nets)
+
+    def permits(self, addr: Address) -> bool:
+        """True if input from addr (host, port) is taken."""
+        if not self.nets:
+            return True
+        host = addr[0]
+        ok = self._seen.get(host)
+        if ok is None:
+            try:
+                ip = ipaddress.ip_address(host)
+                ok = any(ip in n for n in self.nets)
+            except ValueError:
+                ok = False
+            if len(self._seen) < 4096:       # a flood of spoofed sources cannot grow it
+                self._seen[host] = ok
+        return ok
+
+    def describe(self) -> str:
+        """'any' or the entries."""
+        return ', '.join(self.entries) if self.entries else 'any'
+
+
+def parse_id_list(text: str, what: str, lo: int, hi: int) -> frozenset:
+    """'1, 2, 255' -> frozenset({1, 2, 255}); '' -> empty (any). Raises ValueError."""
+    ids = set()
+    for part in (text or '').split(','):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            v = int(part, 0)
+        except ValueError:
+            v = None
+        if v is None or not lo <= v <= hi:
+            raise ValueError(f'{what}: integers in [{lo}, {hi}] separated by commas, got '
+                             f'{part!r}')
+        ids.add(v)
+    return frozenset(ids)
+
+
+def _nobody(_addr):
+    pass
 
 
 def parse_endpoint(text: str, what: str) -> Optional[Address]:
@@ -34,8 +119,13 @@ def parse_endpoint(text: str, what: str) -> Optional[Address]:
 class UdpLink:
     """UDP socket bound to bind; remote fixed or learned."""
 
-    def __init__(self, bind: Address, remote: Optional[Address] = None):
+    def __init__(self, bind: Address, remote: Optional[Address] = None,
+                 allow: Optional[Allowlist] = None,
+                 on_refused: Callable[[Address], None] = _nobody):
         """Bind now (raises OSError with the address if it can't)."""
+        self.allow = allow or Allowlist(())
+        self.on_refused = on_refused
+        self.refused = 0
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
         try:
@@ -71,15 +161,24 @@ class UdpLink:
             return False
 
     def recv(self, timeout_s: float):
-        """Wait up to timeout_s for one datagram: (bytes, addr) or (None, None)."""
-        r, _, _ = select.select([self.sock], [], [], timeout_s)
-        if not r:
-            return None, None
-        try:
-            data, addr = self.sock.recvfrom(MAX_DATAGRAM)
-        except OSError:
-            return None, None
-        return data, addr
+        """Wait up to timeout_s for a datagram of an allowed peer: (bytes, addr) or (None, None).
+
+        Datagrams from other peers are dropped (on_refused is called for each).
+        """
+        for _ in range(MAX_REFUSED_PER_RECV):
+            r, _, _ = select.select([self.sock], [], [], timeout_s)
+            if not r:
+                return None, None
+            try:
+                data, addr = self.sock.recvfrom(MAX_DATAGRAM)
+            except OSError:
+                return None, None
+            if self.allow.permits(addr):
+                return data, addr
+            self.refused += 1
+            self.on_refused(addr)
+            timeout_s = 0.0
+        return None, None
 
     def describe(self) -> str:
         """'udp 127.0.0.1:14560 -> 127.0.0.1:14561' (or '-> learned')."""
@@ -94,8 +193,12 @@ class UdpLink:
 class TcpServerLink:
     """TCP server for one client at a time (PX4 SITL's simulator_mavlink connects here)."""
 
-    def __init__(self, bind: Address):
+    def __init__(self, bind: Address, allow: Optional[Allowlist] = None,
+                 on_refused: Callable[[Address], None] = _nobody):
         """Listen now (raises OSError with the address if it can't)."""
+        self.allow = allow or Allowlist(())
+        self.on_refused = on_refused
+        self.refused = 0
         self.server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -146,7 +249,15 @@ class TcpServerLink:
         socks = [self.server] + ([c] if c else [])
         r, _, _ = select.select(socks, [], [], timeout_s)
         if self.server in r:
-            new, addr = self.server.accept()
+            try:
+                new, addr = self.server.accept()
+            except OSError:
+                return None, None
+            if not self.allow.permits(addr):
+                new.close()
+                self.refused += 1
+                self.on_refused(addr)
+                return None, None
             new.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             old = c
             with self._lock:

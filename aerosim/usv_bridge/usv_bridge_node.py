@@ -67,11 +67,14 @@ class UsvBridge(PortNode):
                 raise ValueError(f"transport: 'udp' or 'tcp', got {transport!r}")
             if stamps not in ('sim', 'wall'):
                 raise ValueError(f"timestamps: 'sim' or 'wall', got {stamps!r}")
+            local = parse_endpoint(bind if transport == 'udp' else tcp_bind,
+                                   'bind' if transport == 'udp' else 'tcp_bind')
+            allow = self._allowlist([local[0]])
             if transport == 'udp':
-                self.link = UdpLink(parse_endpoint(bind, 'bind'), parse_endpoint(ui,
-                                                                                 'ui_address'))
+                self.link = UdpLink(local, parse_endpoint(ui, 'ui_address'), allow,
+                                    self._refused)
             else:
-                self.link = TcpServerLink(parse_endpoint(tcp_bind, 'tcp_bind'))
+                self.link = TcpServerLink(local, allow, self._refused)
         except (ValueError, OSError) as exc:
             raise ConfigError(str(exc)) from exc
         self.tcp = transport == 'tcp'

@@ -1,14 +1,19 @@
-"""PortNode: the shared part of the nodes that own an external port (imc_bridge, usv_bridge).
+"""PortNode: the shared part of the nodes that own an external port (the three bridges).
 
-Owns the socket link (closed with the node), the reject counters by kind with a rate-limited
-warning, the guard that keeps the port alive whatever a datagram does, and the 1 Hz
-/diagnostics status (counts, ``rejected_<kind>``, ``rejected``).
+Owns the socket link (closed with the node), the peer allowlist (``allow_peers``), the reject
+counters by kind with a rate-limited warning, the guard that keeps the port alive whatever a
+datagram does, and the 1 Hz /diagnostics status (counts and their rates, ``rejected_<kind>``,
+``rejected``).
 """
+
+import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
 
+from sim_core.link import Allowlist, is_loopback
 from sim_core.ros import qos
+from sim_core.ros.params import declare
 
 # Datagrams read per poll of the socket (the poll timer runs every 10 ms).
 MAX_DATAGRAMS_PER_POLL = 500
@@ -21,6 +26,27 @@ class PortNode(Node):
         """Create the node; no link yet."""
         super().__init__(name)
         self.link = None
+        self._rate_mark = None      # (monotonic time, counts) of the last diagnostics
+
+    def _allowlist(self, bound_hosts) -> Allowlist:
+        """Declare allow_peers and return it (ValueError if malformed).
+
+        Warns when a port listens beyond loopback (bound_hosts) and takes input from anyone.
+        """
+        allow = Allowlist(declare(
+            self, 'allow_peers', '', 'Peers whose input is taken: IP addresses, networks '
+            "(a.b.c.d/n) or host names, comma-separated; '' = any (binding 127.0.0.1, the "
+            'default, already means this machine only). Others are counted as rejected_peer'))
+        exposed = [h for h in bound_hosts if h and not is_loopback(h)]
+        if exposed and not allow:
+            self.get_logger().warning(
+                f'listening on {", ".join(exposed)} and taking input from any peer: set '
+                'allow_peers to the addresses that may command the simulation')
+        return allow
+
+    def _refused(self, addr):
+        """The link dropped input from a peer not in allow_peers."""
+        self._reject('peer', f'{addr[0]} is not in allow_peers', addr)
 
     def _init_port(self, label: str, kinds, warn_period_s: float, max_text: int = None):
         """Reject counters for kinds, log label ('IMC', 'USV UI'), the diagnostics publisher.
@@ -30,7 +56,7 @@ class PortNode(Node):
         self._port_label = label
         self._warn_period = warn_period_s
         self._max_text = max_text
-        self.rejects = {k: 0 for k in kinds}
+        self.rejects = {k: 0 for k in tuple(kinds) + ('peer',)}
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', qos.SENSOR_PUB)
 
     def _reject(self, kind: str, text: str, addr=None):
@@ -61,7 +87,18 @@ class PortNode(Node):
 
     def _publish_port_status(self, name: str, hardware_id: str, ok: bool, message: str,
                              counts: dict, extra=()):
-        """Publish the link's DiagnosticStatus: counts, rejects by kind, extra (key, value)."""
+        """Publish the link's DiagnosticStatus: counts, rejects by kind, extra (key, value).
+
+        Each count also goes out as ``<count>_per_s``, its rate since the last status [1/s].
+        """
+        now = time.monotonic()
+        counts = dict(counts)
+        mark = self._rate_mark
+        self._rate_mark = (now, dict(counts))
+        for k, v in list(counts.items()):
+            dt = now - mark[0] if mark else 0.0
+            counts[f'{k}_per_s'] = (f'{(v - mark[1].get(k, 0)) / dt:.1f}' if dt > 0.0
+                                    else '0.0')
         arr = DiagnosticArray()
         arr.header.stamp = self.get_clock().now().to_msg()
         st = DiagnosticStatus(name=f'{self.get_name()}: {name}', hardware_id=hardware_id)
