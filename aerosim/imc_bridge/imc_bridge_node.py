@@ -488,8 +488,8 @@ class ImcBridge(PortNode):
             raise ValueError('speed in RPM: this vehicle takes m/s or % (no motor model)')
 
     def _on_heading(self, msg, addr):
-        if not math.isfinite(msg.value):
-            raise ValueError(f'value {msg.value!r}')
+        if not (math.isfinite(msg.value) and abs(msg.value) <= 2.0 * math.pi):
+            raise ValueError(f'value {msg.value!r} rad outside +-2 pi')
         self._autopilot(heading_rad=msg.value)
 
     # --- status ----------------------------------------------------------------------------------

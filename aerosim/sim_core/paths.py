@@ -23,14 +23,19 @@ def resolve_config_path(name: str, base_dir: Path = None, subdir: str = '') -> P
 
     The first match wins; raises ConfigError naming every folder searched.
     """
+    if not isinstance(name, str) or not name or '\x00' in name or len(name) > 4096:
+        raise ConfigError(f'{subdir or "config"}: {str(name)[:80]!r} is not a file name')
     cands = [Path(name)]
     if base_dir is not None:
         cands.append(Path(base_dir) / name)
     for d in config_dirs():
         cands += [d / subdir / name, d / subdir / f'{name}.yaml']
     for cand in cands:
-        if cand.is_file():
-            return cand.resolve()
+        try:
+            if cand.is_file():
+                return cand.resolve()
+        except OSError:         # a component longer than the file system takes, ...
+            continue
     where = ', '.join(str(d / subdir) for d in config_dirs())
     raise ConfigError(f'{subdir or "config"}: file {name!r} not found (looked in '
                       f'{base_dir or "."} and {where})')
@@ -49,3 +54,16 @@ def resolve_package_path(name: str, folder: str) -> Path:
             return cand.resolve()
     raise ConfigError(f'{folder}: file {name!r} not found (looked in '
                       f'{", ".join(str(c.parent) for c in cands)})')
+
+
+def read_yaml(path, what: str):
+    """The YAML document in path (a file of what: 'scenario', 'boat type', ...).
+
+    Anything that keeps it from being read as YAML (missing, unreadable, not UTF-8, not YAML,
+    nested too deep) is a ConfigError naming the file.
+    """
+    import yaml
+    try:
+        return yaml.safe_load(Path(path).read_text(encoding='utf-8'))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
+        raise ConfigError(f'{path}: cannot read {what}: {exc}') from exc

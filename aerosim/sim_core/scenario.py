@@ -9,11 +9,10 @@ from dataclasses import dataclass, field
 import math
 from pathlib import Path
 
-import yaml
 
 from sim_core.errors import ConfigError
 from sim_core.geodesy import GeoOrigin
-from sim_core.paths import resolve_config_path
+from sim_core.paths import read_yaml, resolve_config_path
 
 MISSION_COMMANDS = ('takeoff', 'waypoint', 'land', 'rtl')
 # Vehicle kinds and the config/ folder their parameter files live in.
@@ -207,8 +206,5 @@ def load_scenario(path) -> Scenario:
     p = Path(path)
     if not p.is_file():
         p = resolve_config_path(str(path), None, 'scenarios')
-    try:
-        data = yaml.safe_load(p.read_text())
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f'{p}: cannot read scenario: {exc}') from exc
+    data = read_yaml(p, 'scenario')
     return scenario_from_dict(data, base_dir=p.parent, path=p)

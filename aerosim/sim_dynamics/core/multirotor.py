@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-import yaml
 
 from sim_core.errors import ConfigError
+from sim_core.paths import read_yaml
 
 GRAVITY = 9.80665  # m/s^2, standard gravity
 # Ground contact damping: rates at which horizontal and angular velocity decay when resting [1/s].
@@ -186,10 +186,7 @@ class MultirotorParams:
     @classmethod
     def from_yaml(cls, path) -> 'MultirotorParams':
         """Load a vehicle YAML file (see config/vehicles/*.yaml)."""
-        try:
-            data = yaml.safe_load(Path(path).read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f'{path}: cannot read vehicle file: {exc}') from exc
+        data = read_yaml(path, 'vehicle file')
         return cls.from_dict(data, where=Path(path).stem)
 
 

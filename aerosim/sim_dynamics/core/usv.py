@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-import yaml
 
 from sim_core.errors import ConfigError
+from sim_core.paths import read_yaml
 from sim_core.frames import wrap_pi
 
 # WMO sea state code -> significant wave height [m] (middle of each band; 9: "over 14 m").
@@ -88,16 +88,13 @@ class BoatType:
     def from_yaml(cls, path) -> 'BoatType':
         """Load and validate a boat type file; errors name the file and the field."""
         path = Path(path)
-        try:
-            raw = yaml.safe_load(path.read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f'{path}: cannot read boat type: {exc}') from exc
+        raw = read_yaml(path, 'boat type')
         if not isinstance(raw, dict):
             raise ConfigError(f'{path}: expected a mapping of boat parameters')
         known = {f.name for f in fields(cls)}
         unknown = set(raw) - known
         if unknown:
-            raise ConfigError(f'{path}: unknown field(s) {", ".join(sorted(unknown))}')
+            raise ConfigError(f'{path}: unknown field(s) {", ".join(sorted(map(str, unknown)))}')
         values = {}
         for f in fields(cls):
             if f.name not in raw:

@@ -40,9 +40,9 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 import pymap3d
 from scipy.spatial import cKDTree
-import yaml
 
 from sim_core.errors import ConfigError
+from sim_core.paths import read_yaml
 from sim_core.frames import wrap_pi
 from sim_dynamics.core.usv import BoatSwarm, BoatType
 from sim_dynamics.core.usv_control import PidControl
@@ -77,12 +77,11 @@ class TypeTable:
     def from_yaml(cls, path, boats_dir) -> 'TypeTable':
         """Load config/usv_types.yaml; boat names are files in boats_dir."""
         path = Path(path)
-        try:
-            raw = yaml.safe_load(path.read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f'{path}: cannot read type table: {exc}') from exc
-        if not isinstance(raw, dict) or set(raw) != {'boat_types', 'obstacle_types'}:
-            raise ConfigError(f'{path}: expected exactly boat_types and obstacle_types')
+        raw = read_yaml(path, 'type table')
+        if not isinstance(raw, dict) or set(raw) != {'boat_types', 'obstacle_types'} or \
+                not all(isinstance(v, dict) or v is None for v in raw.values()):
+            raise ConfigError(f'{path}: expected exactly boat_types and obstacle_types, each '
+                              'a mapping by type code')
         boats, obstacles = {}, {}
         for code, name in (raw['boat_types'] or {}).items():
             if not isinstance(code, int) or not isinstance(name, str):

@@ -65,7 +65,11 @@ def number(v, name: str, lo: float = -math.inf, hi: float = math.inf,
     """A finite JSON number in [lo, hi] (or (lo, hi]) as float; ProtocolError naming name."""
     if not _is_number(v):
         raise ProtocolError('type', f'{name}: must be a number, got {v!r}')
-    v = float(v)
+    try:
+        v = float(v)
+    except OverflowError:       # an integer of hundreds of digits
+        raise ProtocolError('value', f'{name}: must be finite, got an integer of '
+                            f'{v.bit_length()} bits') from None
     if not math.isfinite(v):
         raise ProtocolError('value', f'{name}: must be finite, got {v!r}')
     if v < lo or v > hi or (lo_open and v == lo):
