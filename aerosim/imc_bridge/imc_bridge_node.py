@@ -122,7 +122,7 @@ class ImcBridge(PortNode):
                               0.1, 600.0)
         allow_ids = d('allow_system_ids', '', 'IMC systems (header src) whose messages are '
                       "taken, comma-separated (0x3F02 or 16130); '' = any. Others are counted "
-                      'as rejected_peer')
+                      'as rejected_peer', any_type=True)
         try:
             if sys_type not in SYSTEM_TYPES:
                 raise ValueError(f'system_type: one of {", ".join(SYSTEM_TYPES)}, got '

@@ -128,7 +128,8 @@ class MavlinkBridge(PortNode):
         warn_period = d('warn_period_s', 2.0, 'Minimum period of repeated warnings [s]',
                         0.1, 600.0)
         allow_ids = d('allow_system_ids', '', 'MAVLink systems whose messages are taken, '
-                      "comma-separated; '' = any. Others are counted as rejected_peer")
+                      "comma-separated; '' = any. Others are counted as rejected_peer",
+                      any_type=True)
         self._init_port('MAVLink', REJECT_KINDS, warn_period)
         try:
             self.mixer = Mixer(tuple(int(c) for c in channels))

@@ -42,6 +42,9 @@ class Allowlist:
         """entries: a comma-separated string or a list of strings. Raises ValueError."""
         if isinstance(entries, str):
             entries = entries.split(',')
+        if not isinstance(entries, (list, tuple)) or \
+                not all(isinstance(e, str) for e in entries):
+            raise ValueError(f'{what}: addresses as text, comma-separated, got {entries!r}')
         self.entries = [e.strip() for e in entries if e.strip()]
         self.nets = []
         for e in self.entries:
@@ -79,10 +82,16 @@ class Allowlist:
         return ', '.join(self.entries) if self.entries else 'any'
 
 
-def parse_id_list(text: str, what: str, lo: int, hi: int) -> frozenset:
-    """'1, 2, 255' -> frozenset({1, 2, 255}); '' -> empty (any). Raises ValueError."""
+def parse_id_list(value, what: str, lo: int, hi: int) -> frozenset:
+    """'1, 2, 255', 7 or [1, 2] -> frozenset of ids; '' or [] -> empty (any). ValueError."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    elif isinstance(value, (list, tuple)):
+        value = ','.join(str(v) for v in value)
+    elif not isinstance(value, str):
+        raise ValueError(f'{what}: integers separated by commas, got {value!r}')
     ids = set()
-    for part in (text or '').split(','):
+    for part in value.split(','):
         part = part.strip()
         if not part:
             continue

@@ -3,13 +3,16 @@
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 
 
-def declare(node, name, default, description, lo=None, hi=None, read_only=False):
+def declare(node, name, default, description, lo=None, hi=None, read_only=False,
+            any_type=False):
     """Declare a parameter with a description (with units) and an optional range; return its value.
 
     Integers get an IntegerRange, floats a FloatingPointRange; out-of-range overrides are
-    refused by rclpy at declaration with a clear error.
+    refused by rclpy at declaration with a clear error. any_type: the value may be of any
+    type (`-p ids:=1`, `:='1, 2'` and `:=[1, 2]` all arrive; the caller checks it).
     """
-    desc = ParameterDescriptor(description=description, read_only=read_only)
+    desc = ParameterDescriptor(description=description, read_only=read_only,
+                               dynamic_typing=any_type)
     if lo is not None and hi is not None:
         if isinstance(default, bool):
             pass

@@ -36,7 +36,8 @@ class PortNode(Node):
         allow = Allowlist(declare(
             self, 'allow_peers', '', 'Peers whose input is taken: IP addresses, networks '
             "(a.b.c.d/n) or host names, comma-separated; '' = any (binding 127.0.0.1, the "
-            'default, already means this machine only). Others are counted as rejected_peer'))
+            'default, already means this machine only). Others are counted as rejected_peer',
+            any_type=True))
         exposed = [h for h in bound_hosts if h and not is_loopback(h)]
         if exposed and not allow:
             self.get_logger().warning(
