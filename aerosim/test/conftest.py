@@ -41,8 +41,9 @@ class Procs:
         env.update({k: str(v) for k, v in extra.items()})
         return env
 
-    def start(self, args, **popen_kw):
-        p = subprocess.Popen(args, env=self.env(), stdout=subprocess.PIPE,
+    def start(self, args, env=None, **popen_kw):
+        """Start args in its own process group; env: extra environment variables."""
+        p = subprocess.Popen(args, env=self.env(**(env or {})), stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, start_new_session=True, **popen_kw)
         self.items.append(p)
         return p
