@@ -5,7 +5,9 @@ fields_updated groups, the mixer, and the mission state machines (sender and rec
 lost, duplicated and out-of-order requests. Messages go through real pymavlink framing.
 """
 
+import itertools
 import math
+import random
 
 import numpy as np
 import pytest
@@ -230,6 +232,56 @@ def test_mission_upload_with_losses_recovers_by_retries():
     assert net.client.complete and [m.seq for m in net.client.items] == [0, 1, 2, 3, 4]
     assert net.server.resent >= 1          # the lost count was re-sent after the timeout
     assert net.server.rerequests >= 1      # the lost item was requested again
+    # the lost ACK: the server re-sent the last item and the client ACKed it again
+    assert net.server.state == DONE, net.server.result
+
+
+def lossy_transfer(seed, loss, max_delay_s=0.05, n_items=5):
+    """One mission upload through a lossy, reordering link.
+
+    Each message is dropped with probability loss and delayed by U(0, max_delay_s), so
+    messages overtake each other.
+
+    Returns the Net when both ends stopped (or after 60 s of simulated time).
+    """
+    rng = random.Random(seed)
+    net = Net(n_items)
+    now, tick = 0.0, 0.01
+    flight = []                                  # (arrival time, order, to_fc, message)
+    order = itertools.count()
+
+    def send(msgs, to_fc):
+        for m in msgs:
+            if rng.random() >= loss:
+                flight.append((now + rng.uniform(0.0, max_delay_s), next(order), to_fc, m))
+    send(net.server.start(net.sim, *FC, now), True)
+    while now < 60.0:
+        flight.sort(key=lambda f: (f[0], f[1]))
+        while flight and flight[0][0] <= now:
+            _t, _k, to_fc, m = flight.pop(0)
+            if to_fc:
+                send(net.to_fc([m], now), False)
+            else:
+                send(net.to_sim([m], now), True)
+        now += tick
+        send(net.server.poll(now), True)
+        send(net.client.poll(net.fc, now), False)
+        if net.server.state in (DONE, FAILED) and not flight:
+            break
+    return net
+
+
+def test_mission_upload_under_10_percent_loss_and_reordering():
+    """200 uploads (fixed seeds) over a link losing 10 % each way and reordering."""
+    done = 0
+    for seed in range(200):
+        net = lossy_transfer(seed, 0.10)
+        ok = net.server.state == DONE and net.client.complete
+        if ok:
+            assert [m.seq for m in net.client.items] == [0, 1, 2, 3, 4]
+            assert [m.command for m in net.client.items] == [22, 16, 16, 16, 21]
+        done += ok
+    assert done >= 198, f'{done} of 200 uploads completed'
 
 
 def test_mission_out_of_sequence_and_duplicates(sim, fc):

@@ -87,6 +87,30 @@ def test_cli_ctrl_c_stops_the_real_graph_cleanly(procs):
         assert not alive(pid)
 
 
+def test_a_node_of_the_real_graph_killed_ends_the_run_nonzero_without_leftovers(procs):
+    """SIGKILL to sensors_node mid-run: the runner says so, stops the rest, exits non-zero."""
+    p = procs.start([PY, '-m', 'sim_core.cli', 'launch', 'sim_quad', 'camera:=false',
+                     'summary:=false'])
+    lines, pids = [], {}
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not ('sensors_node' in pids and any(
+            line.startswith('[sensors_node] [INFO]') for line in lines)):
+        line = p.stdout.readline().decode()
+        lines.append(line)
+        if ' started ' in line and '(pid ' in line:     # [runner] started NAME (pid N)
+            name = line.split(' started ')[1].split(' (pid ')[0]
+            pids[name] = int(line.split('(pid ')[1].rstrip(')\n'))
+    named = {k: v for k, v in pids.items() if k in ('dynamics_node', 'sensors_node')}
+    assert set(named) == {'dynamics_node', 'sensors_node'}, ''.join(lines)
+    os.kill(named['sensors_node'], signal.SIGKILL)
+    rc = p.wait(30)
+    rest = p.stdout.read().decode()
+    assert rc != 0, ''.join(lines) + rest
+    assert f'node sensors_node died (exit code {-signal.SIGKILL})' in rest, rest
+    for pid in pids.values():
+        assert not alive(pid), f'process {pid} outlived the graph'
+
+
 def test_cli_rejects_unknown_graph_and_bad_arguments():
     r = subprocess.run([PY, '-m', 'sim_core.cli', 'launch', 'nope'], capture_output=True,
                        text=True)

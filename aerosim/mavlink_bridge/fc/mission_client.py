@@ -53,8 +53,17 @@ class MissionClient:
         return [mav.mission_request_int_encode(*self.peer, seq, MISSION)]
 
     def on_item(self, mav, msg, now):
-        """MISSION_ITEM_INT: store it if it is the one requested; request the next or ACK."""
-        if self.complete or self.count is None or msg.mission_type != MISSION:
+        """MISSION_ITEM_INT: store it if it is the one requested; request the next or ACK.
+
+        The last item again after the download completed means our ACK was lost (the sender
+        re-sends its last message on timeout): ACK again, as PX4 does.
+        """
+        if msg.mission_type != MISSION:
+            return []
+        if self.complete and self.count and msg.seq == self.count - 1 and \
+                (msg.get_srcSystem(), msg.get_srcComponent()) == self.peer:
+            return [mav.mission_ack_encode(*self.peer, mavlink.MAV_MISSION_ACCEPTED, MISSION)]
+        if self.complete or self.count is None:
             return []
         if msg.seq != self._seq:
             return []
