@@ -153,3 +153,15 @@ def spin_until(node, executor, predicate, timeout_s):
             return True
         executor.spin_once(timeout_sec=0.05)
     return predicate()
+
+
+def output_lines(p):
+    """Collect p's output lines in a list, from a thread (to read it while p runs)."""
+    import threading
+    out = []
+
+    def read():
+        for line in iter(p.stdout.readline, b''):
+            out.append(line.decode(errors='replace'))
+    threading.Thread(target=read, daemon=True).start()
+    return out

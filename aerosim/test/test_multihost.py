@@ -16,10 +16,11 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
+
+from conftest import output_lines
 
 NET = f'10.231.{os.getpid() % 250}'
 NAMES = (f'aeroA{os.getpid()}', f'aeroB{os.getpid()}')
@@ -64,17 +65,6 @@ def two_hosts():
             subprocess.run(['ip', 'netns', 'del', n], capture_output=True, timeout=10)
 
 
-def _lines(p):
-    """Collect p's output lines in a list, from a thread (the test reads it while it runs)."""
-    out = []
-
-    def read():
-        for line in iter(p.stdout.readline, b''):
-            out.append(line.decode(errors='replace'))
-    threading.Thread(target=read, daemon=True).start()
-    return out
-
-
 def _tx_bytes(ns, dev):
     r = subprocess.run(['ip', '-n', ns, '-s', 'link', 'show', dev], capture_output=True,
                        text=True, timeout=10)
@@ -99,7 +89,7 @@ def test_dds_discovery_and_the_hil_loop_across_two_hosts(procs, two_hosts):
     bridge = node(host_b, 'mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge',
                   {'scenario_file': 'short_hop'})
     fc = node(host_b, 'mavlink_bridge.fc.fc_node', 'builtin_fc', {})
-    fc_out, bridge_out, dyn_out = _lines(fc), _lines(bridge), _lines(dyn)
+    fc_out, bridge_out, dyn_out = output_lines(fc), output_lines(bridge), output_lines(dyn)
     deadline = time.monotonic() + 150.0
     while time.monotonic() < deadline and not any('mission complete' in x for x in fc_out):
         assert fc.poll() is None and bridge.poll() is None and dyn.poll() is None, \

@@ -1,0 +1,145 @@
+"""Faults survived: the flight controller's link cut mid-flight; pause/resume under load.
+
+A UDP relay played by the test sits between mavlink_bridge and the built-in FC and can cut
+the link (both ways). The composed plant (dynamics + bridge) flies short_hop in lockstep.
+"""
+
+import os
+import random
+import socket
+import threading
+import time
+
+from aerosim_msgs.msg import SimStatus
+from aerosim_msgs.srv import SetPaused
+
+from conftest import output_lines, probe_node, spin_until
+from sim_core.ros import qos
+
+PORT_BASE = 29200 + (os.getpid() % 50) * 10
+
+
+class Relay:
+    """Forwards datagrams between a bridge and an FC; `cut` drops everything both ways."""
+
+    def __init__(self, bridge_side_port, fc_side_port, bridge, fc):
+        """Bind both sides and start relaying.
+
+        bridge_side_port: where the bridge sends (its fc_address); fc_side_port: the FC's
+        sim_address; bridge, fc: their (host, port).
+        """
+        self.a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.a.bind(('127.0.0.1', bridge_side_port))
+        self.b = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.b.bind(('127.0.0.1', fc_side_port))
+        self.cut = False
+        self.dropped = 0
+        self._stop = False
+        for src, dst, to in ((self.a, self.b, fc), (self.b, self.a, bridge)):
+            threading.Thread(target=self._pump, args=(src, dst, to), daemon=True).start()
+
+    def _pump(self, src, dst, to):
+        src.settimeout(0.2)
+        while not self._stop:
+            try:
+                data = src.recv(65535)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            if self.cut:
+                self.dropped += 1
+                continue
+            dst.sendto(data, to)
+
+    def close(self):
+        self._stop = True
+        time.sleep(0.3)
+        self.a.close()
+        self.b.close()
+
+
+def wait_line(lines, text, timeout_s, procs_alive=()):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if any(text in line for line in lines):
+            return True
+        for p in procs_alive:
+            assert p.poll() is None, f'a process died waiting for {text!r}'
+        time.sleep(0.1)
+    return False
+
+
+def test_fc_link_cut_mid_flight_then_back_the_mission_goes_on(procs):
+    port = PORT_BASE
+    relay = Relay(port + 1, port + 2, ('127.0.0.1', port), ('127.0.0.1', port + 3))
+    try:
+        plant = procs.node('mavlink_bridge.hil_plant', None, {
+            'lockstep': True, 'time_scale': 0.0, 'scenario_file': 'short_hop',
+            'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'})
+        fc = procs.node('mavlink_bridge.fc.fc_node', 'builtin_fc',
+                        {'bind': f'127.0.0.1:{port + 3}', 'sim_address': f'127.0.0.1:{port + 2}'})
+        plant_out, fc_out = output_lines(plant), output_lines(fc)
+        assert wait_line(fc_out, 'item 1: WAYPOINT', 120.0, (plant, fc)), ''.join(fc_out)
+        relay.cut = True                             # mid-flight, after the takeoff
+        assert wait_line(plant_out, 'silent for 3 s: dropped', 15.0, (plant, fc)), \
+            ''.join(plant_out)
+        time.sleep(1.0)
+        relay.cut = False
+        # the bridge hears the FC again and sends the mission again; the FC, which kept its
+        # state (lockstep held the sim while nothing answered), flies on to the end
+        assert wait_line(fc_out, 'mission complete', 120.0, (plant, fc)), \
+            ''.join(plant_out[-20:] + fc_out[-20:])
+        counts = [line for line in plant_out if 'sending MISSION_COUNT' in line]
+        accepted = [line for line in plant_out if 'mission: accepted: 3 items' in line]
+        assert len(counts) >= 2 and len(accepted) >= 2, ''.join(plant_out)
+        text = ''.join(fc_out)
+        assert 'item 2: landed' in text and 'Traceback' not in ''.join(plant_out) + text
+        assert relay.dropped > 10
+    finally:
+        relay.close()
+
+
+def test_pause_and_resume_under_load(procs, ros_context):
+    """The sim paused and resumed while its IMC port takes garbage at full speed.
+
+    The pause holds the sim time exactly and the run goes on after it.
+    """
+    port = PORT_BASE + 5
+    procs.node('sim_dynamics.usv_node', 'usv_node',
+               {'scenario_file': 'harbour', 'time_scale': 5.0}, ns='/usv')
+    bridge = procs.node('imc_bridge.imc_bridge_node', 'imc_bridge',
+                        {'bind': f'127.0.0.1:{port}', 'peers': "''", 'warn_period_s': 1.0,
+                         'use_sim_time': True}, ns='/usv')
+    node, ex = probe_node(ros_context, 'pause_probe')
+    status = []
+    node.create_subscription(SimStatus, '/sim/status', status.append, qos.LATCHED)
+    pause = node.create_client(SetPaused, '/sim/pause')
+    assert spin_until(node, ex, lambda: pause.service_is_ready() and status, 30.0)
+    stop = threading.Event()
+
+    def flood():
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        rng = random.Random(1)
+        while not stop.is_set():
+            s.sendto(rng.randbytes(rng.randint(1, 200)), ('127.0.0.1', port))
+    threads = [threading.Thread(target=flood, daemon=True) for _ in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(3):
+            spin_until(node, ex, lambda: False, 0.7)
+            fut = pause.call_async(SetPaused.Request(paused=True))
+            assert spin_until(node, ex, fut.done, 10.0) and fut.result().success
+            assert spin_until(node, ex, lambda: status[-1].state == 2, 5.0)
+            held = status[-1].steps
+            spin_until(node, ex, lambda: False, 1.0)
+            assert status[-1].steps == held, 'the sim stepped while paused'
+            fut = pause.call_async(SetPaused.Request(paused=False))
+            assert spin_until(node, ex, fut.done, 10.0) and fut.result().success
+            assert spin_until(node, ex, lambda h=held: status[-1].state == 1 and
+                              status[-1].steps > h, 10.0), 'no steps after resume'
+    finally:
+        stop.set()
+    assert bridge.poll() is None
+    assert 'Traceback' not in procs.output(bridge)
