@@ -20,9 +20,14 @@ PORT_BASE = 29200 + (os.getpid() % 50) * 10
 
 
 class Relay:
-    """Forwards datagrams between a bridge and an FC; `cut` drops everything both ways."""
+    """Forwards datagrams between a bridge and an FC.
 
-    def __init__(self, bridge_side_port, fc_side_port, bridge, fc):
+    `cut` drops everything both ways; `loss` drops each datagram with that probability and
+    `max_delay_s` delays each by U(0, max_delay_s) (so they overtake each other).
+    """
+
+    def __init__(self, bridge_side_port, fc_side_port, bridge, fc, loss=0.0, max_delay_s=0.0,
+                 seed=1):
         """Bind both sides and start relaying.
 
         bridge_side_port: where the bridge sends (its fc_address); fc_side_port: the FC's
@@ -33,7 +38,10 @@ class Relay:
         self.b = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.b.bind(('127.0.0.1', fc_side_port))
         self.cut = False
+        self.loss, self.max_delay_s = loss, max_delay_s
+        self.rng = random.Random(seed)
         self.dropped = 0
+        self.relayed = 0
         self._stop = False
         for src, dst, to in ((self.a, self.b, fc), (self.b, self.a, bridge)):
             threading.Thread(target=self._pump, args=(src, dst, to), daemon=True).start()
@@ -47,10 +55,22 @@ class Relay:
                 continue
             except OSError:
                 return
-            if self.cut:
+            if self.cut or self.rng.random() < self.loss:
                 self.dropped += 1
                 continue
-            dst.sendto(data, to)
+            self.relayed += 1
+            if self.max_delay_s > 0.0:
+                threading.Timer(self.rng.uniform(0.0, self.max_delay_s), self._send,
+                                (dst, data, to)).start()
+            else:
+                self._send(dst, data, to)
+
+    @staticmethod
+    def _send(sock, data, to):
+        try:
+            sock.sendto(data, to)
+        except OSError:
+            pass            # closed at the end of the test
 
     def close(self):
         self._stop = True
@@ -143,3 +163,32 @@ def test_pause_and_resume_under_load(procs, ros_context):
         stop.set()
     assert bridge.poll() is None
     assert 'Traceback' not in procs.output(bridge)
+
+
+def test_mavsdk_downloads_the_mission_through_a_lossy_reordering_link(procs):
+    """MAVSDK (a real GCS library) downloads the mission five times through a lossy relay.
+
+    The relay loses 10 % of the datagrams each way and delays them by 0-30 ms.
+    """
+    from mavsdk import ComponentType, Configuration, Mavsdk
+    from mavsdk.plugins.mission_raw import MissionRaw
+    port = PORT_BASE + 7
+    relay = Relay(port + 1, port + 2, ('127.0.0.1', port), ('127.0.0.1', port + 3),
+                  loss=0.10, max_delay_s=0.03, seed=4)
+    try:
+        procs.node('mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge',
+                   {'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'})
+        m = Mavsdk(Configuration.create_with_component_type(ComponentType.GROUND_STATION))
+        m.add_any_connection(f'udpin://127.0.0.1:{port + 3}')
+        deadline = time.monotonic() + 30.0
+        while time.monotonic() < deadline and not m.get_systems():
+            time.sleep(0.2)
+        (system,) = m.get_systems()
+        mission = MissionRaw(system)
+        for _ in range(5):
+            items = mission.download_mission()
+            assert [i.command for i in items] == [22, 16, 16, 16, 21]
+            assert [i.seq for i in items] == [0, 1, 2, 3, 4]
+        assert relay.dropped >= 3, (relay.dropped, relay.relayed)   # the loss did happen
+    finally:
+        relay.close()

@@ -16,6 +16,8 @@ from pathlib import Path
 import random
 import re
 import socket
+import subprocess
+import sys
 import time
 
 from aerosim_msgs.msg import (AircraftEffectorCommand, AutopilotCommand, BoatCommand, JsonData,
@@ -24,7 +26,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 import pytest
 from std_msgs.msg import UInt8
 
-from conftest import port_counts, probe_node, spin_until
+from conftest import port_counts, probe_node, REPO_DIR, spin_until
 from fuzzing import blast, ImcInputs, MavlinkInputs, mutated_text, UsvInputs, wait_drained
 from sim_core.errors import ConfigError
 from sim_core.ros import qos
@@ -221,3 +223,14 @@ def _numbers(obj, depth=0):
     elif hasattr(obj, '__dataclass_fields__'):
         for name in obj.__dataclass_fields__:
             yield from _numbers(getattr(obj, name), depth + 1)
+
+
+@pytest.mark.parametrize('target,runs', [('usv', 20000), ('imc', 20000), ('mavlink', 5000),
+                                         ('config', 3000)])
+def test_coverage_guided_fuzzing_of_the_decoders(target, runs):
+    """Atheris (libFuzzer) on each decoder: only the documented errors escape (fixed seed)."""
+    r = subprocess.run([sys.executable, str(REPO_DIR / 'scripts' / 'fuzz_codecs.py'), target,
+                        f'-runs={runs}', '-seed=1', '-max_len=4096', '-timeout=10'],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert f'Done {runs} runs' in r.stderr, r.stderr[-2000:]
