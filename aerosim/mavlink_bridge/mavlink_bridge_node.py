@@ -161,6 +161,7 @@ class MavlinkBridge(PortNode):
         self._lock = threading.Lock()
         self._count = dict(rx=0, actuators=0, ignored=0, sensor=0, gps=0)
         self._last_sensor_ns = None
+        self._halted_at_ns = 0          # last frame sent when the sim was paused/stopped [ns]
         self._last_state_ns = -1
         self._engaged = False
         self._throttles = [0.0] * 4
@@ -244,6 +245,9 @@ class MavlinkBridge(PortNode):
             what = ('sensors follow the steps, actuators accepted' if state == SimState.RUNNING
                     else 'sensors only for steps taken (/sim/step), actuators ignored')
             self.get_logger().info(f'simulation {state.name}: {what}')
+            if state != SimState.RUNNING:
+                with self._lock:
+                    self._halted_at_ns = self._last_sensor_ns or 0
         self.sim_state = state
         if state == SimState.RUNNING and not self._session_started:
             self._session_started = True
@@ -267,6 +271,8 @@ class MavlinkBridge(PortNode):
             self.encoder = hil.HilSensorEncoder()
             if self.dec_state:
                 self.dec_state.reset()
+            with self._lock:
+                self._halted_at_ns = 0
         advanced = t_ns > self._last_state_ns
         self._last_state_ns = t_ns
         # Every step the simulation took, and only those: the state itself says so (its time
@@ -390,12 +396,14 @@ class MavlinkBridge(PortNode):
         except ActuatorError as exc:       # garbage is refused whatever the sim does
             return ('value', f'HIL_ACTUATOR_CONTROLS rejected: {exc}; motors keep the last '
                     'valid command')
-        if not self._running():
-            self._count['ignored'] += 1     # paused or stopped: the vehicle does not react
-            return None
         with self._lock:
             t_ns = answered_sensor_ns(m.time_usec, self._last_sensor_ns)
-        if t_ns is None:
+            halted = self.sim_state in (SimState.PAUSED, SimState.STOPPED) and \
+                t_ns is not None and t_ns <= self._halted_at_ns
+        if t_ns is None or halted:
+            # no frame sent yet, or paused/stopped: the vehicle does not react. Answers to
+            # frames of steps taken after the pause (/sim/step, or the first steps after a
+            # resume whose RUNNING status, another topic, has not arrived yet) are taken.
             self._count['ignored'] += 1
             return None
         self._count['actuators'] += 1

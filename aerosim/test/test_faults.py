@@ -171,13 +171,13 @@ def test_mavsdk_downloads_the_mission_through_a_lossy_reordering_link(procs):
     The relay loses 10 % of the datagrams each way and delays them by 0-30 ms.
     """
     from mavsdk import ComponentType, Configuration, Mavsdk
-    from mavsdk.plugins.mission_raw import MissionRaw
+    from mavsdk.plugins.mission_raw import MissionRaw, MissionRawError
     port = PORT_BASE + 7
     relay = Relay(port + 1, port + 2, ('127.0.0.1', port), ('127.0.0.1', port + 3),
                   loss=0.10, max_delay_s=0.03, seed=4)
     try:
-        procs.node('mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge',
-                   {'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'})
+        bridge = procs.node('mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge',
+                            {'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'})
         m = Mavsdk(Configuration.create_with_component_type(ComponentType.GROUND_STATION))
         m.add_any_connection(f'udpin://127.0.0.1:{port + 3}')
         deadline = time.monotonic() + 30.0
@@ -185,8 +185,12 @@ def test_mavsdk_downloads_the_mission_through_a_lossy_reordering_link(procs):
             time.sleep(0.2)
         (system,) = m.get_systems()
         mission = MissionRaw(system)
-        for _ in range(5):
-            items = mission.download_mission()
+        for k in range(5):
+            try:
+                items = mission.download_mission()
+            except MissionRawError as exc:
+                raise AssertionError(f'download {k}: {exc}\n'
+                                     f'{procs.output(bridge)[-3000:]}') from exc
             assert [i.command for i in items] == [22, 16, 16, 16, 21]
             assert [i.seq for i in items] == [0, 1, 2, 3, 4]
         assert relay.dropped >= 3, (relay.dropped, relay.relayed)   # the loss did happen

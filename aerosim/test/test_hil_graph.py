@@ -138,11 +138,13 @@ def test_composed_plant_steps_only_on_the_answer_to_its_latest_sensor_frame(proc
     def drain(quiet_s=0.5):
         """Every HIL_SENSOR time until the link stays quiet for quiet_s."""
         got = []
-        while True:
+        deadline = time.monotonic() + 30.0         # a free-running plant never goes quiet
+        while time.monotonic() < deadline:
             new = sensor_times(quiet_s)
             if not new:
                 return got
             got += new
+        raise AssertionError(f'the plant never waited: {len(got)} frames, lockstep not engaged')
 
     free = []
     for m in peer.recv(30.0):

@@ -236,6 +236,16 @@ def test_mission_upload_with_losses_recovers_by_retries():
     assert net.server.state == DONE, net.server.result
 
 
+def test_mission_server_ignores_an_early_accepted_ack():
+    """An ACCEPTED ACK before the last item (a late ACK of an earlier transfer) is ignored."""
+    net = Net()
+    net.server.start(net.sim, *FC, 0.0)
+    ack = wire(net.fc.mission_ack_encode(*SIM, mavlink.MAV_MISSION_ACCEPTED, 0), net.fc)
+    assert net.server.on_ack(ack) is None and net.server.state != DONE
+    net = run_transfer(net, start=False)
+    assert net.server.state == DONE and net.client.complete
+
+
 def lossy_transfer(seed, loss, max_delay_s=0.05, n_items=5):
     """One mission upload through a lossy, reordering link.
 

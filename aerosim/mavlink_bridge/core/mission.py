@@ -155,11 +155,16 @@ class MissionServer:
         if getattr(msg, 'mission_type', MISSION) != MISSION or not self._from_target(msg):
             return None
         if msg.type == mavlink.MAV_MISSION_ACCEPTED:
-            sent = self.next_seq
+            if self.next_seq < len(self.items):
+                # ACCEPTED before the last item went out: a late or repeated ACK of an earlier
+                # transfer (reordering). The peer is still requesting: keep serving it.
+                self.out_of_sequence += 1
+                self.events.append(f'mission: ignored an ACK after {self.next_seq} of '
+                                   f"{len(self.items)} items (an earlier transfer's)")
+                return None
             self.state = DONE
             self.completed += 1
-            self.result = (f'accepted: {len(self.items)} items' if sent >= len(self.items)
-                           else f'accepted after {sent} of {len(self.items)} items')
+            self.result = f'accepted: {len(self.items)} items'
         else:
             name = mavlink.enums['MAV_MISSION_RESULT'].get(msg.type)
             self.state = FAILED
