@@ -42,7 +42,7 @@ from imc_bridge.core.state import imc_kinematics, stream_velocity_ned
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
 from sim_core.geodesy import KNOT_MPS
-from sim_core.link import parse_endpoint, parse_id_list, UdpLink
+from sim_core.link import parse_endpoint, parse_id_list
 from sim_core.ros import qos
 from sim_core.ros.convert import time_msg, time_ns, vehicle_state_arrays
 from sim_core.ros.params import declare
@@ -134,10 +134,8 @@ class ImcBridge(PortNode):
             self.leaks = Leaks(leak_entities)
             self.static_peers = [parse_endpoint(p, 'peers') for p in peers.split(',')
                                  if p.strip()]
-            local = parse_endpoint(bind, 'bind')
             self.allow_ids = parse_id_list(allow_ids, 'allow_system_ids', 0, 0xFFFE)
-            self.link = UdpLink(local, allow=self._allowlist([local[0]]),
-                                on_refused=self._refused)
+            self.link = self._open_link('udp', bind)
         except (ValueError, OSError) as exc:
             raise ConfigError(str(exc)) from exc
         self.sys_type = SYSTEM_TYPES[sys_type]

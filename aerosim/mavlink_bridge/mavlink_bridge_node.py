@@ -33,7 +33,7 @@ from aerosim_msgs.msg import (AircraftEffectorCommand, MavlinkLinkStatus, Mavlin
 from rclpy.clock import Clock, ClockType
 
 from mavlink_bridge.core import hil
-from sim_core.link import parse_endpoint, parse_id_list, TcpServerLink, UdpLink
+from sim_core.link import parse_id_list, UdpLink
 from mavlink_bridge.core.mav import new_mav, reset_parser
 from mavlink_bridge.core.mission import items_from_scenario, MissionServer, SENDING
 from mavlink_bridge.core.mixer import ActuatorError, Mixer
@@ -135,16 +135,7 @@ class MavlinkBridge(PortNode):
             self.mixer = Mixer(tuple(int(c) for c in channels))
             self.utc0_us = parse_utc(utc)
             self.allow_ids = parse_id_list(allow_ids, 'allow_system_ids', 1, 255)
-            if transport not in ('udp', 'tcp'):
-                raise ConfigError(f"transport: must be 'udp' or 'tcp', got {transport!r}")
-            local = parse_endpoint(bind if transport == 'udp' else tcp_bind,
-                                   'bind' if transport == 'udp' else 'tcp_bind')
-            allow = self._allowlist([local[0]])
-            if transport == 'udp':
-                self.link = UdpLink(local, parse_endpoint(fc_address, 'fc_address'), allow,
-                                    self._refused)
-            else:
-                self.link = TcpServerLink(local, allow, self._refused)
+            self.link = self._open_link(transport, bind, tcp_bind, fc_address, 'fc_address')
         except (ValueError, OSError) as exc:
             raise ConfigError(str(exc)) from exc
         self.scenario = load_scenario(scenario_file)

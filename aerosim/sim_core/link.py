@@ -19,7 +19,6 @@ Address = Tuple[str, int]
 MAX_DATAGRAM = 65535
 # Datagrams from refused peers skipped within one recv() before it returns empty-handed.
 MAX_REFUSED_PER_RECV = 1000
-LOOPBACK_NETS = (ipaddress.ip_network('127.0.0.0/8'), ipaddress.ip_network('::1/128'))
 
 
 def is_loopback(host: str) -> bool:
@@ -77,10 +76,6 @@ class Allowlist:
                 self._seen[host] = ok
         return ok
 
-    def describe(self) -> str:
-        """'any' or the entries."""
-        return ', '.join(self.entries) if self.entries else 'any'
-
 
 def parse_id_list(value, what: str, lo: int, hi: int) -> frozenset:
     """'1, 2, 255', 7 or [1, 2] -> frozenset of ids; '' or [] -> empty (any). ValueError."""
@@ -134,7 +129,6 @@ class UdpLink:
         """Bind now (raises OSError with the address if it can't)."""
         self.allow = allow or Allowlist(())
         self.on_refused = on_refused
-        self.refused = 0
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
         try:
@@ -184,7 +178,6 @@ class UdpLink:
                 return None, None
             if self.allow.permits(addr):
                 return data, addr
-            self.refused += 1
             self.on_refused(addr)
             timeout_s = 0.0
         return None, None
@@ -207,7 +200,6 @@ class TcpServerLink:
         """Listen now (raises OSError with the address if it can't)."""
         self.allow = allow or Allowlist(())
         self.on_refused = on_refused
-        self.refused = 0
         self.server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -264,7 +256,6 @@ class TcpServerLink:
                 return None, None
             if not self.allow.permits(addr):
                 new.close()
-                self.refused += 1
                 self.on_refused(addr)
                 return None, None
             new.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

@@ -233,7 +233,7 @@ def test_tcp_transport_carries_the_same_commands_one_per_line(procs):
 
 @pytest.mark.parametrize('module, name, param, value, message', [
     ('usv_bridge.usv_bridge_node', 'usv_bridge', 'transport', 'serial',
-     "transport: 'udp' or 'tcp'"),
+     "transport: must be 'udp' or 'tcp'"),
     ('usv_bridge.usv_bridge_node', 'usv_bridge', 'bind', 'nonsense', 'bind: expected host:port'),
     ('usv_bridge.usv_bridge_node', 'usv_bridge', 'timestamps', 'gps',
      "timestamps: 'sim' or 'wall'"),

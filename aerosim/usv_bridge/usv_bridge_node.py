@@ -24,7 +24,6 @@ from std_msgs.msg import UInt8
 
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
-from sim_core.link import parse_endpoint, TcpServerLink, UdpLink
 from sim_core.ros import qos
 from sim_core.ros.convert import time_ns
 from sim_core.ros.params import declare
@@ -63,18 +62,9 @@ class UsvBridge(PortNode):
         warn_period = d('warn_period_s', 2.0, 'Minimum period of repeated warnings [s]',
                               0.1, 600.0)
         try:
-            if transport not in ('udp', 'tcp'):
-                raise ValueError(f"transport: 'udp' or 'tcp', got {transport!r}")
             if stamps not in ('sim', 'wall'):
                 raise ValueError(f"timestamps: 'sim' or 'wall', got {stamps!r}")
-            local = parse_endpoint(bind if transport == 'udp' else tcp_bind,
-                                   'bind' if transport == 'udp' else 'tcp_bind')
-            allow = self._allowlist([local[0]])
-            if transport == 'udp':
-                self.link = UdpLink(local, parse_endpoint(ui, 'ui_address'), allow,
-                                    self._refused)
-            else:
-                self.link = TcpServerLink(local, allow, self._refused)
+            self.link = self._open_link(transport, bind, tcp_bind, ui, 'ui_address')
         except (ValueError, OSError) as exc:
             raise ConfigError(str(exc)) from exc
         self.tcp = transport == 'tcp'

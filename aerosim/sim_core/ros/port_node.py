@@ -11,7 +11,7 @@ import time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
 
-from sim_core.link import Allowlist, is_loopback
+from sim_core.link import Allowlist, is_loopback, parse_endpoint, TcpServerLink, UdpLink
 from sim_core.ros import qos
 from sim_core.ros.params import declare
 
@@ -27,6 +27,22 @@ class PortNode(Node):
         super().__init__(name)
         self.link = None
         self._rate_mark = None      # (monotonic time, counts) of the last diagnostics
+
+    def _open_link(self, transport: str, bind: str, tcp_bind: str = '', remote: str = '',
+                   remote_what: str = ''):
+        """The port's link, filtered by allow_peers (ValueError/OSError if misconfigured).
+
+        transport 'udp': bound to bind ('host:port'), sending to remote (the parameter
+        remote_what; '' = the last sender of valid input); 'tcp': a server on tcp_bind.
+        """
+        if transport not in ('udp', 'tcp'):
+            raise ValueError(f"transport: must be 'udp' or 'tcp', got {transport!r}")
+        udp = transport == 'udp'
+        local = parse_endpoint(bind if udp else tcp_bind, 'bind' if udp else 'tcp_bind')
+        allow = self._allowlist([local[0]])
+        if udp:
+            return UdpLink(local, parse_endpoint(remote, remote_what), allow, self._refused)
+        return TcpServerLink(local, allow, self._refused)
 
     def _allowlist(self, bound_hosts) -> Allowlist:
         """Declare allow_peers and return it (ValueError if malformed).
@@ -96,8 +112,8 @@ class PortNode(Node):
         counts = dict(counts)
         mark = self._rate_mark
         self._rate_mark = (now, dict(counts))
+        dt = now - mark[0] if mark else 0.0
         for k, v in list(counts.items()):
-            dt = now - mark[0] if mark else 0.0
             counts[f'{k}_per_s'] = (f'{(v - mark[1].get(k, 0)) / dt:.1f}' if dt > 0.0
                                     else '0.0')
         arr = DiagnosticArray()
