@@ -165,3 +165,18 @@ def output_lines(p):
             out.append(line.decode(errors='replace'))
     threading.Thread(target=read, daemon=True).start()
     return out
+
+
+def mavsdk_gcs(port, timeout_s):
+    """MAVSDK as a ground station on UDP 127.0.0.1:port: (mavsdk, the one system it hears).
+
+    Waits at most timeout_s for the system. Keep the mavsdk object alive while using it.
+    """
+    from mavsdk import ComponentType, Configuration, Mavsdk
+    m = Mavsdk(Configuration.create_with_component_type(ComponentType.GROUND_STATION))
+    m.add_any_connection(f'udpin://127.0.0.1:{port}')
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and not m.get_systems():
+        time.sleep(0.2)
+    (system,) = m.get_systems()
+    return m, system

@@ -54,9 +54,51 @@ def truncated(frame: bytes, rng: random.Random) -> bytes:
     return frame[:rng.randrange(0, len(frame))]
 
 
+class FrameInputs:
+    """The draw both binary protocols share: random bytes, a mutant or a refused message.
+
+    A quarter are random bytes; then a mutant of a valid frame that the protocol's own library
+    refuses; above the last mutant bound, a well-framed message a subclass builds to be refused
+    on its content or addressing.
+
+    Subclasses set rng, valid (frames), MUTANTS ((upper bound of the draw, family), ...),
+    BYTE_START (first byte byte_set may change) and define _refused, _huge_length, _semantic.
+    """
+
+    MUTANTS = ()
+    BYTE_START = 0
+
+    def one(self):
+        """(datagram, family)."""
+        rng = self.rng
+        r = rng.random()
+        if r < 0.25:
+            return random_bytes(rng), 'random'
+        frame = rng.choice(self.valid)
+        fam = next((f for bound, f in self.MUTANTS if r < bound), None)
+        if fam is None:
+            return self._semantic(r)
+        if fam == 'truncated':
+            data = truncated(frame, rng)
+        elif fam == 'extended':
+            data = frame + rng.randbytes(rng.randint(1, 64))
+        elif fam == 'bit_flip':
+            data = bit_flip(frame, rng)
+        elif fam == 'byte_set':
+            data = byte_set(frame, rng, self.BYTE_START)
+        else:
+            data = self._huge_length(frame)
+        if not self._refused(data):
+            return self.one()                   # the mutant is a valid frame: not garbage
+        return data, fam
+
+
 # --- MAVLink -------------------------------------------------------------------------------------
-class MavlinkInputs:
+class MavlinkInputs(FrameInputs):
     """Malformed MAVLink 2 datagrams for a bridge of system bridge_sysid:1."""
+
+    MUTANTS = ((0.4, 'truncated'), (0.55, 'bit_flip'), (0.7, 'byte_set'), (0.75, 'huge_length'))
+    BYTE_START = 1
 
     def __init__(self, bridge_sysid: int = 51, seed: int = 1):
         """Valid frames of an FC (1:1) are the mutation seeds."""
@@ -71,28 +113,20 @@ class MavlinkInputs:
             mav.mission_request_list_encode(bridge_sysid, 1, 0))]
         self.mav = mav
 
-    def _refused_by_pymavlink(self, data: bytes) -> bool:
+    @staticmethod
+    def _refused(data: bytes) -> bool:
         return not [m for m in (new_mav(0, 0).parse_buffer(data) or [])
                     if m.get_type() != 'BAD_DATA']
 
-    def one(self):
-        """(datagram, family)."""
+    @staticmethod
+    def _huge_length(frame: bytes) -> bytes:
+        b = bytearray(frame)
+        b[1] = 255                              # payload length: more than the datagram holds
+        return bytes(b)
+
+    def _semantic(self, r):
         rng = self.rng
-        r = rng.random()
-        if r < 0.25:
-            return random_bytes(rng), 'random'
-        frame = rng.choice(self.valid)
-        if r < 0.4:
-            data, fam = truncated(frame, rng), 'truncated'
-        elif r < 0.55:
-            data, fam = bit_flip(frame, rng), 'bit_flip'
-        elif r < 0.7:
-            data, fam = byte_set(frame, rng, 1), 'byte_set'
-        elif r < 0.75:
-            b = bytearray(frame)
-            b[1] = 255                          # payload length: more than the datagram holds
-            data, fam = bytes(b), 'huge_length'
-        elif r < 0.9:
+        if r < 0.9:
             v = rng.choice([math.nan, math.inf, -math.inf, 1.5, -1.5, 1e30, -1e30])
             controls = [0.5] * 16
             controls[rng.randrange(4)] = v
@@ -104,14 +138,15 @@ class MavlinkInputs:
                             self.mav.mission_ack_encode(other, 1, 0, 0),
                             self.mav.mission_request_list_encode(self.sysid, 77)])
             return m.pack(self.mav), 'not_for_us'
-        if not self._refused_by_pymavlink(data):
-            return self.one()                   # the mutant is a valid frame: not garbage
-        return data, fam
 
 
 # --- IMC -----------------------------------------------------------------------------------------
-class ImcInputs:
+class ImcInputs(FrameInputs):
     """Malformed IMC datagrams for a bridge of system bridge_sysid."""
+
+    MUTANTS = ((0.4, 'truncated'), (0.5, 'extended'), (0.62, 'bit_flip'), (0.72, 'byte_set'),
+               (0.76, 'huge_length'))
+    BYTE_START = 2
 
     def __init__(self, bridge_sysid: int = 0x3F01, seed: int = 2):
         """Valid messages to the bridge are the mutation seeds."""
@@ -128,7 +163,7 @@ class ImcInputs:
         return m.serialize()
 
     @staticmethod
-    def _refused_by_imcpy(data: bytes) -> bool:
+    def _refused(data: bytes) -> bool:
         try:
             msg = imcpy.Packet.deserialize(data)
         except RuntimeError:
@@ -137,26 +172,15 @@ class ImcInputs:
             return True
         return len(data) != len(msg.serialize())   # extra or missing bytes around it
 
-    def one(self):
-        """(datagram, family)."""
+    @staticmethod
+    def _huge_length(frame: bytes) -> bytes:
+        b = bytearray(frame)
+        b[4:6] = (0xFFFF).to_bytes(2, 'little')        # payload size: 65535
+        return bytes(b)
+
+    def _semantic(self, r):
         rng = self.rng
-        r = rng.random()
-        if r < 0.25:
-            return random_bytes(rng), 'random'
-        frame = rng.choice(self.valid)
-        if r < 0.4:
-            data, fam = truncated(frame, rng), 'truncated'
-        elif r < 0.5:
-            data, fam = frame + rng.randbytes(rng.randint(1, 64)), 'extended'
-        elif r < 0.62:
-            data, fam = bit_flip(frame, rng), 'bit_flip'
-        elif r < 0.72:
-            data, fam = byte_set(frame, rng, 2), 'byte_set'
-        elif r < 0.76:
-            b = bytearray(frame)
-            b[4:6] = (0xFFFF).to_bytes(2, 'little')    # payload size: 65535
-            data, fam = bytes(b), 'huge_length'
-        elif r < 0.92:
+        if r < 0.92:
             v = rng.choice([math.nan, math.inf, -math.inf, 1e30, -1e30])
             m = rng.choice([imcpy.DesiredSpeed, imcpy.DesiredHeading,
                             imcpy.SetThrusterActuation, imcpy.SetServoPosition])()
@@ -167,9 +191,6 @@ class ImcInputs:
             if isinstance(m, imcpy.DesiredSpeed):
                 return self._frame(m, dst=0x0123), 'not_for_us'
             return self._frame(m), 'unhandled'
-        if not self._refused_by_imcpy(data):
-            return self.one()
-        return data, fam
 
 
 # --- USV UI JSON ---------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import time
 from aerosim_msgs.msg import SimStatus
 from aerosim_msgs.srv import SetPaused
 
-from conftest import output_lines, probe_node, spin_until
+from conftest import mavsdk_gcs, output_lines, probe_node, spin_until
 from sim_core.ros import qos
 
 PORT_BASE = 29200 + (os.getpid() % 50) * 10
@@ -170,7 +170,6 @@ def test_mavsdk_downloads_the_mission_through_a_lossy_reordering_link(procs):
 
     The relay loses 10 % of the datagrams each way and delays them by 0-30 ms.
     """
-    from mavsdk import ComponentType, Configuration, Mavsdk
     from mavsdk.plugins.mission_raw import MissionRaw, MissionRawError
     port = PORT_BASE + 7
     relay = Relay(port + 1, port + 2, ('127.0.0.1', port), ('127.0.0.1', port + 3),
@@ -178,12 +177,7 @@ def test_mavsdk_downloads_the_mission_through_a_lossy_reordering_link(procs):
     try:
         bridge = procs.node('mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge',
                             {'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'})
-        m = Mavsdk(Configuration.create_with_component_type(ComponentType.GROUND_STATION))
-        m.add_any_connection(f'udpin://127.0.0.1:{port + 3}')
-        deadline = time.monotonic() + 30.0
-        while time.monotonic() < deadline and not m.get_systems():
-            time.sleep(0.2)
-        (system,) = m.get_systems()
+        _gcs, system = mavsdk_gcs(port + 3, 30.0)
         mission = MissionRaw(system)
         for k in range(5):
             try:

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import UdpPeer
+from conftest import mavsdk_gcs, UdpPeer
 from mavlink_bridge.core.mav import mavlink, new_mav
 
 BRIDGE_PORT_BASE = 24600 + (os.getpid() % 50) * 10
@@ -179,17 +179,12 @@ def time_us(msg) -> int:
 
 
 def test_mavsdk_downloads_the_mission_and_reads_home(procs):
-    from mavsdk import ComponentType, Configuration, Mavsdk
     from mavsdk.plugins.mission_raw import MissionRaw
     from mavsdk.plugins.telemetry import Telemetry
     port = BRIDGE_PORT_BASE + 4
     hil_nodes(procs, port, port + 1)
-    m = Mavsdk(Configuration.create_with_component_type(ComponentType.GROUND_STATION))
-    m.add_any_connection(f'udpin://127.0.0.1:{port + 1}')
     deadline = time.monotonic() + 20.0
-    while time.monotonic() < deadline and not m.get_systems():
-        time.sleep(0.2)
-    (system,) = m.get_systems()
+    _gcs, system = mavsdk_gcs(port + 1, 20.0)
     assert system.get_system_id() == 51
     items = MissionRaw(system).download_mission()
     assert [i.command for i in items] == [22, 16, 16, 16, 21]
