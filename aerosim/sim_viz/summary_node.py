@@ -17,13 +17,13 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 
 from sim_core.decimator import Decimator
-from sim_core.errors import ConfigError
 from sim_core.ros import qos
 from sim_core.ros.convert import time_ns
 from sim_core.ros.params import declare
 from sim_core.ros.run import run_node, until_stopped
 from sim_core.scenario import load_scenario
 from sim_viz.core import scene, summary
+from sim_viz.params import declare_mode
 
 
 class SummaryNode(Node):
@@ -32,9 +32,7 @@ class SummaryNode(Node):
     def __init__(self):
         """Declare parameters, subscribe."""
         super().__init__('summary_node')
-        self.mode = declare(self, 'mode', 'vehicle', 'vehicle (odom) or swarm (SwarmState)')
-        if self.mode not in ('vehicle', 'swarm'):
-            raise ConfigError(f"mode: 'vehicle' or 'swarm', got {self.mode!r}")
+        self.mode = declare_mode(self)
         self.out_dir = Path(declare(self, 'output_dir', 'aerosim_runs',
                                     'Folder for <title>_summary.json and <title>.png'))
         self.title = declare(self, 'title', 'run', 'Plot title and file prefix')

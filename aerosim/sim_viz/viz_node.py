@@ -23,7 +23,6 @@ from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
 from sim_core.decimator import Decimator
-from sim_core.errors import ConfigError
 from sim_core.frames import euler_ned_to_quat, q_ned_frd_to_enu_flu
 from sim_core.ros import qos
 from sim_core.ros.convert import set_quat, set_vec3, time_ns
@@ -32,6 +31,7 @@ from sim_core.ros.run import run_node
 from sim_core.scenario import load_scenario
 from sim_core.timeutil import NS_PER_S
 from sim_viz.core import scene
+from sim_viz.params import declare_mode
 
 KINDS = {'arrow': Marker.ARROW, 'cube': Marker.CUBE, 'sphere': Marker.SPHERE,
          'cylinder': Marker.CYLINDER, 'line_strip': Marker.LINE_STRIP,
@@ -68,9 +68,7 @@ class VizNode(Node):
     def __init__(self):
         """Declare parameters, load the static scene, subscribe."""
         super().__init__('viz_node')
-        self.mode = declare(self, 'mode', 'vehicle', 'vehicle (odom) or swarm (SwarmState)')
-        if self.mode not in ('vehicle', 'swarm'):
-            raise ConfigError(f"mode: 'vehicle' or 'swarm', got {self.mode!r}")
+        self.mode = declare_mode(self)
         self.frame = declare(self, 'world_frame_id', 'map', 'World frame of markers and paths')
         self.dec = Decimator(declare(self, 'marker_rate_hz', 10.0,
                                      'Marker and path rate [Hz] (sim time)', 0.1, 100.0))
