@@ -159,6 +159,7 @@ class Autopilot:
             if t - self._ready_since < nav.settle_s:
                 return
             self.armed = True
+            est.fix_baro_reference()
             self.ctl.reset()
             self.yaw_sp = est.yaw
             self._say(t, f'armed; {len(self.items)} mission items')

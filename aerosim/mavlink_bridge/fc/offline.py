@@ -20,8 +20,13 @@ def _decode(rx, msg, tx):
     return rx.decode(bytearray(msg.pack(tx)))
 
 
-def fly(scenario, suite_cfg: SuiteConfig = None, max_sim_s: float = 300.0, rate_hz=250.0):
-    """Fly the scenario's mission; returns (autopilot, judge, steps)."""
+def fly(scenario, suite_cfg: SuiteConfig = None, max_sim_s: float = 300.0, rate_hz=250.0,
+        fc_from_s: float = 0.0):
+    """Fly the scenario's mission; returns (autopilot, judge, steps).
+
+    fc_from_s: sim time [s] at which the FC starts to listen (in a graph the sensors free-run
+    from t = 0 until the FC process is up; it never sees the samples before).
+    """
     params = MultirotorParams.from_yaml(str(scenario.vehicle_file))
     model = Multirotor(params, wind_W=scenario.environment.wind_enu,
                        gravity=scenario.environment.gravity)
@@ -47,6 +52,8 @@ def fly(scenario, suite_cfg: SuiteConfig = None, max_sim_s: float = 300.0, rate_
         s = model.raw
         acc = model.acceleration
         smp = suite.sample(t_ns, s[0:3], s[3:6], s[6:10], acc[0:3], s[10:13])
+        if t_ns < fc_from_s * 1e9:
+            continue
         for fix in smp.gnss:
             ap.hil_gps(_decode(fc, hil.hil_gps(sim, fix, 0), sim))
         if smp.imu is not None:
