@@ -30,11 +30,15 @@ from sim_core.ros.params import declare
 from sim_core.timeutil import NS_PER_S
 
 RCLError = _rclpy.RCLError
-# Wall time one timer callback may spend stepping before it yields to other callbacks [s].
+# Wall time one timer callback may spend stepping as fast as possible before it yields to other
+# callbacks [s].
 MAX_BATCH_WALL_S = 0.005
+# Wall time one call may spend pacing steps in lockstep before it yields [s] (see _run_steps).
+MAX_PACED_WALL_S = 0.05
 MAX_STEP_REQUEST = 1_000_000
-# Timer period once lockstep drives the steps as fast as possible [s]: it only has to notice
-# lockstep timeouts (an executor wake-up costs ~0.5 ms of Python: keep them rare).
+# Timer period once lockstep drives the steps (paced or as fast as possible) [s]: the answers
+# step the simulation, the timer only has to notice lockstep timeouts. An executor wake-up
+# costs ~0.5 ms of Python: at the step rate (250 Hz) it took a third of the loop's process.
 LOCKSTEP_POLL_S = 0.05
 # Timer period while free-running as fast as possible [s] (each call steps a batch).
 FREE_RUN_POLL_S = 1e-4
@@ -180,7 +184,12 @@ class SimTimeNode(Node):
         self._run_steps()
 
     def _run_steps(self):
-        """Integrate the steps that pacing and lockstep allow now (caller holds the lock)."""
+        """Integrate the steps that pacing and lockstep allow now (caller holds the lock).
+
+        In lockstep the answers drive the steps and the timer only polls; a step answered
+        within itself (no sensor frame at it, the bridge holds the last command) leaves the
+        next one to this loop, which then paces it (for at most MAX_PACED_WALL_S).
+        """
         if self._stepping:
             return          # re-entered from a state listener: the outer loop continues
         if self._unpublished and not self._publish_pending():
@@ -188,31 +197,42 @@ class SimTimeNode(Node):
         self._stepping = True
         try:
             now = self._now()
+            fast = self.clock.time_scale == 0.0
+            t_end = now + (MAX_BATCH_WALL_S if fast else MAX_PACED_WALL_S)
             due = self.clock.due_steps(now)
-            t_end = now + MAX_BATCH_WALL_S
-            while due > 0:
+            while True:
                 if not self.gate.may_step(now):
                     return
+                if due <= 0:
+                    if fast or not self.gate.active or now > t_end or not self._pace():
+                        return
+                    now = self._now()
+                    due = self.clock.due_steps(now)
+                    continue
                 self._step_once()
                 due -= 1
                 now = self._now()
-                if self._unpublished or now > t_end:
-                    break
+                if self._unpublished or (fast and now > t_end):
+                    return
         finally:
             self._stepping = False
 
-    def _pace(self):
+    def _pace(self) -> bool:
         """In paced lockstep, wait here for the next step's wall time (at most two periods).
 
-        The answer usually arrives well before the next step is due; waiting for the
-        executor's timer instead adds its wake-up jitter (milliseconds under load, i.e. late
-        steps). Sleeping releases the GIL; the lock is held for at most two periods.
+        Returns True if the next step is due now. The answer usually arrives well before the
+        next step is due; waiting for the executor's timer instead adds its wake-up jitter
+        (milliseconds under load, i.e. late steps). Sleeping releases the GIL; the lock is
+        held for at most two periods.
         """
         if self.clock.time_scale == 0.0 or self.clock.state != SimState.RUNNING:
-            return
+            return self.clock.state == SimState.RUNNING
         wait = self.clock.wall_until_next(self._now())
-        if 0.0 < wait <= 2.0 * self.clock.dt / self.clock.time_scale:
+        if wait > 2.0 * self.clock.dt / self.clock.time_scale:
+            return False
+        if wait > 0.0:
             time.sleep(wait)
+        return True
 
     @property
     def _answers_direct(self) -> bool:
@@ -251,12 +271,12 @@ class SimTimeNode(Node):
         """
         was_active = self.gate.active
         if self.gate.answered(stamp_ns):
-            self._pace()
-            self._run_steps()
-        if self.gate.active and not was_active and self.clock.time_scale == 0.0:
-            # Lockstep engaged as fast as possible: the answers drive the steps; the timer only
-            # has to notice lockstep timeouts. A 10 kHz timer would steal CPU from the loop.
-            self._replace_timer(LOCKSTEP_POLL_S)
+            # answered within a step (re-entered): the stepping loop goes on by itself
+            if not self._stepping and self._pace():
+                self._run_steps()
+        if self.gate.active and not was_active:
+            # Lockstep engaged: the answers drive the steps, the timer only notices timeouts.
+            self._replace_timer(self._step_timer_period())
 
     # --- inputs --------------------------------------------------------------------------------
     def _reject(self, what: str, why: str):
@@ -356,8 +376,7 @@ class SimTimeNode(Node):
         if self.clock.state == SimState.STOPPED:
             self.clock.set_state(SimState.RUNNING, now)
         self.gate.reset()
-        if self.clock.time_scale == 0.0:
-            self._replace_timer(self._step_timer_period())   # lockstep disengaged: free-run
+        self._replace_timer(self._step_timer_period())   # lockstep disengaged: free-run
         self._reset_model()
         for dec in (self._odom, self._clock_dec):
             if dec is not None:
@@ -372,13 +391,18 @@ class SimTimeNode(Node):
     def _step_timer_period(self) -> float:
         """Wall period of the stepping timer [s].
 
-        One step when paced (at least 0.1 ms: the pacer batches the due steps), 0.1 ms as fast
-        as possible.
+        LOCKSTEP_POLL_S once lockstep is engaged (the answers drive the steps); before, one
+        step when paced (at least 0.1 ms: the pacer batches the due steps), 0.1 ms as fast as
+        possible.
         """
+        if self.gate.active:
+            return LOCKSTEP_POLL_S
         ts = self.clock.time_scale
         return FREE_RUN_POLL_S if ts == 0.0 else max(self.clock.dt / ts, FREE_RUN_POLL_S)
 
     def _replace_timer(self, period: float):
+        if self._timer.timer_period_ns == int(period * NS_PER_S):
+            return
         self._timer.cancel()
         self.destroy_timer(self._timer)
         self._timer = self.create_timer(period, self._on_timer, clock=self._wall)
