@@ -42,7 +42,7 @@ from sim_core.clock import SimState
 from sim_core.errors import ConfigError
 from sim_core.ros import qos
 from sim_core.ros.convert import time_msg, vehicle_state_arrays
-from sim_core.ros.params import declare
+from sim_core.ros.params import apply_realtime, declare, declare_realtime
 from sim_core.ros.port_node import PortNode
 from sim_core.ros.run import run_node
 from sim_core.scenario import load_scenario
@@ -130,6 +130,7 @@ class MavlinkBridge(PortNode):
         allow_ids = d('allow_system_ids', '', 'MAVLink systems whose messages are taken, '
                       "comma-separated; '' = any. Others are counted as rejected_peer",
                       any_type=True)
+        self.realtime_priority = declare_realtime(self)
         self._init_port('MAVLink', REJECT_KINDS, warn_period)
         try:
             self.mixer = Mixer(tuple(int(c) for c in channels))
@@ -302,6 +303,9 @@ class MavlinkBridge(PortNode):
 
     # --- MAVLink input (reader thread) ---------------------------------------------------------
     def _read_loop(self):
+        if self.realtime_priority:
+            # this thread answers the FC: in the plant composition it steps the simulation
+            apply_realtime(self, self.realtime_priority, 'MAVLink receive thread')
         while not self._stop.is_set():
             try:
                 data, addr = self.link.recv(RECV_POLL_S)

@@ -122,6 +122,10 @@ SIM_ARGS = (
     LaunchArg('time_scale', '1.0', 'Sim seconds per wall second; 0 = as fast as possible'),
     LaunchArg('lockstep', 'false', 'Each step waits for the effector command answering the last',
               ('true', 'false')),
+    LaunchArg('realtime_priority', '0',
+              'SCHED_FIFO priority 1..99 of the threads that step the simulation and close the '
+              'HIL loop, against late steps on a loaded machine (needs CAP_SYS_NICE or ulimit '
+              '-r); 0 = normal scheduling'),
     LaunchArg('seed', '0', 'Sensor noise seed'),
     LaunchArg('gps', 'true', 'GNSS on/off', ('true', 'false')),
     LaunchArg('mag', 'true', 'Magnetometer on/off', ('true', 'false')),
@@ -139,7 +143,8 @@ DYNAMICS = NodeSpec(
     name='dynamics_node', executable='dynamics_node', module='sim_dynamics.dynamics_node',
     params_file='dynamics_params', use_sim_time=False,
     parameters=(('scenario_file', Arg('scenario')), ('rate_hz', Arg('rate_hz', 'float')),
-                ('time_scale', Arg('time_scale', 'float')), ('lockstep', Arg('lockstep', 'bool'))))
+                ('time_scale', Arg('time_scale', 'float')), ('lockstep', Arg('lockstep', 'bool')),
+                ('realtime_priority', Arg('realtime_priority', 'int'))))
 
 SENSORS = NodeSpec(
     name='sensors_node', executable='sensors_node', module='sim_sensors.sensors_node',
@@ -238,12 +243,14 @@ MAVLINK_BRIDGE = NodeSpec(
     module='mavlink_bridge.mavlink_bridge_node', params_file=('sensors_params', 'mavlink_params'),
     parameters=(('scenario_file', Arg('scenario')),) + SUITE_PARAMS + (
         ('transport', Arg('transport')), ('bind', Arg('bind')),
-        ('fc_address', Arg('fc_address')), ('tcp_bind', Arg('tcp_bind'))))
+        ('fc_address', Arg('fc_address')), ('tcp_bind', Arg('tcp_bind')),
+        ('realtime_priority', Arg('realtime_priority', 'int'))))
 
 BUILTIN_FC = NodeSpec(
     name='builtin_fc', executable='builtin_fc', module='mavlink_bridge.fc.fc_node',
     params_file='fc_params', condition=('fc', 'builtin'), use_sim_time=False,
-    parameters=(('bind', Arg('fc_address')), ('sim_address', Arg('bind'))))
+    parameters=(('bind', Arg('fc_address')), ('sim_address', Arg('bind')),
+                ('realtime_priority', Arg('realtime_priority', 'int'))))
 
 FLIGHT_REPORT = NodeSpec(
     name='flight_report', executable='flight_report', module='sim_core.ros.flight_report',
@@ -256,7 +263,7 @@ HIL_PLANT = NodeSpec(
     params_file=('dynamics_params',) + MAVLINK_BRIDGE.params_file, use_sim_time=False,
     rename=False, condition=('composition', 'plant'),
     parameters=DYNAMICS.parameters + tuple(
-        p for p in MAVLINK_BRIDGE.parameters if p[0] != 'scenario_file'))
+        p for p in MAVLINK_BRIDGE.parameters if p not in DYNAMICS.parameters))
 
 SIM_QUAD_HIL = Graph(
     name='sim_quad_hil',

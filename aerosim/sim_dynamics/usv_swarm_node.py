@@ -153,6 +153,7 @@ class UsvSwarmNode(SimTimeNode):
             self.clock.set_time_scale(time_scale, self._now())
             if self._timer is not None:
                 self._replace_timer(self._step_timer_period())
+                self._pacing_priority()
         keep = {int(b.id) for b in cfg.boats[:self.boat_topics_max]}
         for bid in list(self._boat_pubs):
             if bid not in keep:

@@ -19,7 +19,7 @@ from mavlink_bridge.fc.autopilot import Autopilot, DONE, NavConfig
 from mavlink_bridge.fc.control import Gains
 from mavlink_bridge.fc.mission_client import MissionClient
 from sim_core.errors import ConfigError
-from sim_core.ros.params import declare
+from sim_core.ros.params import apply_realtime, declare, declare_realtime
 from sim_core.ros.run import run_node
 
 PROGRESS_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
@@ -50,6 +50,7 @@ class BuiltinFc(Node):
                                 'this long [s]', 0.1, 600.0)
         self.exit_when_done = d('exit_when_done', False,
                                 'Exit (code 0) once the mission is complete')
+        self.realtime_priority = declare_realtime(self)
         try:
             self.link = UdpLink(parse_endpoint(bind, 'bind'), parse_endpoint(sim, 'sim_address'))
         except (ValueError, OSError) as exc:
@@ -96,6 +97,8 @@ class BuiltinFc(Node):
     def run(self):
         """Receive loop until shutdown (or mission done with exit_when_done)."""
         import rclpy
+        if self.realtime_priority:
+            apply_realtime(self, self.realtime_priority, 'FC loop')
         while rclpy.ok():
             now = time.monotonic()
             self.heartbeat(now)

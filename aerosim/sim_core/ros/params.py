@@ -22,3 +22,25 @@ def declare(node, name, default, description, lo=None, hi=None, read_only=False,
             desc.floating_point_range = [FloatingPointRange(from_value=float(lo),
                                                             to_value=float(hi), step=0.0)]
     return node.declare_parameter(name, default, desc).value
+
+
+def declare_realtime(node) -> int:
+    """Declare realtime_priority (SCHED_FIFO priority of the node's loop thread) and read it."""
+    return declare(node, 'realtime_priority', 0,
+                   'SCHED_FIFO priority [1..99] of the thread closing the HIL loop, against '
+                   'late steps on a loaded machine; 0 = normal scheduling. Needs '
+                   'CAP_SYS_NICE or an rtprio limit (ulimit -r)', 0, 99)
+
+
+def apply_realtime(node, priority: int, what: str) -> bool:
+    """Give the calling thread SCHED_FIFO priority (0: normal) and log the outcome.
+
+    what: the thread, for the log line. Returns whether it was applied.
+    """
+    from sim_core.realtime import set_thread_priority
+    why = set_thread_priority(priority)
+    if why:
+        node.get_logger().warning(f'{what}: {why}; running with normal scheduling')
+    elif priority:
+        node.get_logger().info(f'{what}: SCHED_FIFO priority {priority}')
+    return not why

@@ -26,7 +26,7 @@ from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
 from sim_core.ros import qos
 from sim_core.ros.convert import time_msg
-from sim_core.ros.params import declare
+from sim_core.ros.params import apply_realtime, declare, declare_realtime
 from sim_core.timeutil import NS_PER_S
 
 RCLError = _rclpy.RCLError
@@ -69,6 +69,7 @@ class SimTimeConfig:
     status_period_s: float
     clock_rate_hz: float
     odom_rate_hz: float
+    realtime_priority: int
 
 
 def declare_sim_time(node, rate_hz=250.0, scenario=True) -> SimTimeConfig:
@@ -103,6 +104,7 @@ def declare_sim_time(node, rate_hz=250.0, scenario=True) -> SimTimeConfig:
         odom_rate_hz=declare(node, 'odom_rate_hz', 50.0,
                              'odom (nav_msgs/Odometry, for rviz) rate [Hz] (sim); '
                              '0 = every step', 0.0, 1000.0),
+        realtime_priority=declare_realtime(node),
     )
 
 
@@ -141,6 +143,7 @@ class SimTimeNode(Node):
         self._rtf_t_ns = 0
         self._rtf = 0.0
         self._timer = None
+        self._rt_applied = 0            # SCHED_FIFO priority given to the executor thread
 
     def _start_time(self):
         """Serve /sim/*, start the stepping and status timers, publish the initial state."""
@@ -152,6 +155,7 @@ class SimTimeNode(Node):
                                         clock=self._wall)
         self._status_timer = self.create_timer(self.cfg.status_period_s, self._publish_status,
                                                clock=self._wall)
+        self._pacing_priority()
         self._publish_step()
         self._publish_status()
 
@@ -400,6 +404,16 @@ class SimTimeNode(Node):
         ts = self.clock.time_scale
         return FREE_RUN_POLL_S if ts == 0.0 else max(self.clock.dt / ts, FREE_RUN_POLL_S)
 
+    def _pacing_priority(self):
+        """realtime_priority for the executor thread while paced; normal as fast as possible.
+
+        Call from the thread that spins the node. As fast as possible the stepping never
+        blocks: under SCHED_FIFO it would take its core.
+        """
+        want = self.cfg.realtime_priority if self.clock.time_scale > 0.0 else 0
+        if want != self._rt_applied and apply_realtime(self, want, 'stepping thread'):
+            self._rt_applied = want
+
     def _replace_timer(self, period: float):
         if self._timer.timer_period_ns == int(period * NS_PER_S):
             return
@@ -416,6 +430,7 @@ class SimTimeNode(Node):
             return resp
         self.clock.set_time_scale(ts, self._now())
         self._replace_timer(self._step_timer_period())
+        self._pacing_priority()
         self._message = f'time scale {ts:g}'
         self._publish_status()
         resp.success, resp.message = True, self._message

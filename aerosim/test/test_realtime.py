@@ -1,0 +1,114 @@
+"""realtime_priority: SCHED_FIFO for the threads that close the HIL loop, and for them only.
+
+Whether this machine permits SCHED_FIFO decides which of two outcomes is checked; both are
+checked where possible (as root, a child demoted to nobody cannot).
+"""
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+from aerosim_msgs.srv import SetTimeScale
+
+from conftest import output_lines, probe_node, spin_until
+from sim_core.realtime import set_thread_priority, thread_priority
+
+PORT_BASE = 25200 + (os.getpid() % 50) * 4
+FIFO = 1   # SCHED_FIFO in /proc/<pid>/task/<tid>/stat
+
+
+def in_thread(fn):
+    """Run fn in a fresh thread (its scheduling dies with it); return its result."""
+    out = []
+    t = threading.Thread(target=lambda: out.append(fn()))
+    t.start()
+    t.join()
+    return out[0]
+
+
+def permitted() -> bool:
+    return in_thread(lambda: set_thread_priority(1)) == ''
+
+
+def test_set_thread_priority_changes_the_calling_thread_only():
+    def body():
+        why = set_thread_priority(5)
+        got = thread_priority()
+        back = set_thread_priority(0)
+        return why, got, back, thread_priority()
+    why, got, back, after = in_thread(body)
+    if why:
+        assert 'not permitted' in why and 'CAP_SYS_NICE' in why and got == 0
+    else:
+        assert got == 5 and back == '' and after == 0
+    assert thread_priority() == 0                       # the test's own thread untouched
+    assert 'must be in [0, 99]' in set_thread_priority(100)
+
+
+def test_an_unprivileged_user_is_told_how_to_permit_it():
+    if os.geteuid() != 0:
+        why = in_thread(lambda: set_thread_priority(5))
+        assert why == '' or 'ulimit -r' in why
+        return
+    code = ('import os; os.setgid(65534); os.setuid(65534); '
+            'from sim_core.realtime import set_thread_priority as s, thread_priority as p; '
+            'print(repr(s(5)), p())')
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                         timeout=30, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert out.returncode == 0, out.stderr
+    assert 'not permitted' in out.stdout and 'ulimit -r' in out.stdout
+    assert out.stdout.strip().endswith(' 0')
+
+
+def fifo_threads(pid):
+    """(tid, priority) of the threads of pid under SCHED_FIFO."""
+    got = []
+    for tid in os.listdir(f'/proc/{pid}/task'):
+        with open(f'/proc/{pid}/task/{tid}/stat') as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+        # proc(5): field 40 rt_priority, 41 policy; fields[0] is field 3
+        if int(fields[41 - 3]) == FIFO:
+            got.append((int(tid), int(fields[40 - 3])))
+    return got
+
+
+def test_hil_plant_and_builtin_fc_run_their_loop_threads_under_fifo(procs, ros_context):
+    port = PORT_BASE
+    plant = procs.node('mavlink_bridge.hil_plant', None, {
+        'lockstep': True, 'time_scale': 1.0, 'realtime_priority': 7,
+        'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'})
+    fc = procs.node('mavlink_bridge.fc.fc_node', 'builtin_fc', {
+        'bind': f'127.0.0.1:{port + 1}', 'sim_address': f'127.0.0.1:{port}',
+        'realtime_priority': 7})
+    plant_out, fc_out = output_lines(plant), output_lines(fc)
+    deadline = time.monotonic() + 60.0
+    while time.monotonic() < deadline and not (
+            any('first HIL_ACTUATOR_CONTROLS' in x for x in plant_out)
+            and any('FC loop' in x for x in fc_out)):
+        time.sleep(0.2)
+    assert any('first HIL_ACTUATOR_CONTROLS' in x for x in plant_out), ''.join(plant_out)
+    if permitted():
+        # the plant: the executor thread (paced stepping) and the MAVLink receive thread
+        # (answers step the simulation); DDS and other threads keep normal scheduling
+        assert sorted(p for _, p in fifo_threads(plant.pid)) == [7, 7], ''.join(plant_out)
+        assert [p for _, p in fifo_threads(fc.pid)] == [7]
+        assert plant.pid in (t for t, _ in fifo_threads(plant.pid))     # the main thread
+        assert any('stepping thread: SCHED_FIFO priority 7' in x for x in plant_out)
+        assert any('MAVLink receive thread: SCHED_FIFO priority 7' in x for x in plant_out)
+        assert any('FC loop: SCHED_FIFO priority 7' in x for x in fc_out)
+        # as fast as possible the stepping never blocks: normal scheduling again
+        node, ex = probe_node(ros_context, 'probe')
+        client = node.create_client(SetTimeScale, '/sim/set_time_scale')
+        assert client.wait_for_service(timeout_sec=10.0)
+        fut = client.call_async(SetTimeScale.Request(time_scale=0.0))
+        assert spin_until(node, ex, fut.done, 10.0) and fut.result().success
+        assert spin_until(node, ex, lambda: plant.pid not in (
+            t for t, _ in fifo_threads(plant.pid)), 5.0)
+        assert [p for _, p in fifo_threads(plant.pid)] == [7]    # the receive thread
+    else:
+        assert fifo_threads(plant.pid) == [] and fifo_threads(fc.pid) == []
+        assert sum('not permitted' in x for x in plant_out) == 2
+        assert any('not permitted' in x for x in fc_out)
+    assert plant.poll() is None and fc.poll() is None
