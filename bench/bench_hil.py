@@ -8,10 +8,13 @@
    the FC connects runs much faster and is left out).
 3. The peer in the same run: the same graph with composition:=split (dynamics and bridge in
    separate processes over DDS topics).
-4. Real-time mode (time_scale:=1, lockstep): the share of steps that ran late.
-Usage: python bench/bench_hil.py [scenario]   (default: default)
+4. Real-time mode (time_scale:=1, lockstep): the share of steps that ran late, over several
+   runs on the quiet machine; then with one core kept busy by another process (a busy loop),
+   with normal scheduling and with realtime_priority:=50 (SCHED_FIFO, where permitted).
+Usage: python bench/bench_hil.py [scenario] [real-time runs]   (default: default 5)
 """
 
+import contextlib
 import json
 import os
 import subprocess
@@ -43,8 +46,31 @@ def run_graph(scenario: str, *args: str) -> dict:
     return s
 
 
+@contextlib.contextmanager
+def busy_core():
+    """Another process keeping one core busy (a pure-Python busy loop) while the block runs."""
+    p = subprocess.Popen([sys.executable, '-c', 'while True: pass'])
+    try:
+        yield
+    finally:
+        p.kill()
+        p.wait()
+
+
+def real_time_runs(scenario: str, runs: int, *args: str) -> str:
+    """Late-step shares [%] of runs real-time flights (whole run, and from liftoff)."""
+    shares = []
+    for _ in range(runs):
+        s = run_graph(scenario, 'time_scale:=1', *args)
+        assert s['lockstep_timeouts'] == 0 and s['result'] == 'complete', s
+        shares.append(f'{100 * s["late_step_share"]:.2f} % '
+                      f'({100 * (s.get("flight_late_step_share") or 0.0):.2f} % in flight)')
+    return ', '.join(shares)
+
+
 def main():
     scenario = sys.argv[1] if len(sys.argv) > 1 else 'default'
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     sc = load_scenario(scenario)
     t0 = time.perf_counter()
     _, judge, steps = fly(sc)
@@ -64,11 +90,19 @@ def main():
               f'offline floor); whole run incl. the free-run RTF {s["real_time_factor"]}, '
               f'{s["wall_incl_startup_s"]:.0f} s wall incl. start-up')
     print(f'composition plant vs split: {rtf["plant"] / rtf["split"]:.2f}x the in-flight RTF')
-    s = run_graph(scenario, 'time_scale:=1')
-    print(f'real time (time_scale:=1, lockstep, plant): mission {s["result"]}, '
-          f'{s["steps"]} steps, {s["late_steps"]} late = {100 * s["late_step_share"]:.2f} % '
-          f'(in flight {100 * (s.get("flight_late_step_share") or 0.0):.2f} %), '
-          f'{s["lockstep_timeouts"]} lockstep timeouts, RTF {s["real_time_factor"]}')
+    print(f'real time (time_scale:=1, lockstep, plant), late steps of {runs} runs, quiet '
+          f'machine: {real_time_runs(scenario, runs)}', flush=True)
+    with busy_core():
+        print(f'real time, one core busy elsewhere: '
+              f'{real_time_runs(scenario, 2)}', flush=True)
+        from sim_core.realtime import set_thread_priority
+        why = set_thread_priority(1)
+        set_thread_priority(0)
+        if why:
+            print(f'real time, one core busy, realtime_priority:=50: not measured ({why})')
+        else:
+            print(f'real time, one core busy, realtime_priority:=50: '
+                  f'{real_time_runs(scenario, 2, "realtime_priority:=50")}', flush=True)
 
 
 if __name__ == '__main__':
