@@ -8,6 +8,7 @@ as possible) would take its core.
 """
 
 import os
+import threading
 
 MAX_PRIORITY = 99
 HOW_TO_PERMIT = ('needs CAP_SYS_NICE (root; docker --cap-add=SYS_NICE; setcap cap_sys_nice) '
@@ -38,3 +39,12 @@ def thread_priority() -> int:
     if os.sched_getscheduler(0) != os.SCHED_FIFO:
         return 0
     return os.sched_getparam(0).sched_priority
+
+
+def fifo_permitted() -> str:
+    """'' if this process may use SCHED_FIFO, else why not (probed on a throwaway thread)."""
+    why = []
+    t = threading.Thread(target=lambda: why.append(set_thread_priority(1)))
+    t.start()
+    t.join()
+    return why[0]

@@ -150,10 +150,7 @@ class UsvSwarmNode(SimTimeNode):
         self.sim = sim
         self.ids = cfg.boat_index()
         if time_scale > 0.0:
-            self.clock.set_time_scale(time_scale, self._now())
-            if self._timer is not None:
-                self._replace_timer(self._step_timer_period())
-                self._pacing_priority()
+            self._set_time_scale(time_scale)
         keep = {int(b.id) for b in cfg.boats[:self.boat_topics_max]}
         for bid in list(self._boat_pubs):
             if bid not in keep:

@@ -2,6 +2,8 @@
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 
+from sim_core.realtime import set_thread_priority
+
 
 def declare(node, name, default, description, lo=None, hi=None, read_only=False,
             any_type=False):
@@ -37,7 +39,6 @@ def apply_realtime(node, priority: int, what: str) -> bool:
 
     what: the thread, for the log line. Returns whether it was applied.
     """
-    from sim_core.realtime import set_thread_priority
     why = set_thread_priority(priority)
     if why:
         node.get_logger().warning(f'{what}: {why}; running with normal scheduling')

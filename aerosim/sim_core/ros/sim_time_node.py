@@ -190,9 +190,11 @@ class SimTimeNode(Node):
     def _run_steps(self):
         """Integrate the steps that pacing and lockstep allow now (caller holds the lock).
 
-        In lockstep the answers drive the steps and the timer only polls; a step answered
-        within itself (no sensor frame at it, the bridge holds the last command) leaves the
-        next one to this loop, which then paces it (for at most MAX_PACED_WALL_S).
+        In lockstep the answers drive the steps (each calls this) and the timer only polls.
+        When paced, a step not yet due is waited for here (_pace), so the answer to step k
+        integrates step k+1 at its deadline; a step answered within itself (no sensor frame
+        at it, the bridge holds the last command) leaves the next one to this loop too (for
+        at most MAX_PACED_WALL_S).
         """
         if self._stepping:
             return          # re-entered from a state listener: the outer loop continues
@@ -227,10 +229,10 @@ class SimTimeNode(Node):
         Returns True if the next step is due now. The answer usually arrives well before the
         next step is due; waiting for the executor's timer instead adds its wake-up jitter
         (milliseconds under load, i.e. late steps). Sleeping releases the GIL; the lock is
-        held for at most two periods.
+        held for at most two periods. Only called when paced (time_scale > 0).
         """
-        if self.clock.time_scale == 0.0 or self.clock.state != SimState.RUNNING:
-            return self.clock.state == SimState.RUNNING
+        if self.clock.state != SimState.RUNNING:
+            return False
         wait = self.clock.wall_until_next(self._now())
         if wait > 2.0 * self.clock.dt / self.clock.time_scale:
             return False
@@ -275,9 +277,7 @@ class SimTimeNode(Node):
         """
         was_active = self.gate.active
         if self.gate.answered(stamp_ns):
-            # answered within a step (re-entered): the stepping loop goes on by itself
-            if not self._stepping and self._pace():
-                self._run_steps()
+            self._run_steps()     # paces to the next step's deadline; re-entered: returns
         if self.gate.active and not was_active:
             # Lockstep engaged: the answers drive the steps, the timer only notices timeouts.
             self._replace_timer(self._step_timer_period())
@@ -404,6 +404,16 @@ class SimTimeNode(Node):
         ts = self.clock.time_scale
         return FREE_RUN_POLL_S if ts == 0.0 else max(self.clock.dt / ts, FREE_RUN_POLL_S)
 
+    def _set_time_scale(self, ts: float):
+        """Pace at ts (validated) from now: the clock, the stepping timer, the thread priority.
+
+        Call from the thread that spins the node; before _start_time() only the clock changes.
+        """
+        self.clock.set_time_scale(ts, self._now())
+        if self._timer is not None:
+            self._replace_timer(self._step_timer_period())
+            self._pacing_priority()
+
     def _pacing_priority(self):
         """realtime_priority for the executor thread while paced; normal as fast as possible.
 
@@ -428,9 +438,7 @@ class SimTimeNode(Node):
         except ConfigError as exc:
             resp.success, resp.message = False, str(exc)
             return resp
-        self.clock.set_time_scale(ts, self._now())
-        self._replace_timer(self._step_timer_period())
-        self._pacing_priority()
+        self._set_time_scale(ts)
         self._message = f'time scale {ts:g}'
         self._publish_status()
         resp.success, resp.message = True, self._message
