@@ -4,6 +4,7 @@ import os
 import signal
 
 import rclpy
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
 from sim_core.errors import ConfigError
@@ -55,7 +56,8 @@ def run_node(node_cls, name: str, args=None, body=spin) -> None:
 
     node_cls may return a tuple of nodes (several nodes composed in one process).
 
-    A ConfigError (bad parameter or file) is logged as fatal and exits with code 2. Errors
+    A ConfigError (bad parameter or file), or rclpy refusing a parameter override (type,
+    range), is logged as fatal and exits with code 2. Errors
     raised by rclpy while the context is already shutting down (a signal arrived mid-callback)
     are part of a normal stop, not failures. A body returning an int makes it the exit code.
     """
@@ -65,7 +67,9 @@ def run_node(node_cls, name: str, args=None, body=spin) -> None:
     try:
         node = node_cls()
         code = body(node)
-    except ConfigError as exc:
+    except (ConfigError, InvalidParameterTypeException, InvalidParameterValueException) as exc:
+        # rclpy refuses a parameter override of the wrong type or out of its declared range
+        # while the node declares it: the same clear error as our own checks, no traceback
         rclpy.logging.get_logger(name).fatal(f'configuration error: {exc}')
         raise SystemExit(2) from exc
     except (KeyboardInterrupt, ExternalShutdownException):
