@@ -125,3 +125,36 @@ def test_baro_height_reference_is_the_mean_on_the_ground():
     est.fix_baro_reference()
     est.baro(420.0)                                     # in flight: only corrects
     assert est._baro0 == np.mean(samples)
+
+
+def test_a_hil_sensor_frame_with_nan_is_refused_and_corrupts_nothing():
+    """A NaN in one frame (valid framing, garbage content) must not reach the filters."""
+    from mavlink_bridge.core.mav import new_mav
+    from mavlink_bridge.fc.autopilot import Autopilot
+    sim, fc = new_mav(51, 1), new_mav(1, 1)
+    ap = Autopilot()
+    g = 9.80665
+
+    def frame(k, **bad):
+        v = dict(xacc=0.0, yacc=0.0, zacc=-g, xgyro=0.0, ygyro=0.0, zgyro=0.0, xmag=0.2,
+                 ymag=0.0, zmag=0.4, abs_pressure=1013.0, diff_pressure=0.0,
+                 pressure_alt=488.0, temperature=15.0)
+        v.update(bad)
+        m = sim.hil_sensor_encode(k * 4000, *v.values(), 0x1FFF, 0)
+        return fc.decode(bytearray(m.pack(sim)))
+    for k in range(1, 50):
+        ap.hil_sensor(frame(k))
+    q, p, ref = ap.est.q.copy(), ap.est.position.copy(), ap.est._baro0
+    for bad in ({'xacc': float('nan')}, {'zgyro': float('inf')}, {'ymag': float('nan')},
+                {'pressure_alt': float('nan')}):
+        assert ap.hil_sensor(frame(50, **bad)) == [0.0] * 4      # the last output, held
+    assert ap.rejected == 4
+    assert np.array_equal(ap.est.q, q) and np.array_equal(ap.est.position, p)
+    assert ap.est._baro0 == ref
+    ap.hil_sensor(frame(51))                                     # good frames go on
+    assert np.all(np.isfinite(ap.est.position)) and np.all(np.isfinite(ap.est.q))
+    # a value not used in this frame (no mag/baro update flagged) is not a reason to refuse
+    m = sim.hil_sensor_encode(52 * 4000, 0.0, 0.0, -g, 0.0, 0.0, 0.0, float('nan'), 0.0, 0.0,
+                              1013.0, 0.0, float('nan'), 15.0, 0x3F, 0)
+    ap.hil_sensor(fc.decode(bytearray(m.pack(sim))))
+    assert ap.rejected == 4

@@ -242,6 +242,7 @@ def test_builtin_fc_survives_garbage_on_its_port(procs):
     assert fc.poll() is None
     out = procs.output(fc)
     assert 'undecodable MAVLink input' in out and 'Traceback' not in out
+    assert 'HIL_SENSOR with non-finite values refused (1 so far)' in out
 
 
 @pytest.mark.parametrize('param,value,message', [

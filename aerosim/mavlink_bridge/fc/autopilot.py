@@ -60,6 +60,8 @@ class Autopilot:
         self._landed_since = None
         self._last_us = None
         self._land_xy = None
+        self.rejected = 0        # HIL_SENSOR frames refused (non-finite values)
+        self._out = [0.0, 0.0, 0.0, 0.0]
 
     # --- inputs --------------------------------------------------------------------------------
     def set_mission(self, items):
@@ -80,20 +82,29 @@ class Autopilot:
                      msg.eph * 0.01, msg.epv * 0.01)
 
     def hil_sensor(self, msg):
-        """HIL_SENSOR: propagate, run the mission and the controller; returns 4 throttles."""
-        mag = None
-        if msg.fields_updated & 0x1C0:
-            mag = (msg.xmag, msg.ymag, msg.zmag)
-        self.est.imu(msg.time_usec, (msg.xacc, msg.yacc, msg.zacc),
-                     (msg.xgyro, msg.ygyro, msg.zgyro), mag)
-        if msg.fields_updated & 0x800:
+        """HIL_SENSOR: propagate, run the mission and the controller; returns 4 throttles.
+
+        A frame with a non-finite value among those used is refused (counted in rejected)
+        and the last output held: one NaN in the filters would corrupt them for good.
+        """
+        acc = (msg.xacc, msg.yacc, msg.zacc)
+        gyr = (msg.xgyro, msg.ygyro, msg.zgyro)
+        mag = (msg.xmag, msg.ymag, msg.zmag) if msg.fields_updated & 0x1C0 else None
+        baro = msg.fields_updated & 0x800
+        if not all(math.isfinite(v) for v in acc + gyr + (mag or ()) +
+                   ((msg.pressure_alt,) if baro else ())):
+            self.rejected += 1
+            return list(self._out)
+        self.est.imu(msg.time_usec, acc, gyr, mag)
+        if baro:
             self.est.baro(msg.pressure_alt)
         dt = 0.004 if self._last_us is None else max(1e-4, (msg.time_usec - self._last_us) * 1e-6)
         self._last_us = msg.time_usec
         t = msg.time_usec * 1e-6
         self._navigate(t)
         if not self.armed:
-            return [0.0, 0.0, 0.0, 0.0]
+            self._out = [0.0, 0.0, 0.0, 0.0]
+            return list(self._out)
         est = self.est
         vel_sp = self.ctl.velocity_setpoint(est.position, self.sp)
         if self.phase == LAND:
@@ -101,7 +112,8 @@ class Autopilot:
             vel_sp[2] = self.nav.land_speed if alt > self.nav.land_slow_alt_m else \
                 self.nav.land_speed_near
         out = self.ctl.step(dt, est.velocity, vel_sp, self.yaw_sp, est.R, est.rates)
-        return [float(x) for x in out]
+        self._out = [float(x) for x in out]
+        return list(self._out)
 
     # --- mission execution ---------------------------------------------------------------------
     def _item_ned(self, it):

@@ -139,7 +139,13 @@ class BuiltinFc(Node):
             self.sim_peer = (m.get_srcSystem(), m.get_srcComponent())
             self._first_sim_wall = now
         if t == 'HIL_SENSOR':
+            refused = self.ap.rejected
             thr = self.ap.hil_sensor(m)
+            if self.ap.rejected > refused:
+                self.get_logger().warning(
+                    f'HIL_SENSOR with non-finite values refused ({self.ap.rejected} so far): '
+                    'the estimate keeps the last good frame, the motors the last output',
+                    throttle_duration_sec=2.0)
             controls = list(thr) + [0.0] * 12
             mode = mavlink.MAV_MODE_FLAG_HIL_ENABLED | (
                 mavlink.MAV_MODE_FLAG_SAFETY_ARMED if self.ap.armed else 0)
