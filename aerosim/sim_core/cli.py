@@ -2,7 +2,7 @@
 
 aerosim graphs                                   list graphs and their launch arguments
 aerosim launch <graph> [arg:=value ...]          start a graph; Ctrl-C stops it
-aerosim launch <graph> --sim-seconds N [...]     run N sim seconds, report, stop
+aerosim launch <graph> --sim-seconds N [...]     watch N sim seconds, report, stop
 aerosim record [-o DIR] [--topics T ...] [...]   record topics to a rosbag2 directory
 aerosim play BAG [--rate R] [--loop] [...]       replay a rosbag2 directory
 """
@@ -119,7 +119,8 @@ def main(argv=None) -> int:
     lp.add_argument('graph', help='graph name, e.g. sim_quad')
     lp.add_argument('overrides', nargs='*', help='launch arguments, name:=value')
     lp.add_argument('--sim-seconds', type=float, default=None,
-                    help='run this many sim seconds, print what was published, stop')
+                    help='watch this many sim seconds once the topics are discovered, print what '
+                    'was published, stop')
     lp.set_defaults(fn=cmd_launch)
     rp = sub.add_parser('record', help='record topics to a rosbag2 directory (MCAP/sqlite3)')
     rp.add_argument('-o', '--output', default=None, help='bag directory (default rosbag2_<date>)')

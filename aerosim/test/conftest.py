@@ -1,5 +1,6 @@
 """Shared test fixtures: unique ROS domains, node processes, waiting on topics."""
 
+import fcntl
 import itertools
 import os
 from pathlib import Path
@@ -7,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -15,17 +17,48 @@ PKG_DIR = Path(__file__).resolve().parent.parent
 REPO_DIR = PKG_DIR.parent
 _domain_ids = itertools.count(int(os.environ.get('AEROSIM_TEST_DOMAIN_BASE', '40')) +
                               (os.getpid() % 20) * 5)
+_DOMAIN_LOCKS = Path(tempfile.gettempdir()) / 'aerosim-test-domains'
 
 
-def next_domain_id() -> int:
-    """A ROS_DOMAIN_ID no other test of this run uses (DDS traffic stays separate)."""
-    return next(_domain_ids) % 230
+def claim_domain_id():
+    """(ROS_DOMAIN_ID, lock file) of a domain no other test holds, in this run or beside it.
+
+    DDS traffic stays separate; closing the file releases the domain.
+    """
+    _DOMAIN_LOCKS.mkdir(exist_ok=True)
+    for _ in range(400):
+        d = 1 + next(_domain_ids) % 229
+        f = open(_DOMAIN_LOCKS / f'{d}.lock', 'w')
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return d, f
+        except OSError:
+            f.close()
+    raise RuntimeError('every ROS domain id is held by a running test')
+
+
+GRAPH_FIXTURES = frozenset({'procs', 'ros_context', 'domain_id'})
+
+
+def pytest_configure(config):
+    """Register the graph marker."""
+    config.addinivalue_line('markers', 'graph: starts ROS 2 nodes or DDS participants (the '
+                            'pure tests alone: -m "not graph")')
+
+
+def pytest_collection_modifyitems(items):
+    """Mark every test that uses a ROS domain as a graph test."""
+    for item in items:
+        if GRAPH_FIXTURES & set(getattr(item, 'fixturenames', ())):
+            item.add_marker(pytest.mark.graph)
 
 
 @pytest.fixture
 def domain_id():
-    """A unique ROS_DOMAIN_ID for this test."""
-    return next_domain_id()
+    """A ROS_DOMAIN_ID held by this test alone."""
+    d, lock = claim_domain_id()
+    yield d
+    lock.close()
 
 
 class Procs:
@@ -153,6 +186,40 @@ def spin_until(node, executor, predicate, timeout_s):
             return True
         executor.spin_once(timeout_sec=0.05)
     return predicate()
+
+
+def _free_everywhere(port: int, holders: list) -> bool:
+    """Bind port on 127.0.0.1 for UDP and TCP (kept open in holders); False if either is taken."""
+    for kind in (socket.SOCK_DGRAM, socket.SOCK_STREAM):
+        s = socket.socket(socket.AF_INET, kind)
+        try:
+            s.bind(('127.0.0.1', port))
+        except OSError:
+            s.close()
+            return False
+        holders.append(s)
+    return True
+
+
+def free_ports(n: int = 1) -> int:
+    """The first of n consecutive ports free on 127.0.0.1 for both UDP and TCP right now.
+
+    The first comes from the OS (bind port 0); the block is checked whole. Tests hand these
+    to the nodes they start, so suites running side by side never share a port.
+    """
+    for _ in range(200):
+        holders = []
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+                s.bind(('127.0.0.1', 0))
+                base = s.getsockname()[1]
+            if base + n <= 65535 and all(_free_everywhere(base + k, holders)
+                                         for k in range(n)):
+                return base
+        finally:
+            for h in holders:
+                h.close()
+    raise RuntimeError(f'no block of {n} free ports found')
 
 
 def output_lines(p):

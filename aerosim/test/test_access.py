@@ -7,7 +7,6 @@ input is counted (rejected_peer on /diagnostics) and changes nothing. Real socke
 """
 
 import ast
-import os
 from pathlib import Path
 import socket
 import time
@@ -17,12 +16,11 @@ from diagnostic_msgs.msg import DiagnosticArray
 import imcpy
 import pytest
 
-from conftest import PKG_DIR, port_counts, probe_node, spin_until
+from conftest import free_ports, PKG_DIR, port_counts, probe_node, spin_until
 from mavlink_bridge.core.mav import mavlink, new_mav
 from sim_core.link import Allowlist, is_loopback, parse_id_list
 from sim_core.ros import qos
 
-PORT_BASE = 28400 + (os.getpid() % 50) * 10
 
 
 def test_allowlist_and_id_lists():
@@ -72,7 +70,7 @@ def _sock(host):
 
 
 def test_mavlink_bridge_takes_only_allowed_peers_and_systems(procs, ros_context):
-    port = PORT_BASE
+    port = free_ports(1)
     bridge = procs.node('mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge',
                         {'bind': f'127.0.0.1:{port}', 'fc_address': "''",
                          'allow_peers': '127.0.0.2', 'allow_system_ids': '1',
@@ -108,7 +106,7 @@ def test_mavlink_bridge_takes_only_allowed_peers_and_systems(procs, ros_context)
 
 
 def test_imc_and_usv_bridges_refuse_other_peers(procs, ros_context):
-    port = PORT_BASE + 2
+    port = free_ports(2)
     procs.node('imc_bridge.imc_bridge_node', 'imc_bridge',
                {'bind': f'127.0.0.1:{port}', 'peers': "''", 'allow_system_ids': '0x0022',
                 'warn_period_s': 0.1}, ns='/usv')
@@ -150,7 +148,7 @@ def test_imc_and_usv_bridges_refuse_other_peers(procs, ros_context):
 
 def test_open_bind_without_allowlist_warns(procs, ros_context):
     bridge = procs.node('imc_bridge.imc_bridge_node', 'imc_bridge',
-                        {'bind': f'0.0.0.0:{PORT_BASE + 5}', 'peers': "''"}, ns='/usv')
+                        {'bind': f'0.0.0.0:{free_ports()}', 'peers': "''"}, ns='/usv')
     node, ex = probe_node(ros_context, 'access_probe')
     diags = []
     node.create_subscription(DiagnosticArray, '/diagnostics', diags.append, 50)

@@ -4,7 +4,6 @@ A UDP relay played by the test sits between mavlink_bridge and the built-in FC a
 the link (both ways). The composed plant (dynamics + bridge) flies short_hop in lockstep.
 """
 
-import os
 import random
 import socket
 import threading
@@ -13,10 +12,9 @@ import time
 from aerosim_msgs.msg import SimStatus
 from aerosim_msgs.srv import SetPaused
 
-from conftest import mavsdk_gcs, output_lines, probe_node, spin_until
+from conftest import free_ports, mavsdk_gcs, output_lines, probe_node, spin_until
 from sim_core.ros import qos
 
-PORT_BASE = 29200 + (os.getpid() % 50) * 10
 
 
 class Relay:
@@ -91,7 +89,7 @@ def wait_line(lines, text, timeout_s, procs_alive=()):
 
 
 def test_fc_link_cut_mid_flight_then_back_the_mission_goes_on(procs):
-    port = PORT_BASE
+    port = free_ports(4)
     relay = Relay(port + 1, port + 2, ('127.0.0.1', port), ('127.0.0.1', port + 3))
     try:
         plant = procs.node('mavlink_bridge.hil_plant', None, {
@@ -125,7 +123,7 @@ def test_pause_and_resume_under_load(procs, ros_context):
 
     The pause holds the sim time exactly and the run goes on after it.
     """
-    port = PORT_BASE + 5
+    port = free_ports(1)
     procs.node('sim_dynamics.usv_node', 'usv_node',
                {'scenario_file': 'harbour', 'time_scale': 5.0}, ns='/usv')
     bridge = procs.node('imc_bridge.imc_bridge_node', 'imc_bridge',
@@ -171,7 +169,7 @@ def test_mavsdk_downloads_the_mission_through_a_lossy_reordering_link(procs):
     The relay loses 10 % of the datagrams each way and delays them by 0-30 ms.
     """
     from mavsdk.plugins.mission_raw import MissionRaw, MissionRawError
-    port = PORT_BASE + 7
+    port = free_ports(4)
     relay = Relay(port + 1, port + 2, ('127.0.0.1', port), ('127.0.0.1', port + 3),
                   loss=0.10, max_delay_s=0.03, seed=4)
     try:

@@ -26,12 +26,11 @@ from diagnostic_msgs.msg import DiagnosticArray
 import pytest
 from std_msgs.msg import UInt8
 
-from conftest import port_counts, probe_node, REPO_DIR, spin_until
+from conftest import free_ports, port_counts, probe_node, REPO_DIR, spin_until
 from fuzzing import blast, ImcInputs, MavlinkInputs, mutated_text, UsvInputs, wait_drained
 from sim_core.errors import ConfigError
 from sim_core.ros import qos
 
-PORT_BASE = 27800 + (os.getpid() % 50) * 10
 N = int(os.environ.get('AEROSIM_FUZZ_N', 3000))              # inputs per port
 FILE_N = int(os.environ.get('AEROSIM_FUZZ_FILE_N', 300))     # mutants per config file
 WARN_PERIOD_S = 0.5
@@ -89,7 +88,7 @@ def fuzz_port(procs, ros_context, node_proc, diag_name, port, inputs, quiet, pau
 
 
 def test_fuzz_mavlink_port(procs, ros_context):
-    port = PORT_BASE
+    port = free_ports(2)
     procs.node('sim_dynamics.dynamics_node', 'dynamics_node', {'start_paused': True})
     bridge = procs.node('mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge',
                         {'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}',
@@ -104,7 +103,7 @@ def test_fuzz_mavlink_port(procs, ros_context):
 
 
 def test_fuzz_imc_port(procs, ros_context):
-    port = PORT_BASE + 2
+    port = free_ports(2)
     procs.node('sim_dynamics.usv_node', 'usv_node',
                {'scenario_file': 'harbour', 'start_paused': True}, ns='/usv')
     bridge = procs.node('imc_bridge.imc_bridge_node', 'imc_bridge',
@@ -124,7 +123,7 @@ def test_fuzz_imc_port(procs, ros_context):
 
 
 def test_fuzz_usv_ui_port(procs, ros_context):
-    port = PORT_BASE + 4
+    port = free_ports(2)
     procs.node('sim_dynamics.usv_swarm_node', 'usv_swarm_node', {}, ns='/swarm')
     bridge = procs.node('usv_bridge.usv_bridge_node', 'usv_bridge',
                         {'bind': f'127.0.0.1:{port}', 'ui_address': f'127.0.0.1:{port + 1}',

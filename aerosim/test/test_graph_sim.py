@@ -232,13 +232,16 @@ def test_refused_state_publication_holds_the_step_and_loses_nothing(ros_context,
 
 
 def test_paced_lockstep_is_driven_by_the_answers_not_the_timer(ros_context, monkeypatch):
-    """Real time + lockstep: once engaged the answers step the simulation, on time.
+    """Real time + lockstep: once engaged the answers step the simulation, none the timer.
 
     A controller composed in-process (as the HIL bridge is in hil_plant) at half the step
     rate: it answers every other step from its own thread 1 ms later (a frame out and back),
     and the steps in between at once from within the step (the bridge holds the last command
-    when no HIL_SENSOR went out). The stepping timer then only polls for timeouts (20 Hz);
-    the simulation must still keep real time, every step paced by the loop itself.
+    when no HIL_SENSOR went out). The stepping timer then only polls for timeouts (20 Hz) and
+    takes no step: a step left to its 50 ms poll runs late (89 % of them did, before the
+    stepping loop paced those steps itself). What the program controls is asserted here: who
+    stepped, no step skipped, never ahead of the wall clock; how late the steps are on a given
+    machine is bench_hil's figure.
     """
     import queue
     import threading
@@ -249,12 +252,24 @@ def test_paced_lockstep_is_driven_by_the_answers_not_the_timer(ros_context, monk
     rclpy, ctx = ros_context
     monkeypatch.setattr(rclpy.node.Node, '__init__', _node_init_in(
         ctx, [Parameter('time_scale', value=1.0), Parameter('lockstep', value=True)]))
+    by_timer = []
+    on_timer = DynamicsNode._on_timer.__wrapped__       # the method inside its step lock
+
+    def counting_timer(self):
+        with self._step_lock:
+            before, engaged = self.clock.steps, self.gate.active
+            on_timer(self)
+            if engaged:
+                by_timer.append(self.clock.steps - before)
+    monkeypatch.setattr(DynamicsNode, '_on_timer', counting_timer)
     node = DynamicsNode(direct_commands=True)
     frames = queue.Queue()
     stop = threading.Event()
+    stepped = []
 
     def listener(arrays):
         t_ns = arrays[0]
+        stepped.append(t_ns)
         if t_ns // 4_000_000 % 2:
             node.apply_command([0.3] * 4, t_ns)      # no frame at this step: held command
         else:
@@ -274,19 +289,22 @@ def test_paced_lockstep_is_driven_by_the_answers_not_the_timer(ros_context, monk
     ex = SingleThreadedExecutor(context=ctx)
     ex.add_node(node)
     try:
-        deadline = time.monotonic() + 10.0
+        deadline = time.monotonic() + 30.0
         while not node.gate.active and time.monotonic() < deadline:
             ex.spin_once(timeout_sec=0.01)
         assert node.gate.active, 'lockstep did not engage'
-        t0, s0, late0 = time.monotonic(), node.clock.steps, node.clock.late_steps
-        while time.monotonic() - t0 < 2.0:
+        t0, s0, n0 = time.monotonic(), node.clock.steps, len(stepped)
+        while node.clock.steps - s0 < 500 and time.monotonic() - t0 < 60.0:
             ex.spin_once(timeout_sec=0.01)
         wall, steps = time.monotonic() - t0, node.clock.steps - s0
-        late = node.clock.late_steps - late0
+        assert steps >= 500, f'{steps} steps in {wall:.1f} s'
         assert node._timer.timer_period_ns == int(LOCKSTEP_POLL_S * NS)
-        assert 0.9 <= steps * 0.004 / wall <= 1.02, f'{steps} steps in {wall:.2f} s'
-        # left to the 50 ms poll, the steps after a held command ran late: 89 % of them
-        assert late <= 0.05 * steps, f'{late} of {steps} steps late'
+        assert len(by_timer) >= 1 and sum(by_timer) == 0, by_timer   # the answers step, only
+        ts = stepped[n0 - 1:]
+        assert [b - a for a, b in zip(ts, ts[1:])] == [4_000_000] * (len(ts) - 1)  # none skipped
+        assert len(stepped) == node.clock.steps                      # one state per step
+        # paced: never ahead of the wall clock (catching up at most the 10 steps pacing keeps)
+        assert steps * 0.004 <= wall + 0.044, f'{steps} steps in {wall:.2f} s: ahead of real time'
         assert node.gate.timeouts == 0
     finally:
         stop.set()

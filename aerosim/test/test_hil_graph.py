@@ -17,10 +17,9 @@ import time
 
 import pytest
 
-from conftest import mavsdk_gcs, UdpPeer
+from conftest import free_ports, mavsdk_gcs, UdpPeer
 from mavlink_bridge.core.mav import mavlink, new_mav
 
-BRIDGE_PORT_BASE = 24600 + (os.getpid() % 50) * 10
 
 
 def hil_nodes(procs, port, peer_port, **bridge):
@@ -50,7 +49,7 @@ class Peer(UdpPeer):
 
 
 def test_pymavlink_fc_in_lockstep_heartbeat_home_mission_and_garbage(procs):
-    port = BRIDGE_PORT_BASE
+    port = free_ports(2)
     peer = Peer(port + 1, port)
     bridge = hil_nodes(procs, port, port + 1, warn_period_s=0.1)
     seen = {}
@@ -125,7 +124,7 @@ def test_composed_plant_steps_only_on_the_answer_to_its_latest_sensor_frame(proc
     node.create_subscription(VehicleState, 'vehicle_state', states.append, qos.SENSOR_SUB)
     node.create_subscription(AircraftEffectorCommand, 'effector_command', cmds.append,
                              qos.SENSOR_SUB)
-    port = BRIDGE_PORT_BASE + 2
+    port = free_ports(2)
     peer = Peer(port + 1, port)
     plant = procs.node('mavlink_bridge.hil_plant', None, {
         'lockstep': True, 'time_scale': 0.0, 'lockstep_timeout_s': 30.0,
@@ -181,7 +180,7 @@ def time_us(msg) -> int:
 def test_mavsdk_downloads_the_mission_and_reads_home(procs):
     from mavsdk.plugins.mission_raw import MissionRaw
     from mavsdk.plugins.telemetry import Telemetry
-    port = BRIDGE_PORT_BASE + 4
+    port = free_ports(2)
     hil_nodes(procs, port, port + 1)
     deadline = time.monotonic() + 20.0
     _gcs, system = mavsdk_gcs(port + 1, 20.0)
@@ -202,7 +201,7 @@ def test_mavsdk_downloads_the_mission_and_reads_home(procs):
 
 
 def test_sim_quad_hil_graph_flies_a_mission_with_the_builtin_fc(tmp_path, domain_id):
-    port = BRIDGE_PORT_BASE + 6
+    port = free_ports(2)
     env = os.environ.copy()
     env['ROS_DOMAIN_ID'] = str(domain_id)
     cmd = [sys.executable, '-m', 'sim_core.cli', 'launch', 'sim_quad_hil', 'report:=true',
@@ -223,7 +222,7 @@ def test_sim_quad_hil_graph_flies_a_mission_with_the_builtin_fc(tmp_path, domain
 
 
 def test_builtin_fc_survives_garbage_on_its_port(procs):
-    port = BRIDGE_PORT_BASE + 8
+    port = free_ports(2)
     fc = procs.node('mavlink_bridge.fc.fc_node', 'builtin_fc',
                     {'bind': f'127.0.0.1:{port}', 'sim_address': f'127.0.0.1:{port + 1}'})
     sim = Peer(port + 1, port, sysid=51, compid=1)
@@ -272,7 +271,7 @@ def test_realtime_priority_out_of_range_is_a_clear_error(procs, module, name):
 
 
 def test_tcp_transport_counts_garbage_and_serves_heartbeats(procs):
-    port = BRIDGE_PORT_BASE + 9
+    port = free_ports(2)
     bridge = hil_nodes(procs, port, port + 1, transport='tcp', tcp_bind=f'127.0.0.1:{port}')
     deadline = time.monotonic() + 30.0
     while True:

@@ -13,11 +13,10 @@ import time
 import imcpy
 import pytest
 
-from conftest import port_counts, probe_node, spin_until, UdpPeer
+from conftest import free_ports, port_counts, probe_node, spin_until, UdpPeer
 from imc_bridge.core.codec import decode
 from test_imc_codec import forged
 
-PORT_BASE = 26600 + (os.getpid() % 50) * 10
 SYS = 0x3F01
 CLIENT_SYS = 0x0022
 TIME_SCALE = 10.0
@@ -82,7 +81,8 @@ def wrap_deg(a):
 
 
 def test_state_presence_and_driving_the_boat_over_imc(procs):
-    port, cport = PORT_BASE, PORT_BASE + 1
+    port = free_ports(2)
+    cport = port + 1
     start_graph(procs, port, cport)
     peer = ImcPeer(cport, port)
     states, counts, t_wall = [], {}, None
@@ -152,7 +152,8 @@ def test_leaks_acoustics_and_dynamics_parameters(procs, ros_context):
     from aerosim_msgs.srv import SetPaused
     from sim_core.ros import qos
     from sim_core.ros.convert import time_ns
-    port, cport = PORT_BASE + 2, PORT_BASE + 3
+    port = free_ports(2)
+    cport = port + 1
     # the remote modem 1500 m north of the origin
     bridge = start_graph(procs, port, cport, topside_position_enu='[0.0, 1500.0, 0.0]',
                          acoustic_range_m=3000.0)
@@ -247,7 +248,8 @@ def test_leaks_acoustics_and_dynamics_parameters(procs, ros_context):
 
 def test_garbage_is_counted_and_changes_nothing(procs, ros_context):
     from diagnostic_msgs.msg import DiagnosticArray
-    port, cport = PORT_BASE + 4, PORT_BASE + 5
+    port = free_ports(2)
+    cport = port + 1
     bridge = start_graph(procs, port, cport)
     peer = ImcPeer(cport, port)
     node, ex = probe_node(ros_context, 'imc_test')
@@ -309,7 +311,8 @@ def test_garbage_is_counted_and_changes_nothing(procs, ros_context):
 def test_usv_node_rejects_garbage_commands_and_counts_them(procs, ros_context):
     from aerosim_msgs.msg import AircraftEffectorCommand, AutopilotCommand, SimStatus
     from sim_core.ros import qos
-    port, cport = PORT_BASE + 6, PORT_BASE + 7
+    port = free_ports(2)
+    cport = port + 1
     start_graph(procs, port, cport)
     peer = ImcPeer(cport, port)
     node, ex = probe_node(ros_context, 'usv_probe', '/usv')
@@ -353,7 +356,7 @@ def test_usv_node_rejects_garbage_commands_and_counts_them(procs, ros_context):
 ])
 def test_imc_bridge_bad_configuration_is_a_clear_error(procs, param, value, message):
     p = procs.node('imc_bridge.imc_bridge_node', 'imc_bridge',
-                   {'scenario_file': 'harbour', 'bind': f'127.0.0.1:{PORT_BASE + 8}',
+                   {'scenario_file': 'harbour', 'bind': f'127.0.0.1:{free_ports()}',
                     param: value}, ns='/usv')
     assert p.wait(30.0) == 2
     out = procs.output(p)

@@ -12,10 +12,9 @@ import time
 
 from aerosim_msgs.srv import SetTimeScale
 
-from conftest import output_lines, probe_node, spin_until
+from conftest import free_ports, output_lines, probe_node, spin_until
 from sim_core.realtime import fifo_permitted, set_thread_priority, thread_priority
 
-PORT_BASE = 25200 + (os.getpid() % 50) * 4
 FIFO = 1   # SCHED_FIFO in /proc/<pid>/task/<tid>/stat
 
 
@@ -72,7 +71,7 @@ def fifo_threads(pid):
 
 
 def test_hil_plant_and_builtin_fc_run_their_loop_threads_under_fifo(procs, ros_context):
-    port = PORT_BASE
+    port = free_ports(2)
     plant = procs.node('mavlink_bridge.hil_plant', None, {
         'lockstep': True, 'time_scale': 1.0, 'realtime_priority': 7,
         'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'})

@@ -22,14 +22,13 @@ import imcpy
 from rclpy.serialization import deserialize_message
 from std_srvs.srv import Trigger
 
-from conftest import probe_node, spin_until
+from conftest import free_ports, probe_node, spin_until
 from imc_bridge.core.codec import decode
 from sim_bag.core.bagio import bag_messages, open_reader, TopicFilter
 from sim_core.ros.convert import time_ns
 from test_hil_graph import Peer
 from test_imc_graph import ImcPeer
 
-PORT_BASE = 27400 + (os.getpid() % 50) * 10
 HIL_OUT = ('HIL_SENSOR', 'HIL_GPS', 'HIL_STATE_QUATERNION')
 IMC_OUT = ('SimulatedState', 'EstimatedState')
 GPS_UTC = '2026-11-22T12:00:00Z'
@@ -95,7 +94,7 @@ def replay(procs, ros_context, bag, state_topic, peer, keep, key):
 
 def test_replay_into_the_imc_bridge_resends_its_states_byte_for_byte(procs, ros_context,
                                                                     tmp_path):
-    port = PORT_BASE
+    port = free_ports(4)
     bridge = {'scenario_file': 'harbour', 'simulated_state_rate_hz': 10.0,
               'estimated_state_rate_hz': 5.0, 'use_sim_time': True}
     procs.node('sim_dynamics.usv_node', 'usv_node',
@@ -152,7 +151,7 @@ def test_replay_into_the_imc_bridge_resends_its_states_byte_for_byte(procs, ros_
 
 
 def test_replay_into_the_mavlink_bridge_resends_its_hil_frames(procs, ros_context, tmp_path):
-    port = PORT_BASE + 5
+    port = free_ports(4)
     bridge = {'seed': 7, 'gps_utc_start': GPS_UTC, 'mission_timeout_s': 0.5}
     procs.node('sim_dynamics.dynamics_node', 'dynamics_node',
                {'lockstep': True, 'time_scale': 1.0, 'start_paused': True})

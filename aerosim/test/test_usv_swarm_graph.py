@@ -7,17 +7,15 @@ changes nothing; TCP carries the same commands one per line.
 
 import json
 import math
-import os
 from pathlib import Path
 import socket
 import time
 
 import pytest
 
-from conftest import port_counts, probe_node, spin_until, UdpPeer
+from conftest import free_ports, port_counts, probe_node, spin_until, UdpPeer
 from usv_bridge.core import protocol as P
 
-PORT_BASE = 27200 + (os.getpid() % 50) * 10
 CONFIG = Path(__file__).resolve().parent.parent / 'config'
 TIME_SCALE = 10
 
@@ -83,7 +81,8 @@ def test_init_session_and_control_with_21_at_its_rate(procs, ros_context):
     from aerosim_msgs.msg import SwarmState
     from nav_msgs.msg import Odometry
     from sim_core.ros import qos
-    port, ui_port = PORT_BASE, PORT_BASE + 1
+    port = free_ports(2)
+    ui_port = port + 1
     swarm, bridge = start_graph(procs, port, ui_port)
     ui = UiPeer(ui_port, port)
     node, ex = probe_node(ros_context, 'swarm_test', '/swarm')
@@ -155,7 +154,8 @@ GARBAGE = [
 
 def test_garbage_is_counted_by_kind_and_changes_nothing(procs, ros_context):
     from diagnostic_msgs.msg import DiagnosticArray
-    port, ui_port = PORT_BASE + 2, PORT_BASE + 3
+    port = free_ports(2)
+    ui_port = port + 1
     swarm, bridge = start_graph(procs, port, ui_port)
     ui = UiPeer(ui_port, port)
     node, ex = probe_node(ros_context, 'swarm_diag')
@@ -198,8 +198,8 @@ def test_garbage_is_counted_by_kind_and_changes_nothing(procs, ros_context):
 
 
 def test_tcp_transport_carries_the_same_commands_one_per_line(procs):
-    port = PORT_BASE + 4
-    start_graph(procs, port, PORT_BASE + 5, transport='tcp')
+    port = free_ports(2)
+    start_graph(procs, port, port + 1, transport='tcp')
     deadline = time.monotonic() + 30.0
     while True:
         try:
@@ -245,7 +245,7 @@ def test_tcp_transport_carries_the_same_commands_one_per_line(procs):
      "file 'no_such.yaml' not found"),
 ])
 def test_bad_configuration_is_a_clear_error(procs, module, name, param, value, message):
-    p = procs.node(module, name, {'bind': f'127.0.0.1:{PORT_BASE + 6}', param: value},
+    p = procs.node(module, name, {'bind': f'127.0.0.1:{free_ports()}', param: value},
                    ns='/swarm')
     assert p.wait(30.0) == 2
     out = procs.output(p)

@@ -8,7 +8,6 @@ import json
 import math
 import os
 import signal
-import socket
 import time
 
 from aerosim_msgs.msg import JsonData, SwarmState
@@ -19,7 +18,7 @@ from rclpy.serialization import deserialize_message
 from visualization_msgs.msg import Marker, MarkerArray
 from websockets.sync.client import connect
 
-from conftest import probe_node, spin_until
+from conftest import free_ports, probe_node, spin_until
 from sim_bag.core.bagio import msgdef
 from sim_core.ros import qos
 from sim_core.ros.convert import time_ns
@@ -28,12 +27,6 @@ from sim_core.scenario import load_scenario
 from sim_dynamics.core.multirotor import MultirotorParams
 from sim_dynamics.usv_swarm_node import load_sim_config, load_types
 from sim_viz.core import scene, summary
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
 
 
 def test_quad_markers_follow_the_attitude_and_colour_rotors_by_spin():
@@ -128,7 +121,7 @@ def _recv_json(ws, op, timeout_s=15.0):
 
 
 def test_foxglove_serves_the_graph_and_summary_is_written_at_the_end(procs, tmp_path):
-    port = free_port()
+    port = free_ports()
     procs.node('sim_dynamics.dynamics_node', 'dynamics_node', {'time_scale': 1.0})
     procs.node('sim_viz.viz_node', 'viz_node', {'use_sim_time': True})
     summ = procs.node('sim_viz.summary_node', 'summary_node',
@@ -195,7 +188,15 @@ def test_foxglove_serves_the_graph_and_summary_is_written_at_the_end(procs, tmp_
     with connect(f'ws://127.0.0.1:{port}', subprotocols=['foxglove.sdk.v1']) as ws:
         assert 'time' in _recv_json(ws, 'serverInfo')['capabilities']
         assert _recv_json(ws, 'advertise')['channels']
-    # the end of the run: the summary is written on SIGINT
+    # the end of the run, once 2 s of sim time went by (on /clock, as Foxglove shows it): the
+    # summary is written on SIGINT
+    with connect(f'ws://127.0.0.1:{port}', subprotocols=['foxglove.sdk.v1']) as ws:
+        end = time.monotonic() + 60.0
+        while time.monotonic() < end and times < 2 * 10**9:
+            m = ws.recv(timeout=60.0)
+            if isinstance(m, bytes) and m[0] == 0x02:
+                times = int.from_bytes(m[1:9], 'little')
+    assert times >= 2 * 10**9, times
     os.killpg(summ.pid, signal.SIGINT)
     assert summ.wait(20) == 0
     s = json.loads((tmp_path / 'hover_summary.json').read_text())

@@ -2,7 +2,10 @@
 
 Used by `aerosim launch <graph> --sim-seconds N` (the headless demo) and by tests. It discovers
 the topics under its namespace plus /sim/status, subscribes to them raw (no deserialization
-cost), counts messages and measures their rates on sim time (/clock).
+cost), counts messages and measures their rates on sim time (/clock). The N sim seconds are
+counted from the moment the graph's topics are discovered (the set unchanged for two discovery
+periods): a graph running as fast as possible is seconds of sim time ahead of the monitor by
+then, and a report over a window the monitor did not watch would list nothing.
 """
 
 import importlib
@@ -65,6 +68,8 @@ class MonitorNode(Node):
         self._wall = Clock(clock_type=ClockType.STEADY_TIME)
         self._t0_wall = time.monotonic()
         self.t_ns = None
+        self.window_start_ns = None      # sim time at which the observation window opened
+        self._stable_polls = 0
         self.stats = {}
         self.done = False
         self.exit_code = 0
@@ -73,7 +78,9 @@ class MonitorNode(Node):
 
     def _on_clock(self, msg):
         self.t_ns = time_ns(msg.clock)
-        if self.t_ns >= self.stop_after_s * NS_PER_S and not self.done:
+        start = self.window_start_ns
+        if start is not None and self.t_ns - start >= self.stop_after_s * NS_PER_S \
+                and not self.done:
             self._report()
 
     def _discover(self):
@@ -82,6 +89,7 @@ class MonitorNode(Node):
             self.exit_code, self.done = 1, True
             return
         ns = self.get_namespace().rstrip('/') + '/'
+        known = len(self.stats)
         for topic, types in self.get_topic_names_and_types():
             if topic in self.stats or topic in ('/rosout', '/parameter_events', '/clock'):
                 continue
@@ -96,19 +104,31 @@ class MonitorNode(Node):
             profile = qos.LATCHED if topic.startswith('/sim/') else qos.SENSOR_PUB
             self.create_subscription(cls, topic, lambda raw, e=entry: self._on_msg(e, raw),
                                      profile, raw=True)
+        if self.window_start_ns is None and self.t_ns is not None:
+            self._stable_polls = self._stable_polls + 1 if self.stats and \
+                len(self.stats) == known else 0
+            if self._stable_polls >= 2:
+                self.window_start_ns = self.t_ns
+                for e in self.stats.values():        # count from the window on
+                    e['count'], e['first_ns'] = 0, None
 
     def _on_msg(self, entry, raw):
-        entry['count'] += 1
         entry['last'] = raw
+        if self.window_start_ns is None:
+            return
+        entry['count'] += 1
         if entry['first_ns'] is None:
-            entry['first_ns'] = self.t_ns or 0
+            entry['first_ns'] = self.t_ns
 
     def _report(self):
         self.done = True
         log = self.get_logger()
-        t = self.t_ns / NS_PER_S
+        t = (self.t_ns - self.window_start_ns) / NS_PER_S
         wall = time.monotonic() - self._t0_wall
-        log.info(f'--- {t:.2f} s of sim time observed ({wall:.1f} s wall); published topics ---')
+        t0 = self.window_start_ns / NS_PER_S
+        log.info(f'--- {t:.2f} s of sim time observed (sim t = {t0:.2f} to '
+                 f'{self.t_ns / NS_PER_S:.2f} s; {wall:.1f} s wall since start); published '
+                 'topics ---')
         for topic in sorted(self.stats):
             e = self.stats[topic]
             span = (self.t_ns - (e['first_ns'] or 0)) / NS_PER_S
