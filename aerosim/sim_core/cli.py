@@ -55,7 +55,8 @@ def cmd_launch(args) -> int:
             runner.log(f'{n.name}: {n.executable} is not installed here; not started '
                        '(foxglove:=true serves the same view to Foxglove)')
             continue
-        runner.start(n.name, node_command(n), supervisor=n.supervisor)
+        runner.start(n.name, node_command(n), supervisor=n.supervisor,
+                     grace_s=n.stop_grace_s or None)
     if args.sim_seconds is not None:
         ns = nodes[0].namespace if nodes else '/'
         cmd = [sys.executable, '-m', 'sim_core.ros.monitor', '--ros-args', '-r', '__node:=monitor',

@@ -155,12 +155,17 @@ class LockstepGate:
 
     A command answers step k when its stamp equals the stamp of the state published after
     step k. After ``timeout_s`` wall seconds without an answer the gate opens anyway, counts a
-    timeout and the step integrates with the last valid command (never a deadlock).
+    timeout and the step integrates with the last valid command (never a deadlock). After
+    ``max_timeouts`` timeouts in a row (0: never) the controller is taken as gone: lockstep
+    disengages (the steps free-run, as before a controller answered) until the next answer.
     """
 
     timeout_s: float = 0.5
     enabled: bool = True
+    max_timeouts: int = 0
     timeouts: int = 0
+    disengagements: int = 0
+    _run: int = field(default=0, repr=False)
     _waiting_for_ns: int = field(default=None, repr=False)
     _since_wall: float = field(default=0.0, repr=False)
     _active: bool = field(default=False, repr=False)
@@ -180,7 +185,10 @@ class LockstepGate:
         if self._waiting_for_ns is not None and stamp_ns == self._waiting_for_ns:
             self._waiting_for_ns = None
             self._active = True
+            self._run = 0
             return True
+        if not self._active:
+            self._run = 0
         self._active = True
         return False
 
@@ -195,7 +203,11 @@ class LockstepGate:
             return True
         if wall_now - self._since_wall >= self.timeout_s:
             self.timeouts += 1
+            self._run += 1
             self._waiting_for_ns = None
+            if self.max_timeouts and self._run >= self.max_timeouts:
+                self._active = False
+                self.disengagements += 1
             return True
         return False
 
@@ -203,3 +215,4 @@ class LockstepGate:
         """Forget the awaited step and disengage until the next answer."""
         self._waiting_for_ns = None
         self._active = False
+        self._run = 0

@@ -7,7 +7,7 @@ No rclpy, no launch import here.
 """
 
 from dataclasses import dataclass, field, replace
-from typing import Optional, Tuple, Union
+from typing import Callable, Optional, Tuple, Union
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,18 @@ class PackageFile:
     folder: str
 
 
-Value = Union[str, int, float, bool, Arg, ConfigFile, PackageFile]
+@dataclass(frozen=True)
+class Computed:
+    """A parameter value computed from the launch argument values (strings by name).
+
+    fn returns the value, or None to leave the parameter out (the node's YAML or default
+    holds). Both launch paths resolve it the same way (resolve() runs at launch time).
+    """
+
+    fn: Callable[[dict], object]
+
+
+Value = Union[str, int, float, bool, Arg, ConfigFile, PackageFile, Computed]
 
 
 @dataclass(frozen=True)
@@ -71,7 +82,9 @@ class NodeSpec:
     the process. condition may also be a tuple of (arg, value) pairs that must all hold;
     any_condition: pairs of which one must hold. module None: not a Python node of ours (rviz2):
     the runner starts the executable if it is installed and says so if not. arguments: command
-    line arguments before --ros-args.
+    line arguments before --ros-args. stop_grace_s: wall time the node may take to end after
+    SIGINT before it is escalated to SIGTERM (nodes that write files at the end); 0 = the
+    launcher's default (5 s, launch's sigterm_timeout).
     """
 
     name: str
@@ -87,6 +100,11 @@ class NodeSpec:
     rename: bool = True
     any_condition: Tuple[Tuple[str, str], ...] = ()
     arguments: Tuple[Value, ...] = ()
+    stop_grace_s: float = 0.0
+
+
+# Nodes that write their results after SIGINT (summary plots, bags): time for it.
+WRITER_GRACE_S = 20.0
 
 
 @dataclass(frozen=True)
@@ -190,6 +208,7 @@ def view_nodes(mode: str, source: Tuple[Tuple[str, Value], ...], summary_conditi
                  parameters=(('port', Arg('foxglove_port', 'int')),)),
         NodeSpec(name='summary_node', executable='summary_node', module='sim_viz.summary_node',
                  condition=(('summary', 'true'),) + summary_condition,
+                 stop_grace_s=WRITER_GRACE_S,
                  parameters=(('mode', mode), ('output_dir', Arg('output_dir')),
                              ('title', Arg('title'))) + source),
     )
@@ -213,14 +232,26 @@ def with_defaults(args, **defaults):
 
 
 HIL_ARGS = (
-    LaunchArg('fc', 'builtin', 'Flight controller: builtin (started here) or external '
-              '(PX4 or another autopilot you start)', ('builtin', 'external')),
+    LaunchArg('fc', 'builtin', 'Flight controller: builtin (started here), px4 (a PX4 SITL '
+              'instance you start: TCP 4560 + px4_instance, the mission on its MAVLink '
+              'instance link) or external (another autopilot: transport and ports as given)',
+              ('builtin', 'px4', 'external')),
+    LaunchArg('px4_instance', '0', 'fc:=px4: the PX4 SITL instance (px4 -i N): TCP 4560 + N, '
+              'MAVLink onboard payload link 14280 + N (we bind 14030 + N), system id N + 1'),
+    LaunchArg('autostart', 'true', 'fc:=px4/external: arm the FC and start its mission once it '
+              'accepted the mission and reports ready', ('true', 'false')),
     LaunchArg('transport', 'udp', 'MAVLink transport of the bridge: udp, or tcp (a TCP server '
-              'PX4 SITL connects to)', ('udp', 'tcp')),
+              'PX4 SITL connects to; always tcp with fc:=px4)', ('udp', 'tcp')),
     LaunchArg('bind', '127.0.0.1:14560', 'Bridge UDP address host:port'),
     LaunchArg('fc_address', '127.0.0.1:14561',
               "Flight controller UDP address host:port ('' = reply to the first sender)"),
-    LaunchArg('tcp_bind', '127.0.0.1:4560', 'Bridge TCP server address (transport:=tcp)'),
+    LaunchArg('tcp_bind', '', "Bridge TCP server address host:port; '' = 127.0.0.1:4560 "
+              '(+ px4_instance with fc:=px4)'),
+    LaunchArg('mission_link', '', "UDP host:port of the FC's MAVLink instance that takes the "
+              "mission and arming commands; '' = the HIL link, or with fc:=px4 PX4's onboard "
+              'payload link 127.0.0.1:(14280 + px4_instance)'),
+    LaunchArg('mission_bind', '', "Our UDP host:port on the mission link; '' = an ephemeral "
+              'port, or with fc:=px4 127.0.0.1:(14030 + px4_instance), where PX4 sends'),
     LaunchArg('sensor_topics', 'true', 'Also publish the ROS sensor topics (sensors_node)',
               ('true', 'false')),
     LaunchArg('report', 'false', 'Judge the mission on ground truth, write a summary and plot, '
@@ -235,6 +266,31 @@ HIL_ARGS = (
               'bridge on another host)', ('plant', 'split')),
 )
 
+def _px4(values) -> Optional[int]:
+    """The PX4 SITL instance number with fc:=px4, else None (ValueError if not a number)."""
+    if values['fc'] != 'px4':
+        return None
+    return convert(Arg('px4_instance', 'int'), values['px4_instance'])
+
+
+def _or_px4(arg: str, base: int, fallback: str = ''):
+    """The argument's value; if empty: 127.0.0.1:(base + instance) with fc:=px4, else fallback."""
+    def fn(values):
+        n = _px4(values)
+        return values[arg] or (f'127.0.0.1:{base + n}' if n is not None else fallback)
+    return Computed(fn)
+
+
+HIL_LINK_PARAMS = (
+    ('transport', Computed(lambda v: 'tcp' if v['fc'] == 'px4' else v['transport'])),
+    ('tcp_bind', _or_px4('tcp_bind', 4560, '127.0.0.1:4560')),
+    ('mission_link', _or_px4('mission_link', 14280)),
+    ('mission_bind', _or_px4('mission_bind', 14030)),
+    # PX4 instance N has system id N + 1 (rcS: MAV_SYS_ID); others: the YAML's fc_system_id
+    ('fc_system_id', Computed(lambda v: None if _px4(v) is None else _px4(v) + 1)),
+    ('autostart', Computed(lambda v: v['fc'] != 'builtin' and v['autostart'] == 'true')),
+)
+
 SUITE_PARAMS = (('seed', Arg('seed', 'int')), ('gnss_enabled', Arg('gps', 'bool')),
                 ('mag_enabled', Arg('mag', 'bool')), ('baro_enabled', Arg('baro', 'bool')))
 
@@ -242,9 +298,8 @@ MAVLINK_BRIDGE = NodeSpec(
     name='mavlink_bridge', executable='mavlink_bridge_node',
     module='mavlink_bridge.mavlink_bridge_node', params_file=('sensors_params', 'mavlink_params'),
     parameters=(('scenario_file', Arg('scenario')),) + SUITE_PARAMS + (
-        ('transport', Arg('transport')), ('bind', Arg('bind')),
-        ('fc_address', Arg('fc_address')), ('tcp_bind', Arg('tcp_bind')),
-        ('realtime_priority', Arg('realtime_priority', 'int'))))
+        ('bind', Arg('bind')), ('fc_address', Arg('fc_address'))) + HIL_LINK_PARAMS + (
+        ('realtime_priority', Arg('realtime_priority', 'int')),))
 
 BUILTIN_FC = NodeSpec(
     name='builtin_fc', executable='builtin_fc', module='mavlink_bridge.fc.fc_node',
@@ -255,6 +310,7 @@ BUILTIN_FC = NodeSpec(
 FLIGHT_REPORT = NodeSpec(
     name='flight_report', executable='flight_report', module='sim_core.ros.flight_report',
     condition=('report', 'true'), supervisor=True, use_sim_time=False,   # stamps only
+    stop_grace_s=WRITER_GRACE_S,
     parameters=(('scenario_file', Arg('scenario')), ('output_dir', Arg('output_dir')),
                 ('title', 'sim_quad_hil')))
 
@@ -384,6 +440,7 @@ class ResolvedNode:
     supervisor: bool = False
     rename: bool = True
     arguments: Tuple[str, ...] = ()
+    stop_grace_s: float = 0.0
 
 
 def holds(spec: NodeSpec, values: dict) -> bool:
@@ -454,6 +511,8 @@ def resolve(graph: Graph, overrides: dict = None) -> Tuple[ResolvedNode, ...]:
             return str(resolve_config_path(v.relpath))
         if isinstance(v, PackageFile):
             return str(resolve_package_path(values[v.arg], v.folder))
+        if isinstance(v, Computed):
+            return v.fn(values)
         return v
 
     out = []
@@ -465,12 +524,14 @@ def resolve(graph: Graph, overrides: dict = None) -> Tuple[ResolvedNode, ...]:
         files = tuple(str(resolve_config_path(values[a])) for a in pf)
         params = {'use_sim_time': convert(Arg('use_sim_time', 'bool'), values['use_sim_time'])
                   if spec.use_sim_time else False}
-        params.update({k: sub(v) for k, v in spec.parameters})
+        params.update({k: x for k, x in ((k, sub(v)) for k, v in spec.parameters)
+                       if x is not None})
         ns = values['namespace'].strip('/')
         out.append(ResolvedNode(
             name=spec.name, package=spec.package, executable=spec.executable,
             module=spec.module, namespace='/' + ns if ns else '/', params_files=files,
             parameters=params, remappings=tuple((a, str(sub(b))) for a, b in spec.remappings),
             log_level=values['log_level'], supervisor=spec.supervisor, rename=spec.rename,
-            arguments=tuple(str(sub(a)) for a in spec.arguments)))
+            arguments=tuple(str(sub(a)) for a in spec.arguments),
+            stop_grace_s=spec.stop_grace_s))
     return tuple(out)

@@ -36,5 +36,6 @@ def node_actions(graph: Graph, context):
             namespace=r.namespace,
             parameters=[*r.params_files, r.parameters], remappings=list(r.remappings),
             arguments=[*r.arguments, '--ros-args', '--log-level', r.log_level], output='screen',
-            emulate_tty=True, **({'on_exit': Shutdown()} if r.supervisor else {})))
+            emulate_tty=True, **({'on_exit': Shutdown()} if r.supervisor else {}),
+            **({'sigterm_timeout': str(r.stop_grace_s)} if r.stop_grace_s else {})))
     return nodes

@@ -11,6 +11,7 @@ point) while airborne.
 
 from dataclasses import dataclass, field
 import math
+import threading
 from typing import List, Optional
 
 import numpy as np
@@ -20,6 +21,23 @@ from sim_core.scenario import LANDING_COMMANDS, Scenario
 ALT_TOL_M = 1.0
 GROUND_Z_M = 0.05
 REST_SPEED = 0.1
+
+
+def _import_plotting():
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot  # noqa: F401
+
+
+def preload_plotting() -> threading.Thread:
+    """Import matplotlib (Agg) in a background thread, started now.
+
+    Its first import on a fresh machine builds the font cache (seconds): paid while the run
+    goes on, not in the writer's grace period after SIGINT.
+    """
+    t = threading.Thread(target=_import_plotting, name='preload-matplotlib', daemon=True)
+    t.start()
+    return t
 
 
 @dataclass

@@ -49,12 +49,16 @@ def node_command(r: ResolvedNode, python: str = sys.executable) -> List[str]:
 
 @dataclass
 class Proc:
-    """A started process and its output prefix."""
+    """A started process and its output prefix.
+
+    grace_s: wall time it gets after SIGINT (and again after SIGTERM) before the next signal.
+    """
 
     name: str
     popen: subprocess.Popen
     supervisor: bool = False
     thread: threading.Thread = None
+    grace_s: float = STOP_GRACE_S
 
 
 class Runner:
@@ -82,37 +86,49 @@ class Runner:
                 self.out.flush()
 
     def start(self, name: str, cmd: Sequence[str], supervisor: bool = False,
-              env: Optional[dict] = None) -> Proc:
-        """Start one process in its own process group (signals are forwarded explicitly)."""
+              env: Optional[dict] = None, grace_s: Optional[float] = None) -> Proc:
+        """Start one process in its own process group (signals are forwarded explicitly).
+
+        grace_s: how long it may take to stop after SIGINT before SIGTERM (then SIGKILL);
+        at least STOP_GRACE_S.
+        """
         popen = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                  stdin=subprocess.DEVNULL, start_new_session=True,
                                  env=env if env is not None else os.environ.copy())
-        p = Proc(name, popen, supervisor)
+        p = Proc(name, popen, supervisor,
+                 grace_s=STOP_GRACE_S if grace_s is None else max(grace_s, STOP_GRACE_S))
         p.thread = threading.Thread(target=self._relay, args=(p,), daemon=True)
         p.thread.start()
         self.procs.append(p)
         self.log(f'started {name} (pid {popen.pid})')
         return p
 
-    def _signal_all(self, sig) -> None:
-        for p in self.procs:
-            if p.popen.poll() is None:
-                try:
-                    os.killpg(p.popen.pid, sig)
-                except ProcessLookupError:
-                    pass
+    @staticmethod
+    def _signal(p: Proc, sig) -> None:
+        try:
+            os.killpg(p.popen.pid, sig)
+        except ProcessLookupError:
+            pass
 
     def stop(self) -> None:
-        """SIGINT every live process, then SIGTERM, then SIGKILL after grace periods."""
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-            self._signal_all(sig)
-            deadline = time.monotonic() + STOP_GRACE_S
-            while time.monotonic() < deadline and any(p.popen.poll() is None for p in self.procs):
-                time.sleep(0.05)
-            if all(p.popen.poll() is not None for p in self.procs):
-                break
-            if sig != signal.SIGKILL:
-                self.log(f'processes still alive after {signal.Signals(sig).name}; escalating')
+        """SIGINT every live process; one alive after its grace gets SIGTERM, then SIGKILL."""
+        signals = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)
+        now = time.monotonic()
+        stage = {}
+        for p in self.procs:
+            if p.popen.poll() is None:
+                self._signal(p, signal.SIGINT)
+                stage[id(p)] = (0, now + p.grace_s)
+        while any(p.popen.poll() is None for p in self.procs):
+            now = time.monotonic()
+            for p in self.procs:
+                k, deadline = stage.get(id(p), (2, 0.0))
+                if p.popen.poll() is None and k < 2 and now >= deadline:
+                    self.log(f'{p.name} still alive {p.grace_s:g} s after '
+                             f'{signals[k].name}; escalating to {signals[k + 1].name}')
+                    self._signal(p, signals[k + 1])
+                    stage[id(p)] = (k + 1, now + p.grace_s)
+            time.sleep(0.05)
         for p in self.procs:
             p.popen.wait()
             if p.thread:

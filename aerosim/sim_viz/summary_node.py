@@ -21,6 +21,7 @@ from sim_core.ros import qos
 from sim_core.ros.convert import time_ns
 from sim_core.ros.params import declare
 from sim_core.ros.run import run_node, until_stopped
+from sim_core.report import preload_plotting
 from sim_core.scenario import load_scenario
 from sim_viz.core import scene, summary
 from sim_viz.params import declare_mode
@@ -58,6 +59,7 @@ class SummaryNode(Node):
                                   types, 100000)
             self.smap = scene.swarm_map(cfg, types)
             self.create_subscription(SwarmState, 'state', self._on_swarm, qos.SENSOR_SUB)
+        preload_plotting()
         self.get_logger().info(f'summarizing the run ({self.mode}); written to '
                                f'{self.out_dir}/{self.title}.png when it stops')
 

@@ -92,15 +92,18 @@ def test_fc_link_cut_mid_flight_then_back_the_mission_goes_on(procs):
     port = free_ports(4)
     relay = Relay(port + 1, port + 2, ('127.0.0.1', port), ('127.0.0.1', port + 3))
     try:
+        # lockstep holds the sim however long the cut lasts (no disengaging after timeouts)
         plant = procs.node('mavlink_bridge.hil_plant', None, {
             'lockstep': True, 'time_scale': 0.0, 'scenario_file': 'short_hop',
+            'lockstep_max_timeouts': 0,
             'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'})
         fc = procs.node('mavlink_bridge.fc.fc_node', 'builtin_fc',
                         {'bind': f'127.0.0.1:{port + 3}', 'sim_address': f'127.0.0.1:{port + 2}'})
         plant_out, fc_out = output_lines(plant), output_lines(fc)
         assert wait_line(fc_out, 'item 1: WAYPOINT', 120.0, (plant, fc)), ''.join(fc_out)
         relay.cut = True                             # mid-flight, after the takeoff
-        assert wait_line(plant_out, 'silent for 3 s: dropped', 15.0, (plant, fc)), \
+        assert wait_line(plant_out, 'silent on the HIL link for 3 s: dropped', 15.0,
+                         (plant, fc)), \
             ''.join(plant_out)
         time.sleep(1.0)
         relay.cut = False

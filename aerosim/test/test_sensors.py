@@ -138,3 +138,14 @@ def test_gnss_bad_params_rejected(bad):
     from sim_core.errors import ConfigError
     with pytest.raises(ConfigError, match=list(bad)[0]):
         GnssParams(**bad)
+
+
+def test_barometer_noise_is_px4s_1_pa_rms_per_sample_without_drift():
+    # PX4 v1.16 sensor_baro_sim: 1 Pa RMS white noise, drift 0; ours at the default 50 Hz
+    rng = np.random.default_rng(3)
+    baro = BaroModel(BaroParams(), rng)
+    truth = isa_pressure(488.0)
+    err = np.array([baro.sample(488.0)[0] - truth for _ in range(20000)])   # 400 s
+    assert np.std(err) == pytest.approx(1.0, rel=0.03)
+    # no drift: the mean of the last 100 s equals that of the first 100 s within noise
+    assert abs(err[-5000:].mean() - err[:5000].mean()) < 0.1

@@ -27,8 +27,14 @@ def new_mav(sysid: int, compid: int) -> 'mavlink.MAVLink':
 
 
 def pack(mav, msg) -> bytes:
-    """Serialize msg as a MAVLink 2 frame with mav's ids and sequence."""
-    return msg.pack(mav)
+    """Serialize msg as a MAVLink 2 frame with mav's ids and sequence, then advance it.
+
+    pymavlink advances the sequence in MAVLink.send() only; msg.pack() alone would stamp
+    every frame 0 (a receiver then counts 255 of 256 frames lost).
+    """
+    data = msg.pack(mav)
+    mav.seq = (mav.seq + 1) % 256
+    return data
 
 
 def reset_parser(mav) -> None:

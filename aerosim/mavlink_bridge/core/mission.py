@@ -50,7 +50,8 @@ def items_from_scenario(mission: Sequence[MissionItem]) -> List[ItemInt]:
     """Convert scenario mission items to MISSION_ITEM_INT contents.
 
     NAV_WAYPOINT: param1 hold [s], param2 acceptance radius [m]; NAV_TAKEOFF / NAV_LAND:
-    param4 yaw NaN (keep heading); RTL: no position.
+    param4 yaw NaN (keep heading); RTL: no position, in MAV_FRAME_MISSION (PX4 refuses it in a
+    global frame as UNSUPPORTED: parse_mavlink_mission_item() in mavlink_mission.cpp).
     """
     out = []
     for i, it in enumerate(mission):
@@ -65,7 +66,8 @@ def items_from_scenario(mission: Sequence[MissionItem]) -> List[ItemInt]:
             x, y = int(round(it.lat_deg * 1e7)), int(round(it.lon_deg * 1e7))
         else:
             p4, z = 0.0, 0.0
-        out.append(ItemInt(i, cmd, p1, p2, p3, p4, x, y, z))
+        out.append(ItemInt(i, cmd, p1, p2, p3, p4, x, y, z,
+                           mavlink.MAV_FRAME_MISSION if it.command == 'rtl' else FRAME))
     return out
 
 

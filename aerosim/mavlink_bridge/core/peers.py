@@ -50,6 +50,21 @@ class PeerTable:
         p.heartbeats += 1
         return False
 
+    def seen(self, sysid: int, compid: int, now: float) -> bool:
+        """Count any message of a known peer as proof of life; True if the peer is known.
+
+        PX4 sends one HEARTBEAT on its simulator link, then only HIL traffic.
+        """
+        p = self.peers.get((sysid, compid))
+        if p is not None:
+            p.last_seen = now
+        return p is not None
+
+    def touch_all(self, now: float) -> None:
+        """Count every peer as heard now (the simulation resumes: a lockstep FC was frozen)."""
+        for p in self.peers.values():
+            p.last_seen = now
+
     def expire(self, now: float) -> List[Peer]:
         """Drop and return the peers silent for longer than the timeout."""
         gone = [p for p in self.peers.values() if now - p.last_seen > self.timeout_s]
@@ -67,3 +82,39 @@ class PeerTable:
     def active(self) -> List[Peer]:
         """The active peers, sorted by (sysid, compid)."""
         return [self.peers[k] for k in sorted(self.peers)]
+
+
+class ServedFc:
+    """The flight controller a link serves: the only sender whose actuator outputs are taken.
+
+    Configured by (sysid, compid), 0 = any; the first matching flight controller heard (its
+    HEARTBEAT, or its first actuator message) fixes the ids that stay 'any'.
+    """
+
+    def __init__(self, sysid: int, compid: int):
+        """sysid, compid: the FC's ids (0 = any, learned from the first FC heard)."""
+        self.want = (sysid, compid)
+        self.ids = None
+
+    def matches(self, sysid: int, compid: int) -> bool:
+        """True if (sysid, compid) is the served FC (or may be, before it was heard)."""
+        if self.ids is not None:
+            return (sysid, compid) == self.ids
+        return self.want[0] in (0, sysid) and self.want[1] in (0, compid)
+
+    def learn(self, sysid: int, compid: int) -> bool:
+        """Fix the ids on the first matching FC; True if they were learned now."""
+        if self.ids is None and self.matches(sysid, compid):
+            self.ids = (sysid, compid)
+            return True
+        return False
+
+    def target(self):
+        """(sysid, compid) to address the FC with (the configured ids until it was heard)."""
+        return self.ids or self.want
+
+    def describe(self) -> str:
+        """'1:1', or '1:any (not heard yet)'."""
+        if self.ids:
+            return f'{self.ids[0]}:{self.ids[1]}'
+        return ':'.join(str(x) if x else 'any' for x in self.want) + ' (not heard yet)'

@@ -34,6 +34,7 @@ class NavConfig:
     land_slow_alt_m: float = 3.0
     rtl_alt_m: float = 15.0
     settle_s: float = 2.0           # s on the ground with GPS and attitude before arming
+    auto_arm: bool = True           # arm and start once ready; False: wait for start()
 
 
 LANDING_COMMANDS = (mavlink.MAV_CMD_NAV_LAND, mavlink.MAV_CMD_NAV_RETURN_TO_LAUNCH)
@@ -115,6 +116,28 @@ class Autopilot:
         self._out = [float(x) for x in out]
         return list(self._out)
 
+    @property
+    def ready(self) -> bool:
+        """GPS and attitude good for settle_s: what a pre-flight check would ask."""
+        return self._ready_since is not None and \
+            self._last_us is not None and \
+            self._last_us * 1e-6 - self._ready_since >= self.nav.settle_s
+
+    def start(self) -> bool:
+        """Arm and start the mission (auto_arm False); False if not ready or nothing to fly."""
+        if self.phase != WAIT or not self.items or not self.ready:
+            return False
+        self._arm(self._last_us * 1e-6)
+        return True
+
+    def _arm(self, t):
+        self.armed = True
+        self.est.fix_baro_reference()
+        self.ctl.reset()
+        self.yaw_sp = self.est.yaw
+        self._say(t, f'armed; {len(self.items)} mission items')
+        self._next_item(t)
+
     # --- mission execution ---------------------------------------------------------------------
     def _item_ned(self, it):
         h = self.est.home
@@ -162,20 +185,14 @@ class Autopilot:
     def _navigate(self, t):
         est, nav = self.est, self.nav
         if self.phase == WAIT:
-            ready = bool(self.items) and est.gps_ok and est.attitude_ok
-            if not ready:
+            ok = est.gps_ok and est.attitude_ok
+            if not ok:
                 self._ready_since = None
                 return
             if self._ready_since is None:
                 self._ready_since = t
-            if t - self._ready_since < nav.settle_s:
-                return
-            self.armed = True
-            est.fix_baro_reference()
-            self.ctl.reset()
-            self.yaw_sp = est.yaw
-            self._say(t, f'armed; {len(self.items)} mission items')
-            self._next_item(t)
+            if nav.auto_arm and self.items and t - self._ready_since >= nav.settle_s:
+                self._arm(t)
             return
         if self.phase in (DONE, LANDED):
             return

@@ -14,7 +14,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
 from sim_core.link import parse_endpoint, UdpLink
-from mavlink_bridge.core.mav import mavlink, new_mav, reset_parser
+from mavlink_bridge.core.mav import mavlink, new_mav, pack, reset_parser
 from mavlink_bridge.fc.autopilot import Autopilot, DONE, NavConfig
 from mavlink_bridge.fc.control import Gains
 from mavlink_bridge.fc.mission_client import MissionClient
@@ -80,7 +80,7 @@ class BuiltinFc(Node):
     def send(self, msgs):
         """Pack and send MAVLink messages to the simulator."""
         for m in msgs:
-            self.link.send(m.pack(self.mav))
+            self.link.send(pack(self.mav, m))
 
     def heartbeat(self, now):
         """1 Hz HEARTBEAT: a quadrotor, generic autopilot, armed flag when flying."""

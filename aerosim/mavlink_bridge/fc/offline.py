@@ -8,7 +8,7 @@ floor of the closed loop's cost.
 import math
 
 from mavlink_bridge.core import hil
-from mavlink_bridge.core.mav import new_mav
+from mavlink_bridge.core.mav import new_mav, pack
 from mavlink_bridge.core.mission import items_from_scenario
 from mavlink_bridge.fc.autopilot import Autopilot, DONE
 from sim_core.report import MissionJudge
@@ -17,7 +17,7 @@ from sim_sensors.core.suite import SensorSuite, SuiteConfig
 
 
 def _decode(rx, msg, tx):
-    return rx.decode(bytearray(msg.pack(tx)))
+    return rx.decode(bytearray(pack(tx, msg)))
 
 
 def fly(scenario, suite_cfg: SuiteConfig = None, max_sim_s: float = 300.0, rate_hz=250.0,

@@ -17,7 +17,7 @@ from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 
-from sim_core.report import MissionJudge
+from sim_core.report import MissionJudge, preload_plotting
 from sim_core.ros import qos
 from sim_core.ros.convert import time_ns
 from sim_core.ros.params import declare
@@ -52,6 +52,7 @@ class FlightReport(Node):
         # every step, so they are subscribed near the ground only (see _watch_motors).
         self._sub_command = None
         self._motors_off = False
+        preload_plotting()
         self.get_logger().info(f'judging {len(self.judge.points)} mission items of '
                                f'{self.scenario.name} on ground truth; giving up at '
                                f'{self.max_sim_s:g} s sim')

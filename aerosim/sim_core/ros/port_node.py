@@ -26,6 +26,7 @@ class PortNode(Node):
         """Create the node; no link yet."""
         super().__init__(name)
         self.link = None
+        self.allow = None           # the allow_peers Allowlist, once declared
         self._rate_mark = None      # (monotonic time, counts) of the last diagnostics
 
     def _open_link(self, transport: str, bind: str, tcp_bind: str = '', remote: str = '',
@@ -45,11 +46,11 @@ class PortNode(Node):
         return TcpServerLink(local, allow, self._refused)
 
     def _allowlist(self, bound_hosts) -> Allowlist:
-        """Declare allow_peers and return it (ValueError if malformed).
+        """Declare allow_peers and return it (ValueError if malformed); kept in self.allow.
 
         Warns when a port listens beyond loopback (bound_hosts) and takes input from anyone.
         """
-        allow = Allowlist(declare(
+        allow = self.allow = Allowlist(declare(
             self, 'allow_peers', '', 'Peers whose input is taken: IP addresses, networks '
             "(a.b.c.d/n) or host names, comma-separated; '' = any (binding 127.0.0.1, the "
             'default, already means this machine only). Others are counted as rejected_peer',

@@ -62,6 +62,7 @@ class SimTimeConfig:
     time_scale: float
     lockstep: bool
     lockstep_timeout_s: float
+    lockstep_max_timeouts: int
     start_paused: bool
     stop_after_s: float
     world_frame_id: str
@@ -90,6 +91,11 @@ def declare_sim_time(node, rate_hz=250.0, scenario=True) -> SimTimeConfig:
         lockstep_timeout_s=declare(node, 'lockstep_timeout_s', 0.5,
                                    'Lockstep wait before continuing without an answer [s]',
                                    0.001, 60.0),
+        lockstep_max_timeouts=declare(
+            node, 'lockstep_max_timeouts', 10,
+            'Lockstep timeouts in a row after which the controller is taken as gone: lockstep '
+            'disengages (free-run, as before it answered) until its next answer; 0 = never',
+            0, 100000),
         start_paused=declare(node, 'start_paused', False, 'Start in PAUSED state'),
         stop_after_s=declare(node, 'stop_after_s', 0.0,
                              'Sim time after which the sim is STOPPED [s]; 0 = never',
@@ -122,7 +128,8 @@ class SimTimeNode(Node):
             raise ConfigError(f'use_sim_time: must be false for {name}, the time source')
         cfg = self.cfg
         self.clock = SimClock.from_rate(cfg.rate_hz, cfg.time_scale)
-        self.gate = LockstepGate(timeout_s=cfg.lockstep_timeout_s, enabled=cfg.lockstep)
+        self.gate = LockstepGate(timeout_s=cfg.lockstep_timeout_s, enabled=cfg.lockstep,
+                                 max_timeouts=cfg.lockstep_max_timeouts)
         self._wall = Clock(clock_type=ClockType.STEADY_TIME)
         self.rejected = 0
         self.publish_retries = 0
@@ -207,8 +214,11 @@ class SimTimeNode(Node):
             t_end = now + (MAX_BATCH_WALL_S if fast else MAX_PACED_WALL_S)
             due = self.clock.due_steps(now)
             while True:
+                lost = self.gate.disengagements
                 if not self.gate.may_step(now):
                     return
+                if self.gate.disengagements != lost:
+                    self._lockstep_lost()
                 if due <= 0:
                     if fast or not self.gate.active or now > t_end or not self._pace():
                         return
@@ -269,6 +279,15 @@ class SimTimeNode(Node):
             self.get_logger().info(self._message)
             self._publish_status()
 
+    def _lockstep_lost(self):
+        """No answer in lockstep_max_timeouts steps in a row: free-run until it answers."""
+        self.get_logger().warning(
+            f'lockstep disengaged at t = {self.clock.t:.3f} s: no answer in '
+            f'{self.cfg.lockstep_max_timeouts} steps in a row ({self.gate.timeouts} timeouts in '
+            'all); the simulation free-runs until the controller answers again')
+        self._message = 'lockstep disengaged: controller silent'
+        self._replace_timer(self._step_timer_period())
+
     def _answered(self, stamp_ns: int) -> None:
         """The command answering the state of stamp_ns [ns] was applied (lockstep bookkeeping).
 
@@ -280,6 +299,9 @@ class SimTimeNode(Node):
             self._run_steps()     # paces to the next step's deadline; re-entered: returns
         if self.gate.active and not was_active:
             # Lockstep engaged: the answers drive the steps, the timer only notices timeouts.
+            if self.gate.disengagements:
+                self.get_logger().info(f'lockstep engaged again at t = {self.clock.t:.3f} s: '
+                                       'the controller answers')
             self._replace_timer(self._step_timer_period())
 
     # --- inputs --------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Barometer: International Standard Atmosphere (troposphere) pressure and temperature."""
 
 from dataclasses import dataclass, field
+import math
 
 import numpy as np
 
@@ -29,12 +30,19 @@ def isa_altitude(pressure_pa: float) -> float:
     return T0 / LAPSE * (1.0 - (pressure_pa / P0) ** (1.0 / _EXP))
 
 
+# White pressure noise [Pa/sqrt(Hz)] that gives 1 Pa RMS per sample at the default 50 Hz, no
+# drift: PX4's own simulated barometer (src/modules/simulation/sensor_baro_sim/
+# SensorBaroSim.cpp at v1.16: `abs_pressure_noise = 1.f * y1; // 1 Pa RMS noise`, drift rate
+# 0). (Until 2026-11 this was 1 Pa/sqrt(Hz) plus a 0.5 Pa/sqrt(s) walk: ~7 Pa per sample.)
+BARO_NOISE_DENSITY = 1.0 / math.sqrt(50.0)
+
+
 @dataclass(frozen=True)
 class BaroParams:
-    """Barometer rate and pressure noise [Pa]."""
+    """Barometer rate and pressure noise [Pa]: by default 1 Pa RMS per sample, no drift."""
 
     rate_hz: float = 50.0
-    noise: NoiseParams = field(default_factory=lambda: NoiseParams(1.0, 0.0, 0.5))
+    noise: NoiseParams = field(default_factory=lambda: NoiseParams(BARO_NOISE_DENSITY, 0.0, 0.0))
     temperature_noise_std: float = 0.0   # K
 
 

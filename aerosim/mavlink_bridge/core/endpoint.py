@@ -1,0 +1,62 @@
+"""One MAVLink link of the bridge: its socket, its sender (own sequence numbers) and parser.
+
+No rclpy. Sequence numbers are per link: a receiver counts loss per link and sender, so two
+links sharing one counter would each see gaps. The sender is shared by the threads that send
+on the link (the executor's timers, the reader thread) behind its own lock.
+"""
+
+import threading
+
+from mavlink_bridge.core.mav import new_mav, pack, reset_parser
+from mavlink_bridge.core.peers import PeerTable
+from sim_core.link import UdpLink
+
+SIGNED = 0x01   # MAVLink 2 incompatibility flag: the frame carries a signature
+
+
+def is_signed(msg) -> bool:
+    """True for a MAVLink 2 frame with the signature flag set."""
+    buf = msg.get_msgbuf()
+    return len(buf) > 2 and buf[0] == 0xFD and bool(buf[2] & SIGNED)
+
+
+class Endpoint:
+    """A link (UdpLink or TcpServerLink) with our ids."""
+
+    def __init__(self, link, sysid: int, compid: int, name: str, peer_timeout_s: float):
+        """link: an open link; sysid/compid: ours; name: how logs call it ('HIL link').
+
+        peer_timeout_s: silence after which a peer heard on this link is dropped [s].
+        """
+        self.link = link
+        self.name = name
+        self.peers = PeerTable(peer_timeout_s)
+        self.tx = new_mav(sysid, compid)
+        self.rx = new_mav(sysid, compid)
+        self.udp = isinstance(link, UdpLink)
+        self._tx_lock = threading.Lock()
+
+    def send(self, *msgs) -> None:
+        """Send the messages in one datagram (None entries skipped).
+
+        PX4, MAVSDK and pymavlink parse every frame of a datagram.
+        """
+        with self._tx_lock:
+            data = b''.join(pack(self.tx, m) for m in msgs if m is not None)
+            if data:
+                self.link.send(data)
+
+    def parse(self, data: bytes) -> list:
+        """Decoded messages of one datagram (TCP: one read; frames may continue in the next).
+
+        pymavlink's robust parser returns BAD_DATA for what it refuses, never raises.
+        """
+        try:
+            return self.rx.parse_buffer(data) or []
+        finally:
+            if self.udp:
+                reset_parser(self.rx)   # a datagram is whole: no frame continues in the next
+
+    def describe(self) -> str:
+        """The link as a log line shows it."""
+        return self.link.describe()

@@ -1,0 +1,427 @@
+"""PX4 v1.16 as the flight controller: the mission on PX4's MAVLink instance, framing, lockstep.
+
+The PX4 stand-in is px4_sitl.py, written from PX4's own source (see its docstring for the
+files and functions it follows). The pure tests drive its mission manager and commander with
+our bridge's cores through real pymavlink frames; the graph tests run it as a process against
+`aerosim launch sim_quad_hil fc:=px4`, and a pymavlink/mavutil peer against the bridge alone.
+"""
+
+import json
+import math
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus
+from diagnostic_msgs.msg import DiagnosticArray
+import pytest
+
+from conftest import free_ports, output_lines, PKG_DIR, port_counts, probe_node, spin_until
+from mavlink_bridge.core.autostart import AutoStart, FAILED, STARTED
+from mavlink_bridge.core.mav import mavlink, new_mav, pack
+from mavlink_bridge.core.mission import DONE, FAILED as MISSION_FAILED, items_from_scenario
+from mavlink_bridge.core.mission import MissionServer
+from px4_sitl import MissionManager, Px4Sitl, RETRY_US
+from sim_core.ros import qos
+from sim_core.scenario import MissionItem
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def wire(msg, sender, receiver):
+    """Return msg as the receiver decodes it after the sender framed it (real bytes)."""
+    (m,) = receiver.parse_buffer(pack(sender, msg))
+    return m
+
+
+class Upload:
+    """Our MissionServer (bridge side) and PX4's MissionManager, wired frame by frame."""
+
+    def __init__(self, mission):
+        self.sim, self.px4 = new_mav(51, 1), new_mav(1, 1)
+        self.server = MissionServer(items_from_scenario(mission), timeout_s=1.0, retries=3)
+        self.said = []
+        self.mm = MissionManager(1, lambda sev, text: self.said.append(text))
+        self.px4_sent = []
+
+    def to_px4(self, msgs, now_us):
+        out = []
+        for msg in msgs:
+            m = wire(msg, self.sim, self.px4)
+            if m.get_type() == 'MISSION_COUNT':
+                out += self.mm.on_count(self.px4, m, now_us)
+            else:
+                out += self.mm.on_item(self.px4, m, now_us)
+        self.px4_sent += [o.get_type() for o in out]
+        return out
+
+    def to_sim(self, msgs):
+        out = []
+        for msg in msgs:
+            m = wire(msg, self.px4, self.sim)
+            if m.get_type() == 'MISSION_ACK':
+                self.server.on_ack(m)
+            else:
+                out += self.server.on_request(self.sim, m, 0.0)
+        return out
+
+    def run(self, now_us=0):
+        msgs = self.server.start(self.sim, 1, 1, 0.0)
+        while msgs:
+            msgs = self.to_sim(self.to_px4(msgs, now_us))
+
+
+MISSION = [MissionItem('takeoff', 47.3977, 8.5456, 5.0),
+           MissionItem('waypoint', 47.3979, 8.5456, 5.0, hold_s=1.0, acceptance_radius_m=2.0),
+           MissionItem('rtl', 0.0, 0.0, 0.0)]
+
+
+def test_px4s_mission_manager_takes_our_upload_and_switches_to_int_mode():
+    up = Upload(MISSION)
+    up.run()
+    assert up.server.state == DONE, (up.server.result, up.said)
+    # a fresh PX4 instance asks in float mode first, then in int mode (our answer is an
+    # ITEM_INT): MISSION_REQUEST, MISSION_REQUEST_INT, ..., MISSION_ACK
+    assert up.px4_sent == ['MISSION_REQUEST', 'MISSION_REQUEST_INT', 'MISSION_REQUEST_INT',
+                           'MISSION_ACK']
+    got = up.mm.mission
+    assert [i.command for i in got] == [22, 16, 20]
+    assert got[1].x == 473979000 and got[1].y == 85456000 and got[1].z == 5.0
+    assert (got[1].param1, got[1].param2) == (1.0, 2.0)
+    assert got[2].frame == mavlink.MAV_FRAME_MISSION      # RTL: no position, mission frame
+
+
+def test_px4_refuses_an_rtl_in_a_global_frame_and_ends_the_transfer():
+    up = Upload(MISSION)
+    # the frame we sent before (PX4: MAV_MISSION_UNSUPPORTED, parse_mavlink_mission_item)
+    up.server.items[2] = up.server.items[2].__class__(
+        **{**up.server.items[2].__dict__, 'frame': mavlink.MAV_FRAME_GLOBAL_RELATIVE_ALT_INT})
+    up.run()
+    assert up.server.state == MISSION_FAILED
+    assert 'MAV_MISSION_UNSUPPORTED' in up.server.result
+    assert 'IGN MISSION_ITEM: Invalid item' in up.said and up.mm.state == 'idle'
+
+
+def test_px4_re_requests_on_its_clock_acks_a_repeated_last_item_and_gives_up_after_5_s():
+    up = Upload(MISSION)
+    count = up.server.start(up.sim, 1, 1, 0.0)
+    (req,) = up.to_px4(count, 0)
+    assert req.get_type() == 'MISSION_REQUEST' and req.seq == 0
+    assert up.mm.tick(up.px4, RETRY_US) == []                 # not yet: 250 ms exactly
+    (again,) = up.mm.tick(up.px4, RETRY_US + 1)                # then the same request again
+    assert again.get_type() == 'MISSION_REQUEST' and again.seq == 0
+    # 5 s without a message: the next loop after a re-request aborts (PX4's send() order)
+    assert up.mm.tick(up.px4, 5_000_001)[0].seq == 0
+    assert up.mm.tick(up.px4, 5_004_000) == []
+    assert up.mm.state == 'idle' and 'Operation timeout' in up.said
+    # a whole transfer, then the last item once more (our side did not get the ACK)
+    up2 = Upload(MISSION)
+    up2.run()
+    last = up2.server.items[-1]
+    item = up2.sim.mission_item_int_encode(1, 1, last.seq, last.frame, last.command, 0, 1,
+                                           last.param1, last.param2, last.param3, last.param4,
+                                           last.x, last.y, last.z, 0)
+    (ack,) = up2.to_px4([item], 10)
+    assert ack.get_type() == 'MISSION_ACK' and ack.type == mavlink.MAV_MISSION_ACCEPTED
+
+
+def _px4_commander():
+    """The PX4 stand-in without its sockets' traffic: commander and mission manager only."""
+    px4 = Px4Sitl(0, 0, 0)
+    px4._udp_send = lambda *msgs: None
+    return px4
+
+
+def _ack_of(px4, sim, cmd):
+    return wire(px4._command(wire(cmd, sim, px4.gcs)), px4.gcs, sim)
+
+
+def test_autostart_follows_px4s_commander_answers():
+    px4 = _px4_commander()
+    sim = new_mav(51, 1)
+    auto = AutoStart((1, 1), item_count=3, retry_s=1.0, timeout_s=10.0)
+    # not ready yet: nothing is sent before the mission is accepted and the FC says STANDBY
+    auto.heartbeat(wire(px4._heartbeat(), px4.gcs, sim))
+    assert auto.poll(sim, 0.0) == []
+    auto.mission_accepted()
+    assert auto.poll(sim, 0.1) == []                      # UNINIT: checks not passed
+    # MISSION_START without a mission: PX4 denies it (and says why)
+    start = sim.command_long_encode(1, 1, mavlink.MAV_CMD_MISSION_START, 0, 0, 2, 0, 0, 0, 0, 0)
+    ack = _ack_of(px4, sim, start)
+    assert ack.result == mavlink.MAV_RESULT_DENIED
+    assert 'Mission start denied! No valid mission' in px4.log
+    # arming before the pre-flight checks pass: TEMPORARILY_REJECTED; the request is retried
+    px4.ap._ready_since, px4.ap._last_us = 0.0, 0
+    up = Upload(MISSION)
+    up.mm = px4.mm
+    up.run()
+    assert px4.mm.mission
+    px4.ap._ready_since, px4.ap._last_us = 0.0, 10_000_000     # ready (settled 10 s)
+    hb = wire(px4._heartbeat(), px4.gcs, sim)
+    assert hb.system_status == mavlink.MAV_STATE_STANDBY
+    auto.heartbeat(hb)
+    (arm,) = auto.poll(sim, 1.0)
+    assert arm.command == mavlink.MAV_CMD_COMPONENT_ARM_DISARM and arm.param1 == 1.0
+    assert auto.poll(sim, 1.5) == []                      # waits for the ACK (retry_s)
+    (arm2,) = auto.poll(sim, 2.0)                         # no ACK: again, confirmation + 1
+    assert arm2.confirmation == arm.confirmation + 1
+    auto.command_ack(_ack_of(px4, sim, arm2), 2.0)
+    assert px4.armed
+    (start,) = auto.poll(sim, 2.0)
+    assert start.command == mavlink.MAV_CMD_MISSION_START and start.param2 == 2.0
+    ack = _ack_of(px4, sim, start)
+    assert ack.result == mavlink.MAV_RESULT_ACCEPTED
+    auto.command_ack(ack, 2.1)
+    assert auto.state == STARTED and px4.sub_mode == 4    # AUTO_MISSION
+
+
+def test_px4_refuses_to_arm_in_mission_mode_without_a_mission_and_autostart_gives_up():
+    px4 = _px4_commander()
+    sim = new_mav(51, 1)
+    px4.ap._ready_since, px4.ap._last_us = 0.0, 10_000_000
+    px4.sub_mode = 4                                      # the user switched to mission mode
+    arm = sim.command_long_encode(1, 1, mavlink.MAV_CMD_COMPONENT_ARM_DISARM, 0, 1, 0, 0, 0, 0,
+                                  0, 0)
+    assert _ack_of(px4, sim, arm).result == mavlink.MAV_RESULT_TEMPORARILY_REJECTED
+    assert not px4.armed
+    auto = AutoStart((1, 1), item_count=0, retry_s=1.0, timeout_s=3.0)
+    auto.mission_accepted()
+    auto.heartbeat(wire(px4._heartbeat(), px4.gcs, sim))
+    t = 0.0
+    while auto.state != FAILED and t < 10.0:
+        for cmd in auto.poll(sim, t):
+            auto.command_ack(_ack_of(px4, sim, cmd), t)
+        t += 0.5
+    assert auto.state == FAILED and t <= 4.5
+    assert any('refused (TEMPORARILY_REJECTED)' in e for e in auto.events)
+
+
+# --- graph tests ----------------------------------------------------------------------------
+
+def px4_peer(procs, sim_port, mav_port, remote_port):
+    return procs.start([sys.executable, os.path.join(HERE, 'px4_sitl.py'),
+                        '--sim-port', str(sim_port), '--mavlink-port', str(mav_port),
+                        '--mavlink-remote', str(remote_port)], cwd=str(PKG_DIR))
+
+
+def report_of(text):
+    line = next(x for x in text.splitlines() if x.startswith('PX4SITL hil_sensor='))
+    return {k: int(v) for k, v in re.findall(r'(\w+)=(\d+)', line)}
+
+
+def test_px4_flies_the_mission_served_on_its_instance_link(procs, tmp_path):
+    tcp = free_ports(1)
+    mav = free_ports(2)                 # PX4's instance port, and ours (its remote port)
+    peer = px4_peer(procs, tcp, mav, mav + 1)
+    cmd = [sys.executable, '-m', 'sim_core.cli', 'launch', 'sim_quad_hil', 'fc:=px4',
+           'report:=true', 'time_scale:=0', 'scenario:=short_hop', f'output_dir:={tmp_path}',
+           f'tcp_bind:=127.0.0.1:{tcp}', f'mission_link:=127.0.0.1:{mav}',
+           f'mission_bind:=127.0.0.1:{mav + 1}', 'sensor_topics:=false']
+    run = procs.start(cmd)
+    lines = output_lines(run)
+    assert run.wait(300) == 0, ''.join(lines[-40:])
+    summary = json.loads((tmp_path / 'sim_quad_hil_summary.json').read_text())
+    assert summary['result'] == 'complete', summary
+    out = ''.join(lines)
+    assert 'mission: accepted: 3 items' in out
+    assert 'autostart: mission start accepted' in out
+    # PX4 sends one HEARTBEAT on the simulator link, then only HIL traffic: still alive
+    assert 'silent on the HIL link' not in out, out
+    assert peer.wait(30) == 0
+    r = report_of(peer.stdout.read().decode())
+    assert r['mission_accepted'] == 1 and r['int_mode'] == 1 and r['done'] == 1
+    assert r['answers'] == r['hil_sensor'] > 1000
+    # sequence numbers: nothing lost on either link, counted as MAVProxy does
+    assert r['sim_lost'] == 0 and r['mav_lost'] == 0 and r['mav_frames'] > 5
+    assert r['arm_denied'] == 0 and r['start_denied'] == 0
+
+
+def hil_plant(procs, port, **params):
+    """dynamics_node + mavlink_bridge composed (the default), over UDP to 127.0.0.1:port + 1."""
+    p = {'lockstep': True, 'time_scale': 0.0, 'lockstep_timeout_s': 0.2,
+         'lockstep_max_timeouts': 3, 'bind': f'127.0.0.1:{port}',
+         'fc_address': f'127.0.0.1:{port + 1}', 'warn_period_s': 0.1}
+    p.update(params)
+    return procs.node('mavlink_bridge.hil_plant', None, p)
+
+
+def test_mavutil_counts_no_loss_and_heartbeats_are_1_hz_then_poweroff(procs):
+    from pymavlink import mavutil
+    port = free_ports(2)
+    bridge = hil_plant(procs, port)
+    conn = mavutil.mavlink_connection(f'udpin:127.0.0.1:{port + 1}', source_system=1,
+                                      dialect='common')
+    first = conn.recv_match(type='HEARTBEAT', blocking=True, timeout=60)
+    assert first is not None, 'no heartbeat'
+    t0, beats = time.monotonic(), 0
+    frames = 0
+    while time.monotonic() - t0 < 4.5:
+        m = conn.recv_match(blocking=True, timeout=1.0)
+        if m is None:
+            continue
+        frames += 1
+        beats += m.get_type() == 'HEARTBEAT'
+    # MAVProxy's loss figure is mavutil's: sequence gaps per sender
+    assert frames > 200 and conn.mav_loss == 0, (frames, conn.mav_loss)
+    # 1 Hz (a /sim/status update no longer adds one): 4-5 in 4.5 s, never 9
+    assert 3 <= beats <= 6, beats
+    os.killpg(bridge.pid, signal.SIGINT)
+    last = None
+    deadline = time.monotonic() + 10.0
+    while time.monotonic() < deadline:
+        m = conn.recv_match(type='HEARTBEAT', blocking=True, timeout=0.5)
+        if m is not None:
+            last = m
+        if last is not None and last.system_status == mavlink.MAV_STATE_POWEROFF:
+            break
+    assert last is not None and last.system_status == mavlink.MAV_STATE_POWEROFF
+    assert bridge.wait(10) == 0
+
+
+class Fc:
+    """A lockstep FC played by the test over UDP (pymavlink), with real sequence numbers."""
+
+    def __init__(self, port, bridge_port, sysid=1, compid=1):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        # room for the frames the free-running sensors send before the FC answers (a frame
+        # dropped here is an answer that never comes: a lockstep timeout)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+        self.sock.bind(('127.0.0.1', port))
+        self.sock.settimeout(0.2)
+        self.bridge = ('127.0.0.1', bridge_port)
+        self.mav = new_mav(sysid, compid)
+        self.rx = new_mav(0, 0)
+
+    def send(self, msg, mav=None):
+        self.sock.sendto(pack(mav or self.mav, msg), self.bridge)
+
+    def drain(self):
+        """Drop what the free-running sensors queued before this FC starts answering."""
+        self.sock.setblocking(False)
+        try:
+            while True:
+                self.sock.recv(65535)
+        except BlockingIOError:
+            pass
+        finally:
+            self.sock.settimeout(0.2)
+
+    def frames(self, timeout_s):
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                data, _ = self.sock.recvfrom(65535)
+            except socket.timeout:
+                continue
+            for m in self.rx.parse_buffer(data) or []:
+                if m.get_type() == 'HIL_SENSOR':
+                    yield m
+
+
+def _answer(fc, m, value, mav=None):
+    fc.send(fc.mav.hil_actuator_controls_encode(m.time_usec, [value] * 4 + [0.0] * 12, 129, 1),
+            mav)
+
+
+def test_only_the_served_fc_drives_the_motors(procs, ros_context):
+    port = free_ports(2)
+    hil_plant(procs, port)
+    fc = Fc(port + 1, port)
+    stranger = new_mav(255, 190)
+    signer = new_mav(1, 1)
+    signer.signing.secret_key = bytes(range(32))
+    signer.signing.sign_outgoing = True
+    signer.signing.link_id = 1
+    node, ex = probe_node(ros_context, 'served_probe', '/quad')
+    cmds, diags = [], []
+    sub = node.create_subscription(AircraftEffectorCommand, 'effector_command', cmds.append,
+                                   qos.STATE)
+    node.create_subscription(DiagnosticArray, '/diagnostics', diags.append, 50)
+    assert spin_until(node, ex, lambda: sub.get_publisher_count() >= 1, 30.0)
+    fc.send(fc.mav.heartbeat_encode(2, 12, 0, 0, 3))
+    next(fc.frames(60.0))
+    fc.drain()
+    n = 0
+    for m in fc.frames(60.0):
+        _answer(fc, m, 0.9, stranger)       # a stray ground station first: refused
+        _answer(fc, m, 0.8, signer)         # the FC's ids, signed: refused (no key here)
+        _answer(fc, m, 0.3)                 # the FC
+        n += 1
+        if n >= 100:
+            break
+    assert n >= 100
+    assert spin_until(node, ex, lambda: int(port_counts(diags, 'MAVLink').get(
+        'rejected_signed', 0)) >= 50 and len(cmds) >= 50, 30.0), port_counts(diags, 'MAVLink')
+    c = port_counts(diags, 'MAVLink')
+    assert int(c['rejected_peer']) >= 50 and int(c['rejected_signed']) >= 50, c
+    assert {round(v, 3) for cmd in cmds for v in cmd.throttle_cmd} == {0.3}
+
+
+def test_a_refused_answer_releases_its_step_and_a_silent_fc_disengages_lockstep(procs,
+                                                                                ros_context):
+    import threading
+    port = free_ports(2)
+    bridge = hil_plant(procs, port)
+    fc = Fc(port + 1, port)
+    node, ex = probe_node(ros_context, 'lockstep_probe', '/quad')
+    status = []
+    node.create_subscription(SimStatus, '/sim/status', status.append, qos.LATCHED)
+    answer = {'value': 0.3, 'n': 0, 'last_us': 0}     # value None: the FC is silent
+    stop = threading.Event()
+
+    def fc_loop():                          # the FC answers from its own thread, as PX4 does
+        fc.send(fc.mav.heartbeat_encode(2, 12, 0, 0, 3))
+        next(fc.frames(60.0))
+        fc.drain()                          # it joins the running sim: the newest frames on
+        while not stop.is_set():
+            for m in fc.frames(0.2):
+                if answer['value'] is not None:
+                    _answer(fc, m, answer['value'])
+                    answer['n'] += 1
+                answer['last_us'] = m.time_usec
+                break
+    worker = threading.Thread(target=fc_loop, daemon=True)
+    worker.start()
+
+    def status_after(t_us):
+        assert spin_until(node, ex, lambda: status and status[-1].sim_time.sec * 10**6 +
+                          status[-1].sim_time.nanosec // 1000 >= t_us, 30.0)
+        return status[-1]
+    try:
+        assert spin_until(node, ex, lambda: answer['n'] >= 100, 60.0), answer
+        before = status_after(answer['last_us'])
+        assert before.lockstep, before
+        answer['value'] = math.nan          # from now on, only refused answers
+        n0 = answer['n']
+        assert spin_until(node, ex, lambda: answer['n'] >= n0 + 300, 60.0), answer
+        # 300 refused answers, each released its step: no lockstep timeout (before: 1 each)
+        after = status_after(answer['last_us'])
+        assert after.lockstep and after.lockstep_timeouts == before.lockstep_timeouts, after
+        # the FC falls silent: after 3 timeouts in a row lockstep disengages, sensors run on
+        answer['value'] = None
+        assert spin_until(node, ex, lambda: not status[-1].lockstep, 30.0), status[-1]
+        assert status[-1].lockstep_timeouts == before.lockstep_timeouts + 3
+        t_free = answer['last_us']
+        assert spin_until(node, ex, lambda: answer['last_us'] > t_free + 1_000_000, 30.0)
+        # and it answers again: lockstep engages again
+        answer['value'] = 0.3
+        assert spin_until(node, ex, lambda: status[-1].lockstep, 30.0), status[-1]
+    finally:
+        stop.set()
+        worker.join(2.0)
+    out = procs.output(bridge)
+    assert 'HIL_ACTUATOR_CONTROLS rejected' in out
+    assert 'lockstep disengaged' in out and 'lockstep engaged again' in out
+
+
+@pytest.mark.parametrize('args', [['fc:=px4', 'px4_instance:=two'],
+                                  ['fc:=px4', 'mission_link:=nonsense']])
+def test_bad_px4_arguments_are_a_clear_error(args):
+    r = subprocess.run([sys.executable, '-m', 'sim_core.cli', 'launch', 'sim_quad_hil'] + args,
+                       capture_output=True, text=True, timeout=120, cwd=str(PKG_DIR))
+    assert r.returncode == 2, r.stdout[-2000:] + r.stderr[-2000:]
+    assert 'px4_instance' in r.stderr or 'mission_link' in (r.stdout + r.stderr)
