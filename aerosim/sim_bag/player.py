@@ -10,11 +10,20 @@ t0_wall + (t - t0_bag) / rate. A bag that holds /clock (a recorded sim graph) re
 clock as data; `clock:=true` publishes /clock from the bag timeline instead (ros2 bag play
 --clock), for bags without one. Services ~/pause, ~/resume, ~/toggle_paused (std_srvs/Trigger)
 hold and continue the timeline; start_paused waits for ~/resume.
+
+Lossless by default (`wait_for_acked`, as `ros2 bag play --wait-for-all-acked`): a reliable
+publisher keeps the last 200 messages; before it could overwrite one a reader has not
+acknowledged yet (every 100 messages of a topic), the player waits until every reader has
+acknowledged (at most ack_timeout_s, then a warning). A reader slower than the replay (a
+loaded machine) slows the replay instead of losing messages; the timeline moves on by the
+time waited.
 """
 
 import time
 
+from rclpy.duration import Duration
 from rclpy.node import Node
+from rclpy.qos import ReliabilityPolicy
 from rosgraph_msgs.msg import Clock as ClockMsg
 from std_srvs.srv import Trigger
 
@@ -55,6 +64,11 @@ class Timeline:
             self.anchor_wall = wall_s
             self.paused = paused
 
+    def hold(self, seconds: float) -> None:
+        """Bag time stood still for seconds of wall time (the player waited for readers)."""
+        if not self.paused:
+            self.anchor_wall += seconds
+
     def wait_s(self, t_bag: int, wall_s: float) -> float:
         """Wall seconds until bag time t_bag is due (inf while paused)."""
         if self.paused:
@@ -85,6 +99,12 @@ class Player(Node):
         self.clock_period_s = 1.0 / declare(self, 'clock_rate_hz', 100.0, '/clock rate [Hz] '
                                             '(wall) with clock:=true', 1.0, 1000.0)
         self.start_paused = declare(self, 'start_paused', False, 'Wait for ~/resume')
+        self.wait_for_acked = declare(
+            self, 'wait_for_acked', True, 'Reliable topics: before the publisher history could '
+            'overwrite an unacknowledged message, wait until every reader acknowledged (a slow '
+            'reader slows the replay instead of losing messages)')
+        self.ack_timeout_s = declare(self, 'ack_timeout_s', 5.0, 'Longest such wait [s] (then '
+                                     'a warning and the replay goes on)', 0.01, 600.0)
         reader = open_reader(self.bag_path)
         try:
             topics = [t for t in bag_topics(reader) if self.select.takes(t.name)]
@@ -98,6 +118,8 @@ class Player(Node):
             self.get_logger().warning('the bag has /clock: replaying it; clock:=true ignored')
             self.clock = False
         self.pubs = {}
+        self._unacked = {}           # reliable topics: messages since the last full ack
+        self.ack_waits = self.ack_timeouts = 0
         for t in topics:
             try:
                 cls = message_class(t.msgtype)
@@ -108,6 +130,8 @@ class Player(Node):
             profile = qos.matching([(q.reliability.value, q.durability.value) for q in t.qos],
                                    qos.STATE.depth)
             self.pubs[t.name] = self.create_publisher(cls, t.name, profile)
+            if self.wait_for_acked and profile.reliability == ReliabilityPolicy.RELIABLE:
+                self._unacked[t.name] = 0
         self.pub_clock = (self.create_publisher(ClockMsg, '/clock', qos.CLOCK)
                           if self.clock else None)
         self.counts = {t: 0 for t in self.pubs}
@@ -142,6 +166,7 @@ class Player(Node):
                 for topic, t_ns, data in bag_messages(reader, self.select):
                     if not self._wait_until(executor, t_ns):
                         return 0
+                    self._before_publish(topic)
                     self.pubs[topic].publish(data)
                     self.counts[topic] += 1
             finally:
@@ -156,7 +181,29 @@ class Player(Node):
             executor.spin_once(timeout_sec=POLL_S)
         for topic, n in sorted(self.counts.items()):
             self.get_logger().info(f'  {topic}: {n}')
+        if self._unacked:
+            self.get_logger().info(f'waited for acknowledgements {self.ack_waits} times '
+                                   f'({self.ack_timeouts} timed out)')
         return 0
+
+    def _before_publish(self, topic: str) -> None:
+        """Reliable topic: every half history, wait for the readers' acknowledgements."""
+        n = self._unacked.get(topic)
+        if n is None:
+            return
+        if n < qos.STATE.depth // 2:
+            self._unacked[topic] = n + 1
+            return
+        t0 = time.monotonic()
+        self.ack_waits += 1
+        if not self.pubs[topic].wait_for_all_acked(Duration(seconds=self.ack_timeout_s)):
+            self.ack_timeouts += 1
+            self.get_logger().warning(
+                f'{topic}: a reader did not acknowledge within {self.ack_timeout_s:g} s '
+                f'({self.ack_timeouts} times so far): it may miss messages',
+                throttle_duration_sec=5.0)
+        self._unacked[topic] = 1
+        self.timeline.hold(time.monotonic() - t0)
 
     def _wait_until(self, executor, t_ns: int) -> bool:
         """Serve services and /clock until t_ns is due; False if the context ended."""

@@ -161,7 +161,7 @@ class UsvSwarmNode(SimTimeNode):
             if bid not in self._boat_pubs:
                 self._boat_pubs[bid] = VehicleStatePublisher(
                     self, self.cfg.world_frame_id, f'boat_{bid}/{self.cfg.body_frame_id}',
-                    prefix=f'boat_{bid}/', state_qos=qos.SENSOR_PUB)
+                    prefix=f'boat_{bid}/', state_qos=qos.VIEW_PUB)
 
     @serialized
     def _on_config(self, msg: JsonData):

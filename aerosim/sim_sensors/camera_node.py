@@ -69,10 +69,10 @@ class CameraNode(Node):
                                 distortion_model=info['distortion_model'], d=info['d'],
                                 k=info['k'], r=info['r'], p=info['p'])
         self._info.header.frame_id = self.cfg.frame_id
-        self.pub_image = self.create_publisher(Image, 'camera/image_raw', qos.SENSOR_PUB)
+        self.pub_image = self.create_publisher(Image, 'camera/image_raw', qos.VIEW_PUB)
         self.pub_info = self.create_publisher(CameraInfo, 'camera/camera_info', qos.SENSOR_PUB)
         self.pub_comp = self.create_publisher(CompressedImage, 'camera/image_raw/compressed',
-                                              qos.SENSOR_PUB)
+                                              qos.VIEW_PUB)
         self.create_subscription(VehicleState, 'vehicle_state', self._on_state, qos.STATE)
         self.get_logger().info(
             f'{params.width}x{params.height} px, hfov {params.hfov_deg:g} deg, '

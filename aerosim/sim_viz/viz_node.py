@@ -79,7 +79,7 @@ class VizNode(Node):
         self.max_boats = declare(self, 'max_boats_drawn', 200, 'Boats drawn (swarm mode)', 1,
                                  100000)
         self.track_args = (max_points, step)
-        self.pub_markers = self.create_publisher(MarkerArray, 'markers', qos.SENSOR_PUB)
+        self.pub_markers = self.create_publisher(MarkerArray, 'markers', qos.VIEW_PUB)
         self.tf = tf_broadcaster(self)
         self._stale = True                  # the first publication clears old markers
         self.published = 0
@@ -112,7 +112,7 @@ class VizNode(Node):
         self.track = scene.Track(*self.track_args)
         self.path = Path()
         self.path.header.frame_id = self.frame
-        self.pub_path = self.create_publisher(Path, 'path', qos.SENSOR_PUB)
+        self.pub_path = self.create_publisher(Path, 'path', qos.VIEW_PUB)
         self.create_subscription(Odometry, 'odom', self._on_odom, qos.SENSOR_SUB)
 
     def _on_odom(self, msg: Odometry):

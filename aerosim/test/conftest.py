@@ -178,14 +178,29 @@ def port_counts(diags, name):
     return {}
 
 
+# Deadlines are generous: a condition that holds ends the wait at once, and a loaded machine
+# (CI with other jobs, both cores busy) may take several times as long as a quiet one.
+DEADLINE_SCALE = float(os.environ.get('AEROSIM_TEST_DEADLINE_SCALE', '3'))
+
+
 def spin_until(node, executor, predicate, timeout_s):
-    """Spin executor until predicate() holds or timeout_s wall seconds pass; return it."""
-    deadline = time.monotonic() + timeout_s
+    """Spin executor until predicate() holds or the deadline passes; return predicate().
+
+    The deadline is timeout_s x DEADLINE_SCALE wall seconds.
+    """
+    deadline = time.monotonic() + timeout_s * DEADLINE_SCALE
     while time.monotonic() < deadline:
         if predicate():
             return True
         executor.spin_once(timeout_sec=0.05)
     return predicate()
+
+
+def spin_for(node, executor, seconds):
+    """Spin executor for seconds of wall time (callbacks keep coming in meanwhile)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        executor.spin_once(timeout_sec=min(0.05, max(0.0, deadline - time.monotonic())))
 
 
 def _free_everywhere(port: int, holders: list) -> bool:

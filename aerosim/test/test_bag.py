@@ -19,7 +19,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
 from std_srvs.srv import Trigger
 
-from conftest import probe_node, spin_until
+from conftest import probe_node, spin_for, spin_until
 from sim_bag.core.bagio import (BagWriter, TopicFilter, bag_messages, bag_topics, msgdef,
                                 open_reader)
 from sim_bag.player import Timeline
@@ -108,6 +108,12 @@ def test_timeline_rate_and_pause():
     assert tl.bag_time(200.0) == 13 * NS and tl.wait_s(14 * NS, 200.0) == float('inf')
     tl.set_paused(False, 200.0)
     assert tl.bag_time(200.5) == 14 * NS
+    tl.hold(0.5)                       # the player waited 0.5 s for readers: bag time held
+    assert tl.bag_time(201.0) == 14 * NS and tl.wait_s(15 * NS, 201.0) == pytest.approx(0.5)
+    tl.set_paused(True, 201.0)
+    tl.hold(3.0)                       # paused by the user: a hold changes nothing
+    tl.set_paused(False, 210.0)
+    assert tl.bag_time(210.0) == 14 * NS
 
 
 def _record_run(procs, ros_context, tmp_path, storage):
@@ -135,7 +141,7 @@ def _record_run(procs, ros_context, tmp_path, storage):
         return pause.service_is_ready() and all(sub.get_publisher_count() >= 1 for sub in subs) \
             and all(node.count_subscribers(t) >= 2 for t in RECORDED if t != '/sim/status')
     assert spin_until(node, ex, ready, 30.0), 'graph/recorder did not come up'
-    spin_until(node, ex, lambda: False, 1.0)       # recorder logs its subscriptions
+    spin_for(node, ex, 1.0)       # recorder logs its subscriptions
     fut = pause.call_async(SetPaused.Request(paused=False))
     assert spin_until(node, ex, fut.done, 10.0) and fut.result().success
 
@@ -145,7 +151,7 @@ def _record_run(procs, ros_context, tmp_path, storage):
     assert spin_until(node, ex, lambda: sim_s() >= 2.0, 30.0), 'sim did not run 2 s'
     os.killpg(rec.pid, signal.SIGINT)              # mid-run: the sim keeps publishing
     rec.wait(20)
-    spin_until(node, ex, lambda: False, 1.0)       # the probe takes what it has queued
+    spin_for(node, ex, 1.0)       # the probe takes what it has queued
     out = rec.stdout.read().decode()
     assert rec.returncode == 0, out
     return bag, seen, out
@@ -220,13 +226,13 @@ def test_replay_republishes_the_bag_field_by_field(procs, ros_context, tmp_path)
     resume = node.create_client(Trigger, '/player/resume')
     assert spin_until(node, ex, resume.service_is_ready, 30.0), 'player did not come up'
     assert spin_until(node, ex, lambda: node.count_publishers('/replay/odom') == 1, 10.0)
-    spin_until(node, ex, lambda: False, 0.5)        # matched both ways
+    spin_for(node, ex, 0.5)        # matched both ways
     assert got['/quad/vehicle_state'] == []         # start_paused holds everything back
     fut = resume.call_async(Trigger.Request())
     assert spin_until(node, ex, fut.done, 10.0) and fut.result().message == 'playing'
     assert spin_until(node, ex, lambda: player.poll() is not None, 60.0), 'player did not end'
     assert player.returncode == 0
-    spin_until(node, ex, lambda: False, 0.3)
+    spin_for(node, ex, 0.3)
     for topic, typ in RECORDED.items():
         cls = message_class(typ)
         want = [deserialize_message(r, cls) for r in recorded[topic]]
@@ -236,10 +242,11 @@ def test_replay_republishes_the_bag_field_by_field(procs, ros_context, tmp_path)
             continue
         assert len(got[topic]) == len(want), topic
         assert got[topic] == want, f'{topic}: republished messages differ from the bag'
-    # timing at rate 2: the wall span of the replay is half the recorded span
+    # timing at rate 2: never ahead of half the recorded span (a loaded machine may only make
+    # it slower; the player's lateness is not asserted here)
     span_bag = (times[-1] - times[0]) / NS
     span_wall = arrival[-1] - arrival[0]
-    assert span_wall == pytest.approx(span_bag / 2.0, rel=0.15), (span_wall, span_bag)
+    assert span_wall >= 0.95 * span_bag / 2.0, (span_wall, span_bag)
 
 
 def test_player_and_recorder_refuse_bad_configuration(procs, tmp_path):

@@ -12,7 +12,7 @@ import time
 from aerosim_msgs.msg import SimStatus
 from aerosim_msgs.srv import SetPaused
 
-from conftest import free_ports, mavsdk_gcs, output_lines, probe_node, spin_until
+from conftest import free_ports, mavsdk_gcs, output_lines, probe_node, spin_for, spin_until
 from sim_core.ros import qos
 
 
@@ -149,12 +149,12 @@ def test_pause_and_resume_under_load(procs, ros_context):
         t.start()
     try:
         for _ in range(3):
-            spin_until(node, ex, lambda: False, 0.7)
+            spin_for(node, ex, 0.7)
             fut = pause.call_async(SetPaused.Request(paused=True))
             assert spin_until(node, ex, fut.done, 10.0) and fut.result().success
             assert spin_until(node, ex, lambda: status[-1].state == 2, 5.0)
             held = status[-1].steps
-            spin_until(node, ex, lambda: False, 1.0)
+            spin_for(node, ex, 1.0)
             assert status[-1].steps == held, 'the sim stepped while paused'
             fut = pause.call_async(SetPaused.Request(paused=False))
             assert spin_until(node, ex, fut.done, 10.0) and fut.result().success

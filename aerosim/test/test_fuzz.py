@@ -26,7 +26,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 import pytest
 from std_msgs.msg import UInt8
 
-from conftest import free_ports, port_counts, probe_node, REPO_DIR, spin_until
+from conftest import free_ports, port_counts, probe_node, REPO_DIR, spin_for, spin_until
 from fuzzing import blast, ImcInputs, MavlinkInputs, mutated_text, UsvInputs, wait_drained
 from sim_core.errors import ConfigError
 from sim_core.ros import qos
@@ -53,7 +53,7 @@ def fuzz_port(procs, ros_context, node_proc, diag_name, port, inputs, quiet, pau
                                  else qos.COMMAND)
     assert spin_until(node, ex, lambda: port_counts(diags, diag_name) and status, 30.0), \
         procs.output(node_proc)
-    spin_until(node, ex, lambda: False, 0.5)            # latched messages in
+    spin_for(node, ex, 0.5)            # latched messages in
     before = {t: list(v) for t, v in heard.items()}
     steps = status[-1].steps
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -64,7 +64,7 @@ def fuzz_port(procs, ros_context, node_proc, diag_name, port, inputs, quiet, pau
     def counted():
         return int(port_counts(diags, diag_name).get('rejected', -1)) >= expected
     spin_until(node, ex, counted, 20.0)
-    spin_until(node, ex, lambda: False, 1.2)            # one more status: nothing after
+    spin_for(node, ex, 1.2)            # one more status: nothing after
     rejects = {k[len('rejected_'):]: int(v) for k, v in port_counts(diags, diag_name).items()
                if k.startswith('rejected_') and not k.endswith('_per_s')}
     total = int(port_counts(diags, diag_name)['rejected'])

@@ -12,7 +12,7 @@ from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus, VehicleState
 from aerosim_msgs.srv import Reset, SetPaused, SetTimeScale, Step
 from rosgraph_msgs.msg import Clock
 
-from conftest import probe_node, spin_until
+from conftest import probe_node, spin_for, spin_until
 from sim_core.ros import qos
 from sim_core.ros.monitor import message_class
 
@@ -142,7 +142,7 @@ def test_garbage_effector_commands_are_rejected_and_counted_valid_ones_fly(procs
     assert states[-1].state.pose.position.z == 0.0          # garbage did not fly it
     for _ in range(20):
         pub.publish(AircraftEffectorCommand(throttle_cmd=[0.85] * 4))
-        spin_until(node, ex, lambda: False, 0.05)
+        spin_for(node, ex, 0.05)
     assert spin_until(node, ex, lambda: states[-1].state.pose.position.z > 0.5, 10.0)
     assert status[-1].rejected_inputs == len(bad)
 
@@ -174,10 +174,10 @@ def test_lockstep_advances_one_step_per_answer_and_never_deadlocks(procs, ros_co
     assert all(g == 4_000_000 for g in gaps), [(i, g) for i, g in enumerate(gaps) if g != 4e6][:5]
     # stop answering: the simulation waits for each answer until the 0.25 s timeout
     answering['on'] = False
-    spin_until(node, ex, lambda: False, 0.1)
+    spin_for(node, ex, 0.1)
     n0 = len(seen)
     t0 = time.monotonic()
-    spin_until(node, ex, lambda: False, 1.5)
+    spin_for(node, ex, 1.5)
     waited = len(seen) - n0
     assert 3 <= waited <= 1.5 / 0.25 + 2, f'{waited} steps in 1.5 s without answers'
     assert spin_until(node, ex, lambda: status and status[-1].lockstep_timeouts >= 3, 5.0)

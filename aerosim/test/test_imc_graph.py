@@ -107,9 +107,11 @@ def test_state_presence_and_driving_the_boat_over_imc(procs):
     stamps = [round(m.timestamp / 0.02) for m in states]
     assert all(abs(m.timestamp - 0.02 * k) < 1e-6 for m, k in zip(states, stamps))
     steps = [b - a for a, b in zip(stamps, stamps[1:])]
-    assert sorted(steps)[len(steps) // 2] == 5 and steps.count(5) >= 0.8 * len(steps), steps
-    span = states[-1].timestamp - states[0].timestamp
-    assert span > 3.0 * TIME_SCALE * 0.5                      # sim ran ~10x faster than wall
+    assert sorted(steps)[len(steps) // 2] == 5, steps      # 10 Hz on the 50 Hz step grid
+    # the schedule is on sim time: one sample per 0.1 s slot, never two (a state the bridge
+    # got late puts its sample later in the same slot; the next is back on the slot start)
+    slots = [k // 5 for k in stamps]
+    assert all(b > a for a, b in zip(slots, slots[1:])), stamps
     # Announce and Heartbeat at 1 Hz (wall), EstimatedState at half the SimulatedState rate
     assert 2 <= counts['Heartbeat'] <= 6 and 2 <= counts['Announce'] <= 6, counts
     ann = peer.last['Announce']

@@ -22,7 +22,7 @@ import imcpy
 from rclpy.serialization import deserialize_message
 from std_srvs.srv import Trigger
 
-from conftest import free_ports, probe_node, spin_until
+from conftest import free_ports, probe_node, spin_for, spin_until
 from imc_bridge.core.codec import decode
 from sim_bag.core.bagio import bag_messages, open_reader, TopicFilter
 from sim_core.ros.convert import time_ns
@@ -56,7 +56,7 @@ def resume_when_recorded(node, ex, state_topic, readers):
     assert spin_until(node, ex, lambda: pause.service_is_ready() and
                       node.count_subscribers(state_topic) >= readers, 30.0), \
         'graph/recorder did not come up'
-    spin_until(node, ex, lambda: False, 1.0)       # matched both ways
+    spin_for(node, ex, 1.0)       # matched both ways
     fut = pause.call_async(SetPaused.Request(paused=False))
     assert spin_until(node, ex, fut.done, 10.0) and fut.result().success
     return pause
@@ -77,7 +77,7 @@ def replay(procs, ros_context, bag, state_topic, peer, keep, key):
     assert spin_until(node, ex, lambda: resume.service_is_ready() and
                       node.count_publishers(state_topic) >= 1 and
                       node.count_subscribers(state_topic) >= 1, 30.0), 'player/bridge not up'
-    spin_until(node, ex, lambda: False, 1.0)       # matched both ways
+    spin_for(node, ex, 1.0)       # matched both ways
     fut = resume.call_async(Trigger.Request())
     assert spin_until(node, ex, fut.done, 10.0) and fut.result().message == 'playing'
     got = {}

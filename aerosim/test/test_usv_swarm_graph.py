@@ -101,14 +101,12 @@ def test_init_session_and_control_with_21_at_its_rate(procs, ros_context):
     assert seconds(ts) - 13 * 3600 < 1.0                 # the init's hour + session time
     # 10 Hz on sim time: consecutive stamps 100 ms apart, none missing
     stamps = [seconds(ts)]
-    t_wall = time.monotonic()
     for m in ui.messages(2.0):
         if m[0] == 21:
             stamps.append(seconds(m[-1]))
     steps = [round(b - a, 3) for a, b in zip(stamps, stamps[1:])]
     assert len(steps) > 10 and set(steps) == {0.1}, steps
-    rate_wall = len(steps) / (time.monotonic() - t_wall)
-    assert 0.5 * 10 * TIME_SCALE < rate_wall < 1.5 * 10 * TIME_SCALE
+    # (how many of them a wall second carries is the machine's speed: bench_swarm's figure)
     # 22 heading/speed for boat 1: reached within 60 s of sim time
     ui.send([22, 1, 0, 0, 0, 0, 3, 2.0, 90, 0, 0])
     t0 = stamps[-1]

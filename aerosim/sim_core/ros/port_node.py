@@ -75,7 +75,7 @@ class PortNode(Node):
         self._warn_period = warn_period_s
         self._max_text = max_text
         self.rejects = {k: 0 for k in tuple(kinds) + ('peer',)}
-        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', qos.SENSOR_PUB)
+        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', qos.VIEW_PUB)
 
     def _reject(self, kind: str, text: str, addr=None):
         """Count a rejected input by kind and warn (at most once per warn_period_s)."""

@@ -3,9 +3,16 @@
 from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
                        qos_profile_sensor_data)
 
-# Publishers of sensor data and state: system default (reliable, keep last).
-SENSOR_PUB = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
+# Publishers of sensor data and state: system default (reliable, keep last), with a history
+# of 100 (0.4 s of 250 Hz IMU) so a reliable reader that stalls that long on a loaded machine
+# (a recorder, a test probe) loses nothing: a reliable KEEP_LAST writer overwrites samples a
+# slow reader has not acknowledged yet.
+SENSOR_PUB = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                         history=HistoryPolicy.KEEP_LAST)
+# Publishers for viewers and large or numerous messages (images, markers, per-boat odometry of a
+# swarm, diagnostics): the ROS default history of 10; a viewer wants the newest data.
+VIEW_PUB = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
+                      history=HistoryPolicy.KEEP_LAST)
 # Subscribers of sensor data: best effort, small queue (matches reliable and best-effort pubs).
 SENSOR_SUB = qos_profile_sensor_data
 # Commands (effector commands in the control loop): reliable, keep last.
