@@ -7,8 +7,11 @@
 2. SwarmSim.step (guidance, tasks, damage, collisions) with every boat commanded, and the
    command-21 encoding (columns + JSON) for N = 10 .. 10,000: the real-time rate a 50 Hz step
    plus 10 Hz command 21 allows.
-3. The sim_usv_swarm graph (usv_swarm_node + usv_bridge processes, real TCP) with 1,000 boats at
-   time scale 1: command 21 messages per wall second at the UI and sim time vs wall time.
+3. The sim_usv_swarm graph (usv_swarm_node + usv_bridge processes, real TCP) with 1,000 and
+   10,000 boats at time scale 1: command 21 messages per wall second at the UI and sim time
+   vs wall time; the command path: a burst of one command 22 per boat (commands applied per
+   wall second, from the first sent to the last answer) and the latency from one command 22
+   to the first 21 that shows it (median of 20, against the state period 100 ms).
 """
 
 import json
@@ -19,6 +22,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -153,7 +157,7 @@ def swarm_config(n, time_scale=1.0, spacing=20.0):
 
 def full_step(n):
     obj = swarm_config(n)
-    cfg = P.parse_config(obj, TYPES.boats, TYPES.obstacles)
+    cfg = P.parse_init(obj, TYPES.boats, TYPES.obstacles)
     sim = SwarmSim(cfg, TYPES, SwarmParams())
     ids = cfg.boat_index()
     for i in range(n):              # every boat: heading/speed, a tenth on escort tasks
@@ -170,57 +174,89 @@ def full_step(n):
     reps = max(3, min(50, 20_000 // n))
     t0 = time.perf_counter()
     for _ in range(reps):
-        parts = P.encode_21(sim.columns(), '2026-11-23-13-00-00-000', 60000)
+        data = P.encode_21(sim.columns(), '2026-11-23-13-00-00-000')
     out21 = (time.perf_counter() - t0) / reps
-    return step, out21, len(parts), sum(len(p) for p in parts)
+    return step, out21, len(data)
 
 
 def graph(n=1000, wall_s=10.0):
-    """Run the sim_usv_swarm graph with n boats at 1x over TCP; 21 rate and sim/wall ratio.
+    """The sim_usv_swarm graph with n boats at 1x over TCP: 21 rate, sim/wall, command path.
 
-    TCP: an init of 1,000 boats is ~240 kB, more than one UDP datagram.
+    TCP: an init of 1,000 boats is ~240 kB, more than one UDP datagram. Returns None if the
+    graph did not come up.
     """
     env = dict(os.environ, ROS_DOMAIN_ID=str(90 + os.getpid() % 50))
-    port = 29921
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
     cmd = [sys.executable, '-m', 'sim_core.cli', 'launch', 'sim_usv_swarm', 'transport:=tcp',
-           f'ui_bind:=127.0.0.1:{port}']
+           f'ui_bind:=127.0.0.1:{port}', 'summary:=false']
     p = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 30.0
         while True:
             try:
-                sock = socket.create_connection(('127.0.0.1', port), timeout=5.0)
+                sock = socket.create_connection(('127.0.0.1', port), timeout=60.0)
                 break
             except OSError:
                 if time.monotonic() > deadline:
                     return None
                 time.sleep(0.2)
         f = sock.makefile('rb')
+
+        def reply(to):
+            while True:
+                m = json.loads(f.readline())
+                if isinstance(m, dict) and m['reply'] == to:
+                    return m
         sock.sendall(json.dumps(swarm_config(n)).encode() + b'\n')
-        if not json.loads(f.readline()).get('ok'):
+        if not reply('init').get('ok'):
             return None
-        lines = [json.dumps([22, i + 1, 0, 0, 0, 0, 3, 1.5, (i * 37) % 360, 0, 0])
-                 for i in range(n)]
-        sock.sendall(b'[26, 2]\n' + '\n'.join(lines).encode() + b'\n')
+        sock.sendall(b'[26, 2]\n')
+        reply(26)
+        # a burst: one command 22 per boat, back to back (written from another thread while
+        # this one reads the answers and the 21s)
+        data = b''.join(json.dumps([22, i + 1, 0, 0, 0, 0, 3, 1.5, (i * 37) % 360, 0, 0])
+                        .encode() + b'\n' for i in range(n))
+        t0 = time.monotonic()
+        threading.Thread(target=sock.sendall, args=(data,), daemon=True).start()
+        applied = 0
+        while applied < n:
+            m = json.loads(f.readline())
+            applied += isinstance(m, dict) and m['reply'] == 22 and m['ok']
+        burst = n / (time.monotonic() - t0)
+        # 21 rate and sim/wall
         stamps, t_first = [], None
         while True:
             arr = json.loads(f.readline())
-            if arr[0] != 21 or arr[1] != n:
+            if not isinstance(arr, list):
                 continue
             now = time.monotonic()
             t_first = t_first or now
             stamps.append((now, P.parse_timestamp(arr[-1])))
             if now - t_first > wall_s:
                 break
-        sock.close()
         wall = stamps[-1][0] - stamps[0][0]
         sim = (stamps[-1][1] - stamps[0][1]).total_seconds()
-        return (len(stamps) - 1) / wall, sim / wall, len(stamps)
+        # latency: one command, until the first 21 that shows it (boat 1's heading)
+        lat = []
+        for k in range(20):
+            heading = float(100 + k)
+            t0 = time.monotonic()
+            sock.sendall(json.dumps([22, 1, 0, 0, 0, 0, 3, 1.5, heading, 0, 0]).encode() +
+                         b'\n')
+            while True:
+                arr = json.loads(f.readline())
+                if isinstance(arr, list) and arr[2 + 17] == heading:     # boat 1 control_a
+                    lat.append(time.monotonic() - t0)
+                    break
+        sock.close()
+        return (len(stamps) - 1) / wall, sim / wall, len(stamps), burst, float(np.median(lat))
     finally:
         os.killpg(p.pid, signal.SIGINT)
         try:
-            p.wait(10)
+            p.wait(20)
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
 
@@ -235,21 +271,25 @@ def main():
         print(f'{n:>7} {vec * 1e6:>10.1f} {vec / n * 1e9:>8.0f} {1 / vec:>9.0f} '
               f'{scalar * 1e6:>11.0f} {scalar / vec:>6.1f}x')
     print('full swarm step (guidance, tasks, collisions) + command 21 (columns + JSON)')
-    print(f'{"N":>7} {"step ms":>8} {"21 ms":>7} {"parts":>5} {"bytes":>9} '
+    print(f'{"N":>7} {"step ms":>8} {"21 ms":>7} {"bytes":>9} '
           f'{"RT factor at 50 Hz + 21 at 10 Hz":>34}')
     for n in (10, 100, 1000, 10000):
-        step, out21, parts, size = full_step(n)
+        step, out21, size = full_step(n)
         per_sim_s = 50 * step + 10 * out21
-        print(f'{n:>7} {step * 1e3:>8.2f} {out21 * 1e3:>7.2f} {parts:>5} {size:>9} '
+        print(f'{n:>7} {step * 1e3:>8.2f} {out21 * 1e3:>7.2f} {size:>9} '
               f'{1 / per_sim_s:>33.1f}x')
-    g = graph()
-    if g is None:
-        print('graph: no complete command 21 received')
-    else:
-        rate, rtf, count = g
-        print(f'graph sim_usv_swarm (TCP), 1,000 boats at 1x: command 21 {rate:.1f} per wall s '
-              f'(target 10), sim/wall {rtf:.3f}, {count} complete states')
-
+    print('graph sim_usv_swarm over TCP at 1x: 21 per wall s (target 10), sim/wall; a burst of '
+          'one 22 per boat (applied per wall s); latency 22 -> first 21 showing it (median of '
+          '20; ratio to the 100 ms state period)')
+    for n in (1000, 10000):
+        g = graph(n)
+        if g is None:
+            print(f'{n:>7} boats: the graph did not come up')
+            continue
+        rate, rtf, count, burst, lat = g
+        print(f'{n:>7} boats: 21 {rate:5.1f}/s, sim/wall {rtf:.3f} ({count} states); burst '
+              f'{burst:7.0f} commands/s; latency {lat * 1e3:6.1f} ms ({lat / 0.1:.1f}x the '
+              'state period)')
 
 if __name__ == '__main__':
     main()

@@ -12,7 +12,8 @@ import math
 import sys
 
 from sim_dynamics.core.usv_swarm import SwarmParams, SwarmSim
-from sim_dynamics.usv_swarm_node import load_sim_config, load_types
+from sim_dynamics.core.swarm_config import load_swarm_config
+from sim_dynamics.core.usv_swarm import TypeTable
 from sim_viz.core import scene, summary
 from usv_bridge.core import protocol as P
 
@@ -28,8 +29,8 @@ COMMANDS = {   # sim time [s] -> command 22 fields after the code (id, task..., 
 
 def main(out='docs/img/swarm_summary.png', seconds=300.0):
     """Run the swarm, sample it at 1 Hz like summary_node, plot."""
-    types = load_types('usv_types.yaml')
-    cfg = load_sim_config('SimConfig.json', types, 1000)
+    types = TypeTable.load('usv_types.yaml')
+    cfg = load_swarm_config('SimConfig.json', types.boats, types.obstacles, 1000)[0]
     sim = SwarmSim(cfg, types, SwarmParams())
     sim.damage_enabled = False
     tracks = {int(i): summary.BoatTrack(team=int(t)) for i, t in zip(sim.ids, sim.team)}

@@ -2,7 +2,7 @@
 """Coverage-guided fuzzing (atheris / libFuzzer) of the decoders behind every external input.
 
 Targets, each allowed to refuse input only with its documented error:
-  usv      USV UI JSON: decode -> parse_config (+ the swarm's layout check) / command 22 / 26
+  usv      USV UI JSON: decode -> parse_init (+ the swarm's layout check) / 22 applied / 26
            (ProtocolError)
   imc      IMC datagrams: codec.decode (ImcError)
   mavlink  MAVLink 2 datagrams: pymavlink parse -> the actuator mixer (ActuatorError) and
@@ -35,6 +35,7 @@ with atheris.instrument_imports(include=['usv_bridge', 'imc_bridge', 'mavlink_br
     from mavlink_bridge.core.mixer import ActuatorError, Mixer
     from sim_core.errors import ConfigError
     from sim_core.scenario import load_scenario, scenario_from_dict
+    from sim_core.validate import FieldError
     from sim_dynamics.core.usv_swarm import SwarmParams, SwarmSim, TypeTable
     from usv_bridge.core import protocol as P
 
@@ -42,21 +43,22 @@ with atheris.instrument_imports(include=['usv_bridge', 'imc_bridge', 'mavlink_br
 def usv_target():
     """The USV UI input path of usv_bridge (pure part)."""
     types = TypeTable.from_yaml(CONFIG / 'usv_types.yaml', CONFIG / 'boats')
-    config = P.parse_config(json.loads((CONFIG / 'SimConfig.json').read_text()), types.boats,
-                            types.obstacles, 1000)
+    config = P.parse_init(json.loads((CONFIG / 'SimConfig.json').read_text()), types.boats,
+                          types.obstacles, 1000)
     ids = config.boat_index()
+    sim = SwarmSim(config, types, SwarmParams())
 
     def one(data):
         try:
             code, obj = P.decode(data)
             if code == 'init':
-                cfg = P.parse_config(obj, types.boats, types.obstacles, 1000)
-                SwarmSim(cfg, types, SwarmParams())
+                cfg = P.parse_init(obj, types.boats, types.obstacles, 1000)
+                SwarmSim(cfg, types, SwarmParams())          # the swarm's layout check
             elif code == P.CMD_CONTROL:
-                P.parse_command22(obj, config, ids)
+                sim.command(P.parse_command22(obj, config, ids))
             elif code == P.CMD_SESSION:
                 P.parse_command26(obj)
-        except P.ProtocolError:
+        except FieldError:                                   # ProtocolError is one
             pass
     seeds = [(CONFIG / 'SimConfig.json').read_bytes(), b'[26, 2]',
              b'[22, 1, 0, 0, 0, 0, 3, 2.0, 90, 0, 0]',

@@ -29,3 +29,7 @@ class Decimator:
     def reset(self):
         """Restart at t = 0."""
         self.next_ns = 0
+
+    def restart_at(self, t_ns: int) -> None:
+        """Restart the schedule at t_ns: a sample is due then, the next one period later."""
+        self.next_ns = t_ns

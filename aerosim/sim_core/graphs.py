@@ -376,7 +376,8 @@ SWARM_ARGS = (
               '2 simulation', ('0', '1', '2')),
     LaunchArg('sim_config', 'SimConfig.json', 'Init object in force until the UI sends one '
               '(path, or name in config/)'),
-    LaunchArg('state_rate_hz', '10.0', 'Command 21 and SwarmState rate [Hz] (sim)'),
+    LaunchArg('state_rate_hz', '10.0', 'SwarmState rate [Hz] (sim, from each session start): '
+              'the bridge sends a command 21 for each'),
     LaunchArg('transport', 'udp', 'USV UI transport: udp (one JSON per datagram) or tcp '
               '(server, one JSON per line)', ('udp', 'tcp')),
     LaunchArg('ui_bind', '127.0.0.1:9921', 'Our USV UI address host:port (UDP, or the TCP '
@@ -401,8 +402,7 @@ USV_BRIDGE = NodeSpec(
     params_file='bridge_params',
     parameters=(('sim_config', Arg('sim_config')), ('transport', Arg('transport')),
                 ('bind', Arg('ui_bind')), ('tcp_bind', Arg('ui_bind')),
-                ('ui_address', Arg('ui_address')),
-                ('state_rate_hz', Arg('state_rate_hz', 'float'))))
+                ('ui_address', Arg('ui_address'))))
 
 SIM_USV_SWARM = Graph(
     name='sim_usv_swarm',

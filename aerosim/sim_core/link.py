@@ -196,9 +196,15 @@ class TcpServerLink:
     """TCP server for one client at a time (PX4 SITL's simulator_mavlink connects here)."""
 
     def __init__(self, bind: Address, allow: Optional[Allowlist] = None,
-                 on_refused: Callable[[Address], None] = _nobody):
-        """Listen now (raises OSError with the address if it can't)."""
+                 on_refused: Callable[[Address], None] = _nobody,
+                 send_timeout_s: Optional[float] = None):
+        """Listen now (raises OSError with the address if it can't).
+
+        send_timeout_s: a client that takes no data for this long is dropped (counted in
+        send_errors; it may connect again) instead of stalling the sender; None = wait.
+        """
         self.allow = allow or Allowlist(())
+        self.send_timeout_s = send_timeout_s
         self.on_refused = on_refused
         self.server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -259,6 +265,7 @@ class TcpServerLink:
                 self.on_refused(addr)
                 return None, None
             new.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            new.settimeout(self.send_timeout_s)
             old = c
             with self._lock:
                 self.client, self.remote = new, addr

@@ -2,73 +2,54 @@
 
 The time source of sim_usv_swarm (base: sim_core.ros.sim_time_node). The swarm itself is
 sim_dynamics.core.usv_swarm.SwarmSim: N boats, PID speed/heading control with the init's gains,
-the motion modes and tasks of command 22, health/attack, obstacles, map bounds, collisions.
+the motion modes and tasks of the orders, health/attack, obstacles, map bounds, collisions.
 
-Inputs (relative names; the graph runs it in namespace ``swarm``), published by usv_bridge:
-- config (aerosim_msgs/JsonData, latched): the init object (SimConfig.json). Validated again
-  here (same code as the bridge); an accepted config replaces the swarm, which restarts in the
-  current session (so init and 26 may arrive in either order).
-- session (std_msgs/UInt8, latched): command 26. 1 practice / 2 simulation: the swarm restarts
-  from its init state and runs (practice: attacks deal no damage); 0 end and 3 real-boat: the
-  swarm is reset and the clock paused (real-boat: the commands are for real boats' drivers).
-- command (aerosim_msgs/BoatCommand): command 22, validated again, applied while running
-  (one that overtakes the session start on the other topic is applied at the start).
-Outputs: state (aerosim_msgs/SwarmState, every boat, state_rate_hz on sim time),
-boat_<id>/vehicle_state and boat_<id>/odom for the first boat_topics_max boats (rviz, bags).
+Input (relative names; the graph runs it in namespace ``swarm``): input
+(aerosim_msgs/SwarmInput), every init, session change (command 26) and order (command 22) the
+UI bridge accepted, in the order it received them, numbered. They are applied in that order,
+each answered on input_result (SwarmInputResult: applied, with what; or refused, with why). An
+init replaces the swarm, which restarts in the current session; a session start (1 practice,
+2 simulation) restarts it from its init state and runs; 0 end and 3 real-boat pause it (in a
+real-boat session orders go out on `command` for the boats' drivers, not simulated).
+Outputs: state (aerosim_msgs/SwarmState, every boat, state_rate_hz on sim time from each
+session start, with the last input applied), config (JsonData, latched: the init in force),
+session (UInt8, latched), command (BoatCommand: every order applied or passed to drivers),
+boat_<id>/vehicle_state and boat_<id>/odom for the first boat_topics_max boats.
 """
 
 import array
 import math
 
-from aerosim_msgs.msg import BoatCommand, JsonData, SwarmState
+from aerosim_msgs.msg import (BoatCommand, JsonData, SwarmInput, SwarmInputResult,
+                              SwarmInputResults, SwarmInputs, SwarmState)
 import numpy as np
 from std_msgs.msg import UInt8
 
 from sim_core.clock import SimState
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
-from sim_core.paths import resolve_config_path
 from sim_core.ros import qos
 from sim_core.ros.convert import time_msg
 from sim_core.ros.params import declare
 from sim_core.ros.run import run_node
 from sim_core.ros.sim_time_node import serialized, SimTimeNode
 from sim_core.ros.vehicle_pub import VehicleStatePublisher
+from sim_core.validate import FieldError
+from sim_dynamics.core.swarm_config import json_object, load_swarm_config, \
+    parse_swarm_config, SwarmConfig
 from sim_dynamics.core.usv_swarm import SwarmParams, SwarmSim, TypeTable
-from usv_bridge.core import protocol as P
+from sim_dynamics.swarm_msgs import order_from_msg
 
 # At most this many event lines (collisions, waypoints) are logged per step; the rest counted.
 MAX_EVENT_LINES = 5
-# Commands held while no session runs (they overtook the session start), at most.
-MAX_PENDING = 10000
+# Results kept to answer an input the bridge sends again (its answer was lost).
+KEPT_RESULTS = 2000
 INT_COLUMNS = ('id', 'team', 'status', 'task', 'target_id', 'control_mode')
-
-
-def load_types(types_file: str) -> TypeTable:
-    """The type table (config/usv_types.yaml or a path); boat files from config/boats."""
-    path = resolve_config_path(types_file)
-    boats_dir = resolve_config_path('wamv', None, 'boats').parent
-    return TypeTable.from_yaml(path, boats_dir)
-
-
-def parse_init(data: bytes, types: TypeTable, max_boats: int) -> P.SimConfig:
-    """An init (SimConfig) from JSON bytes, with the wire's parser.
-
-    No NaN/Infinity, UTF-8 checked; ValueError (ProtocolError) naming what is wrong.
-    """
-    code, obj = P.decode(data)
-    if code != 'init':
-        raise ValueError(f'must be an object (the init), got command {code}')
-    return P.parse_config(obj, types.boats, types.obstacles, max_boats)
-
-
-def load_sim_config(name: str, types: TypeTable, max_boats: int) -> P.SimConfig:
-    """Read and validate a SimConfig.json file (path or name in config/); ConfigError if bad."""
-    path = resolve_config_path(name)
-    try:
-        return parse_init(path.read_bytes(), types, max_boats)
-    except (OSError, ValueError) as exc:      # ProtocolError is a ValueError
-        raise ConfigError(f'{path}: {exc}') from exc
+SESSION_END, SESSION_PRACTICE, SESSION_SIMULATION, SESSION_REAL = (
+    SwarmState.SESSION_IDLE, SwarmState.SESSION_PRACTICE, SwarmState.SESSION_SIMULATION,
+    SwarmState.SESSION_REAL)
+SESSION_NAMES = {SESSION_END: 'end', SESSION_PRACTICE: 'practice',
+                 SESSION_SIMULATION: 'simulation', SESSION_REAL: 'real-boat'}
 
 
 def as_array(values, typecode: str) -> array.array:
@@ -107,8 +88,6 @@ class UsvSwarmNode(SimTimeNode):
             defend_distance_m=d('defend_distance_m', 50.0, 'Defend: distance from the target '
                                 'toward the threat [m]', 1.0, 1e4),
             ring_radius_m=d('ring_radius_m', 60.0, 'Ring guard radius [m]', 1.0, 1e4),
-            ring_lead_deg=d('ring_lead_deg', 30.0, 'Ring guard: lead of the chased point [deg]',
-                            1.0, 90.0),
             formation_spacing_m=d('formation_spacing_m', 25.0, 'Formation slot spacing [m]',
                                   1.0, 1e4),
             cruise_ratio=d('cruise_ratio', 0.8, 'Task speed / top speed when the command '
@@ -119,33 +98,38 @@ class UsvSwarmNode(SimTimeNode):
             boat_collisions=d('boat_collisions', True, 'Detect boat-boat collisions'))
         if len(cur) != 2 or not all(math.isfinite(x) for x in cur):
             raise ConfigError(f'current_ne: two finite numbers (north, east) [m/s], got {cur}')
-        self.types = load_types(types_file)
-        cfg = load_sim_config(sim_config, self.types, self.max_boats)
+        self.types = TypeTable.load(types_file)
+        cfg, self._config_json = load_swarm_config(sim_config, self.types.boats,
+                                                   self.types.obstacles, self.max_boats)
         self.sim = None
-        self.session = P.SESSION_END
-        self._pending = []
+        self.session = SESSION_END
+        self._source, self._seq = None, 0       # the input stream: its sender, last applied
+        self._session_start = time_msg(0)       # sim time the session (re)started
+        self._results = {}                      # seq -> result, the last KEPT_RESULTS
         self.pub_swarm = self.create_publisher(SwarmState, 'state', qos.STATE)
+        self.pub_result = self.create_publisher(SwarmInputResults, 'input_result', qos.INPUT)
+        self.pub_config = self.create_publisher(JsonData, 'config', qos.LATCHED)
+        self.pub_session = self.create_publisher(UInt8, 'session', qos.LATCHED)
+        self.pub_command = self.create_publisher(BoatCommand, 'command', qos.INPUT)
         self._state_dec = Decimator(state_rate)
         self._boat_dec = Decimator(boat_rate)
         self._boat_pubs = {}
         self._load(cfg, self.cfg.time_scale)
-        self.create_subscription(JsonData, 'config', self._on_config, qos.LATCHED)
-        self.create_subscription(UInt8, 'session', self._on_session, qos.LATCHED)
-        self.create_subscription(BoatCommand, 'command', self._on_command, qos.COMMAND)
+        self.pub_config.publish(JsonData(data=self._config_json))
+        self.create_subscription(SwarmInputs, 'input', self._on_inputs, qos.INPUT)
         self.clock.state = SimState.PAUSED
         self._start_time()
         self.get_logger().info(
             f'{len(cfg.boats)} boats, {len(cfg.obstacles)} obstacles from {sim_config}; '
             f'{self.describe_time()}' + ('; waiting for command 26' if session == 0 else ''))
-        if session:
-            self._set_session(session)
+        self._set_session(session)
 
     def _d(self, *a, **k):
         return declare(self, *a, **k)
 
     # --- config and session --------------------------------------------------------------------
-    def _load(self, cfg: P.SimConfig, time_scale: float) -> None:
-        """Replace the swarm by cfg (raises ProtocolError if its layout is refused)."""
+    def _load(self, cfg: SwarmConfig, time_scale: float) -> None:
+        """Replace the swarm by cfg (FieldError if its layout is refused: nothing changes)."""
         sim = SwarmSim(cfg, self.types, self.params)
         self.sim = sim
         self.ids = cfg.boat_index()
@@ -163,70 +147,96 @@ class UsvSwarmNode(SimTimeNode):
                     self, self.cfg.world_frame_id, f'boat_{bid}/{self.cfg.body_frame_id}',
                     prefix=f'boat_{bid}/', state_qos=qos.VIEW_PUB)
 
-    @serialized
-    def _on_config(self, msg: JsonData):
-        try:
-            cfg = parse_init(msg.data.encode('utf-8'), self.types, self.max_boats)
-            self._load(cfg, cfg.time_scale)
-        except ValueError as exc:
-            return self._reject('config', str(exc))
-        self._set_session(self.session, f'new config: {len(cfg.boats)} boats, '
-                          f'{len(cfg.obstacles)} obstacles, time scale {cfg.time_scale:g}')
+    def _set_session(self, code: int) -> None:
+        """Reset the swarm to its init state; run in practice/simulation, pause otherwise.
 
-    @serialized
-    def _on_session(self, msg: UInt8):
-        if msg.data not in P.SESSION_NAMES:
-            return self._reject('session', f'code {msg.data}: expected 0..3')
-        self._set_session(msg.data)
-
-    def _set_session(self, code: int, why: str = '') -> None:
-        """Reset the swarm to its init state; run in practice/simulation, pause otherwise."""
+        The state goes out at once and then every state period from now (the UI's 21 of the
+        new session are state_rate_hz apart from the first).
+        """
         now = self._now()
         self.sim.reset()
-        self.sim.damage_enabled = code == P.SESSION_SIMULATION
+        self.sim.damage_enabled = code == SESSION_SIMULATION
         self.session = code
         if self.clock.state != SimState.STOPPED:
-            running = code in (P.SESSION_PRACTICE, P.SESSION_SIMULATION)
+            running = code in (SESSION_PRACTICE, SESSION_SIMULATION)
             self.clock.set_state(SimState.RUNNING if running else SimState.PAUSED, now)
-        self._message = f'session {P.SESSION_NAMES[code]}' + (f' ({why})' if why else '')
+        self._message = f'session {SESSION_NAMES[code]}'
         self.get_logger().info(f'{self._message} at t = {self.clock.t:.3f} s')
-        pending, self._pending = self._pending, []
-        if code in (P.SESSION_PRACTICE, P.SESSION_SIMULATION):
-            for msg in pending:
-                self._apply(msg)
-        self._publish_swarm(self._stamp())
+        self.pub_session.publish(UInt8(data=code))
+        self._session_start = self._stamp()
+        self._state_dec.restart_at(self.clock.t_ns)
+        self._publish_state(self._session_start)
         self._publish_status()
 
     def _stamp(self):
         return time_msg(self.clock.t_ns)
 
+    # --- the input stream ----------------------------------------------------------------------
     @serialized
-    def _on_command(self, msg: BoatCommand):
-        if self.session == P.SESSION_REAL:
-            return                          # for the real boats' drivers, not simulated
-        if self.session == P.SESSION_END:
-            # usv_bridge forwards a 22 only after a 26 start: this one overtook the session
-            # message (topics are not ordered with each other); apply it at the start
-            if len(self._pending) >= MAX_PENDING:
-                return self._reject('command', f'boat {msg.boat_id}: no session running')
-            self._pending.append(msg)
-            return
-        self._apply(msg)
+    def _on_inputs(self, batch: SwarmInputs):
+        """Apply a batch of inputs in order; answer them all in one SwarmInputResults."""
+        if batch.source != self._source:
+            self._source, self._seq, self._results = batch.source, 0, {}
+        out = SwarmInputResults(source=batch.source)
+        for msg in batch.inputs:
+            if msg.seq <= self._seq:       # sent again: its answer was lost; answer again
+                if msg.seq in self._results:
+                    out.results.append(self._results[msg.seq])
+                continue
+            if msg.seq != self._seq + 1:
+                self.get_logger().error(f'input stream of {batch.source}: '
+                                        f'{msg.seq - self._seq - 1} inputs missing before '
+                                        f'{msg.seq}')
+            self._seq = msg.seq
+            r = SwarmInputResult(seq=msg.seq, kind=msg.kind)
+            try:
+                r.text = self._apply_input(msg)
+                r.applied = True
+            except FieldError as exc:
+                r.refusal, r.text = exc.kind, str(exc)
+                self._reject(f'input {msg.seq}', r.text)
+            except ValueError as exc:           # a bad code in a message from elsewhere
+                r.refusal, r.text = 'value', str(exc)
+                self._reject(f'input {msg.seq}', r.text)
+            self._results[msg.seq] = r
+            self._results.pop(msg.seq - KEPT_RESULTS, None)
+            out.results.append(r)
+            if r.applied and msg.kind != SwarmInput.KIND_COMMAND:
+                self.get_logger().info(r.text)
+        out.header.stamp = self._stamp()
+        out.boats = self.sim.n_boats
+        self.pub_result.publish(out)
 
-    def _apply(self, msg: BoatCommand):
-        n = len(msg.waypoint_lon_deg)
-        if not len(msg.waypoint_lat_deg) == len(msg.waypoint_value) == n:
-            return self._reject('command', 'waypoint arrays of different lengths')
-        wire = [P.CMD_CONTROL, msg.boat_id, msg.task, msg.target_id, msg.route_id, 0,
-                msg.control_mode, msg.throttle_or_speed, msg.rudder_or_heading,
-                int(msg.waypoints_changed), n]
-        for k in range(n):
-            wire += [msg.waypoint_lon_deg[k], msg.waypoint_lat_deg[k], msg.waypoint_value[k]]
-        try:
-            cmd = P.parse_command22(wire, self.sim.cfg, self.ids)
-            self.get_logger().info(self.sim.command(cmd))
-        except ValueError as exc:
-            self._reject('command', str(exc))
+    def _apply_input(self, msg: SwarmInput) -> str:
+        """Apply one input; its description, or FieldError/ValueError (nothing changed)."""
+        if msg.kind == SwarmInput.KIND_INIT:
+            cfg = parse_swarm_config(json_object(msg.config_json), self.types.boats,
+                                     self.types.obstacles, self.max_boats)
+            self._load(cfg, cfg.time_scale)
+            self._config_json = msg.config_json
+            self.pub_config.publish(JsonData(data=msg.config_json))
+            self._set_session(self.session)
+            return (f'init: {len(cfg.boats)} boats, {len(cfg.obstacles)} obstacles, time '
+                    f'scale {cfg.time_scale:g}; session {SESSION_NAMES[self.session]}')
+        if msg.kind == SwarmInput.KIND_SESSION:
+            if msg.session not in SESSION_NAMES:
+                raise FieldError('value', f'session: code {msg.session}, expected 0..3')
+            self._set_session(msg.session)
+            return f'session {SESSION_NAMES[msg.session]}'
+        if msg.kind != SwarmInput.KIND_COMMAND:
+            raise FieldError('command', f'kind {msg.kind}: expected 1..3')
+        order = order_from_msg(msg.command)
+        if self.session == SESSION_END:
+            raise FieldError('state', f'boat {order.boat_id}: no session (send 26: 1 practice, '
+                             '2 simulation) first')
+        c = msg.command
+        c.header.stamp = self._stamp()
+        if self.session == SESSION_REAL:
+            self.pub_command.publish(c)
+            return f"boat {order.boat_id}: for the real boat's driver (not simulated)"
+        text = self.sim.command(order)
+        self.pub_command.publish(c)
+        return text
 
     # --- model hooks ---------------------------------------------------------------------------
     def _integrate(self, dt: float):
@@ -258,6 +268,8 @@ class UsvSwarmNode(SimTimeNode):
         m.header.stamp = stamp
         m.header.frame_id = self.cfg.world_frame_id
         m.session = self.session
+        m.session_start = self._session_start
+        m.input_seq, m.input_source = self._seq, self._source or 0
         m.collisions = sum(sim.collisions.values())
         cols = sim.columns()
         cols['team'] = sim.team

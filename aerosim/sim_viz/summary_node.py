@@ -23,6 +23,8 @@ from sim_core.ros.params import declare
 from sim_core.ros.run import run_node, until_stopped
 from sim_core.report import preload_plotting
 from sim_core.scenario import load_scenario
+from sim_dynamics.core.swarm_config import load_swarm_config
+from sim_dynamics.core.usv_swarm import TypeTable
 from sim_viz.core import scene, summary
 from sim_viz.params import declare_mode
 
@@ -53,10 +55,10 @@ class SummaryNode(Node):
                 self.track = summary.BoatTrack()
             self.create_subscription(Odometry, 'odom', self._on_odom, qos.SENSOR_SUB)
         else:
-            from sim_dynamics.usv_swarm_node import load_sim_config, load_types
-            types = load_types(declare(self, 'types_file', 'usv_types.yaml', 'Type table'))
-            cfg = load_sim_config(declare(self, 'sim_config', 'SimConfig.json', 'Init file'),
-                                  types, 100000)
+            types = TypeTable.load(declare(self, 'types_file', 'usv_types.yaml', 'Type table'))
+            cfg, _ = load_swarm_config(declare(self, 'sim_config', 'SimConfig.json',
+                                               'Init file'), types.boats, types.obstacles,
+                                       100000)
             self.smap = scene.swarm_map(cfg, types)
             self.create_subscription(SwarmState, 'state', self._on_swarm, qos.SENSOR_SUB)
         preload_plotting()

@@ -30,9 +30,13 @@ from sim_core.ros.params import declare
 from sim_core.ros.run import run_node
 from sim_core.scenario import load_scenario
 from sim_core.timeutil import NS_PER_S
+from sim_dynamics.core.swarm_config import (json_object, load_swarm_config,
+                                            parse_swarm_config)
+from sim_dynamics.core.usv_swarm import TypeTable
 from sim_viz.core import scene
 from sim_viz.params import declare_mode
 
+MAX_BOATS = 100000           # the largest swarm drawn
 KINDS = {'arrow': Marker.ARROW, 'cube': Marker.CUBE, 'sphere': Marker.SPHERE,
          'cylinder': Marker.CYLINDER, 'line_strip': Marker.LINE_STRIP,
          'line_list': Marker.LINE_LIST, 'text_view_facing': Marker.TEXT_VIEW_FACING}
@@ -142,11 +146,11 @@ class VizNode(Node):
 
     # --- a swarm -----------------------------------------------------------------------------
     def _init_swarm(self, sim_config, types_file):
-        from sim_dynamics.usv_swarm_node import load_sim_config, load_types
-        self.types = load_types(types_file)
+        self.types = TypeTable.load(types_file)
         self.tracks = {}
         self.config_rejects = 0
-        self._set_map(load_sim_config(sim_config, self.types, 100000))
+        self._set_map(load_swarm_config(sim_config, self.types.boats, self.types.obstacles,
+                                        MAX_BOATS)[0])
         self.create_subscription(SwarmState, 'state', self._on_swarm, qos.SENSOR_SUB)
         self.create_subscription(JsonData, 'config', self._on_config, qos.LATCHED)
 
@@ -158,10 +162,10 @@ class VizNode(Node):
         self._stale = True                  # markers of the old init are deleted first
 
     def _on_config(self, msg: JsonData):
-        from sim_dynamics.usv_swarm_node import parse_init
         try:
-            self._set_map(parse_init(msg.data.encode('utf-8'), self.types, 100000))
-        except ValueError as exc:       # ProtocolError, a bad layout: the old map stays
+            self._set_map(parse_swarm_config(json_object(msg.data), self.types.boats,
+                                             self.types.obstacles, MAX_BOATS))
+        except ValueError as exc:       # FieldError, a bad layout: the old map stays
             self.config_rejects += 1
             self.get_logger().warning(f'config not drawn ({self.config_rejects} so far): '
                                       f'{exc}', throttle_duration_sec=1.0)
@@ -192,8 +196,10 @@ class VizNode(Node):
     # --- common ------------------------------------------------------------------------------
     def _publish(self, shapes, stamp):
         arr = MarkerArray()
-        if self._stale:
-            arr.markers.append(Marker(action=Marker.DELETEALL))
+        if self._stale:                 # in the markers' frame and time, as every marker
+            clear = Marker(action=Marker.DELETEALL)
+            clear.header.frame_id, clear.header.stamp = self.frame, stamp
+            arr.markers.append(clear)
             self._stale = False
         arr.markers += [to_marker(s, self.frame, stamp) for s in shapes]
         self.pub_markers.publish(arr)

@@ -75,9 +75,21 @@ class Procs:
         return env
 
     def start(self, args, env=None, **popen_kw):
-        """Start args in its own process group; env: extra environment variables."""
+        """Start args in its own process group; env: extra environment variables.
+
+        Its output (stdout and stderr) is read all the time into p.lines, so a node that logs a
+        lot never blocks on a full pipe; read it with output_lines(p), text(p) or output(p).
+        """
+        import threading
         p = subprocess.Popen(args, env=self.env(**(env or {})), stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, start_new_session=True, **popen_kw)
+        p.lines = []
+
+        def drain():
+            for line in iter(p.stdout.readline, b''):
+                p.lines.append(line.decode('utf-8', 'replace'))
+        p.reader = threading.Thread(target=drain, daemon=True)
+        p.reader.start()
         self.items.append(p)
         return p
 
@@ -111,7 +123,14 @@ class Procs:
                 p.wait(5.0)
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
-        return p.stdout.read().decode('utf-8', 'replace')
+        return self.text(p)
+
+    @staticmethod
+    def text(p):
+        """All the output of p, which has ended (or will: waits for it)."""
+        p.wait()
+        p.reader.join(10.0)
+        return ''.join(p.lines)
 
 
 @pytest.fixture
@@ -238,8 +257,10 @@ def free_ports(n: int = 1) -> int:
 
 
 def output_lines(p):
-    """Collect p's output lines in a list, from a thread (to read it while p runs)."""
+    """The list of p's output lines, growing while p runs (read from a thread)."""
     import threading
+    if hasattr(p, 'lines'):          # started by Procs: already read all the time
+        return p.lines
     out = []
 
     def read():

@@ -152,7 +152,7 @@ def _record_run(procs, ros_context, tmp_path, storage):
     os.killpg(rec.pid, signal.SIGINT)              # mid-run: the sim keeps publishing
     rec.wait(20)
     spin_for(node, ex, 1.0)       # the probe takes what it has queued
-    out = rec.stdout.read().decode()
+    out = procs.text(rec)
     assert rec.returncode == 0, out
     return bag, seen, out
 
@@ -253,7 +253,7 @@ def test_player_and_recorder_refuse_bad_configuration(procs, tmp_path):
     p = procs.start([sys.executable, '-m', 'sim_bag.player', '--ros-args',
                      '-p', f'bag:={tmp_path / "missing"}'])
     assert p.wait(30) == 2
-    assert 'cannot open' in p.stdout.read().decode()
+    assert 'cannot open' in procs.text(p)
     # a folder that looks like a bag but holds garbage
     junk = tmp_path / 'junk'
     junk.mkdir()
@@ -261,10 +261,10 @@ def test_player_and_recorder_refuse_bad_configuration(procs, tmp_path):
     (junk / 'junk.mcap').write_bytes(bytes(range(256)) * 16)
     p = procs.start([sys.executable, '-m', 'sim_bag.player', '--ros-args', '-p', f'bag:={junk}'])
     assert p.wait(30) == 2
-    out = p.stdout.read().decode()
+    out = procs.text(p)
     assert 'cannot open' in out and 'Traceback' not in out, out
     (tmp_path / 'taken').mkdir()
     r = procs.start([sys.executable, '-m', 'sim_bag.recorder', '--ros-args',
                      '-p', f'output:={tmp_path / "taken"}'])
     assert r.wait(30) == 2
-    assert 'exists' in r.stdout.read().decode()
+    assert 'exists' in procs.text(r)

@@ -22,7 +22,7 @@ import imcpy
 from rclpy.serialization import deserialize_message
 from std_srvs.srv import Trigger
 
-from conftest import free_ports, probe_node, spin_for, spin_until
+from conftest import free_ports, probe_node, Procs, spin_for, spin_until
 from imc_bridge.core.codec import decode
 from sim_bag.core.bagio import bag_messages, open_reader, TopicFilter
 from sim_core.ros.convert import time_ns
@@ -45,7 +45,7 @@ def stop(proc):
     """SIGINT a recorder; return its output after a clean exit."""
     os.killpg(proc.pid, signal.SIGINT)
     proc.wait(20)
-    out = proc.stdout.read().decode()
+    out = Procs.text(proc)
     assert proc.returncode == 0, out
     return out
 

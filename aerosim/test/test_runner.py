@@ -66,22 +66,22 @@ def test_stubborn_processes_are_escalated_to_sigkill(monkeypatch):
 def test_cli_ctrl_c_stops_the_real_graph_cleanly(procs):
     p = procs.start([PY, '-m', 'sim_core.cli', 'launch', 'sim_quad', 'camera:=false',
                      'summary:=false'])
-    lines = []
-    deadline = time.monotonic() + 30
-    started = set()
-    while time.monotonic() < deadline and len(started) < 2:
-        line = p.stdout.readline().decode()
-        lines.append(line)
-        for name in ('dynamics_node', 'sensors_node'):
-            if line.startswith(f'[{name}] [INFO]'):
-                started.add(name)
-    assert started == {'dynamics_node', 'sensors_node'}, ''.join(lines)
-    children = [int(line.split('pid ')[1].rstrip(')\n')) for line in lines if '(pid ' in line]
+    lines = p.lines
+
+    def started():
+        return {name for name in ('dynamics_node', 'sensors_node')
+                if any(line.startswith(f'[{name}] [INFO]') for line in lines)}
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and len(started()) < 2:
+        time.sleep(0.05)
+    assert started() == {'dynamics_node', 'sensors_node'}, ''.join(lines)
+    children = [int(line.split('pid ')[1].rstrip(')\n')) for line in list(lines)
+                if '(pid ' in line]
     assert len(children) == 2
     os.killpg(p.pid, signal.SIGINT)       # what a terminal's Ctrl-C does
-    rc = p.wait(20)
-    rest = p.stdout.read().decode()
-    assert rc == 0, ''.join(lines) + rest
+    rc = p.wait(30)
+    rest = procs.text(p)
+    assert rc == 0, rest
     assert 'stop requested' in rest
     for pid in children:
         assert not alive(pid)
@@ -91,23 +91,24 @@ def test_a_node_of_the_real_graph_killed_ends_the_run_nonzero_without_leftovers(
     """SIGKILL to sensors_node mid-run: the runner says so, stops the rest, exits non-zero."""
     p = procs.start([PY, '-m', 'sim_core.cli', 'launch', 'sim_quad', 'camera:=false',
                      'summary:=false'])
-    lines, pids = [], {}
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not ('sensors_node' in pids and any(
-            line.startswith('[sensors_node] [INFO]') for line in lines)):
-        line = p.stdout.readline().decode()
-        lines.append(line)
-        if ' started ' in line and '(pid ' in line:     # [runner] started NAME (pid N)
-            name = line.split(' started ')[1].split(' (pid ')[0]
-            pids[name] = int(line.split('(pid ')[1].rstrip(')\n'))
-    named = {k: v for k, v in pids.items() if k in ('dynamics_node', 'sensors_node')}
+    lines = p.lines
+
+    def pids():                                         # [runner] started NAME (pid N)
+        return {line.split(' started ')[1].split(' (pid ')[0]:
+                int(line.split('(pid ')[1].rstrip(')\n'))
+                for line in list(lines) if ' started ' in line and '(pid ' in line}
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and not ('sensors_node' in pids() and any(
+            line.startswith('[sensors_node] [INFO]') for line in list(lines))):
+        time.sleep(0.05)
+    named = {k: v for k, v in pids().items() if k in ('dynamics_node', 'sensors_node')}
     assert set(named) == {'dynamics_node', 'sensors_node'}, ''.join(lines)
     os.kill(named['sensors_node'], signal.SIGKILL)
     rc = p.wait(30)
-    rest = p.stdout.read().decode()
-    assert rc != 0, ''.join(lines) + rest
+    rest = procs.text(p)
+    assert rc != 0, rest
     assert f'node sensors_node died (exit code {-signal.SIGKILL})' in rest, rest
-    for pid in pids.values():
+    for pid in pids().values():
         assert not alive(pid), f'process {pid} outlived the graph'
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sim_dynamics.core.swarm_orders import Motion, Task, Waypoint
 from usv_bridge.core import protocol as P
 
 CONFIG = Path(__file__).resolve().parent.parent / 'config'
@@ -31,7 +32,7 @@ SEED_INIT = {
 
 
 def parse(obj):
-    return P.parse_config(obj, BOAT_TYPES, OBSTACLE_TYPES)
+    return P.parse_init(obj, BOAT_TYPES, OBSTACLE_TYPES)
 
 
 def test_the_seeds_init_example_and_the_shipped_sample_parse():
@@ -106,6 +107,7 @@ def test_duplicate_boat_ids_and_unknown_fields():
 @pytest.mark.parametrize('data, kind', [
     (b'\xff\xfe', 'encoding'), (b'not json', 'json'), (b'[1, NaN]', 'json'),
     (b'[22, Infinity]', 'json'), (b'[]', 'command'), (b'"text"', 'command'),
+    (json.dumps(json.dumps(SEED_INIT)).encode(), 'command'),         # encoded twice
     (b'[99, 1]', 'command'), (b'[true]', 'command'), (b'[' * 100000, 'json'),
     (b' ' * (P.MAX_TEXT_BYTES + 1), 'size'),
 ])
@@ -118,6 +120,10 @@ def test_decode_refuses_what_is_not_a_command(data, kind):
 def test_decode_finds_the_command():
     assert P.decode(b'[26, 2]') == (26, [26, 2])
     assert P.decode(b'{"a": 1}') == ('init', {'a': 1})
+    # a UTF-8 byte order mark before the JSON is skipped (RFC 8259 allows ignoring it)
+    assert P.decode(b'\xef\xbb\xbf{"a": 1}') == ('init', {'a': 1})
+    with pytest.raises(P.ProtocolError, match='encoded twice'):
+        P.decode(json.dumps(json.dumps([26, 2])).encode())
     assert P.parse_command26([26, 2]) == P.SESSION_SIMULATION
     for bad, kind in (([26], 'arity'), ([26, 4], 'value'), ([26, 'x'], 'type'),
                       ([26, 1, 2], 'arity')):
@@ -135,16 +141,22 @@ def cfg2():
 def test_command_22_fields_per_the_seed_table():
     cfg = cfg2()
     # [22, id, task, target, route, reserved, mode, throttle/speed, rudder/heading, changed, n]
-    c = P.parse_command22([22, 1, 0, 0, 0, 0, 2, 60, -12.5, 0, 0], cfg)
-    assert (c.boat_id, c.mode, c.throttle_or_speed, c.rudder_or_heading) == (1, 2, 60.0, -12.5)
-    c = P.parse_command22([22, 1, 3, 7, 5, 0, 3, 2.5, 270, 0, 0], cfg)
-    assert (c.task, c.target_id, c.route_id, c.rudder_or_heading) == (3, 7, 5, 270.0)
-    c = P.parse_command22([22, 1, 0, 0, 9, 0, 1, 0, 0, 1, 2, 134.1, 10.2, 2.0,
+    o = P.parse_command22([22, 1, 0, 0, 0, 0, 2, 60, -12.5, 0, 0], cfg)
+    assert (o.boat_id, o.motion, o.throttle_pct, o.rudder_deg) == \
+        (1, Motion.RUDDER_THROTTLE, 60.0, -12.5)
+    o = P.parse_command22([22, 1, 3, 7, 5, 0, 3, 2.5, 270, 0, 0], cfg)
+    assert (o.task, o.target_id, o.route_id, o.heading_deg, o.speed_mps) == \
+        (Task.ATTACK, 7, 5, 270.0, 2.5)
+    o = P.parse_command22([22, 1, 0, 0, 9, 0, 1, 0, 0, 1, 2, 134.1, 10.2, 2.0,
                            134.12345678, 10.3, 1.5], cfg)
-    assert c.changed and c.waypoints == ((134.1, 10.2, 2.0), (134.12345678, 10.3, 1.5))
-    c = P.parse_command22([22, 1, 0, 0, 9, 0, 4, 0, 0, 1, 2, 134.1, 10.2, 60,
+    assert o.route_changed and o.motion == Motion.WAYPOINT_SPEED
+    assert o.waypoints == (Waypoint(10.2, 134.1, 2.0), Waypoint(10.3, 134.12345678, 1.5))
+    o = P.parse_command22([22, 1, 0, 0, 9, 0, 4, 0, 0, 1, 2, 134.1, 10.2, 60,
                            134.2, 10.3, 120], cfg)
-    assert [w[2] for w in c.waypoints] == [60.0, 120.0]
+    assert [w.value for w in o.waypoints] == [60.0, 120.0]
+    o = P.parse_command22([22, 1, 0, 0, 9, 0, 5, 3.5, 0, 0, 0], cfg)
+    assert (o.motion, o.speed_mps, o.route_changed) == \
+        (Motion.WAYPOINT_VARIABLE_SPEED, 3.5, False)
 
 
 @pytest.mark.parametrize('cmd, kind, named', [
@@ -189,8 +201,7 @@ def test_command_21_layout_units_and_round_trip():
     stamp = P.timestamp(datetime.datetime(2026, 11, 23, 13, 4, 5, 678000))
     assert stamp == '2026-11-23-13-04-05-678'
     assert P.parse_timestamp(stamp) == datetime.datetime(2026, 11, 23, 13, 4, 5, 678000)
-    [data] = P.encode_21(cols, stamp)
-    arr = json.loads(data)
+    arr = json.loads(P.encode_21(cols, stamp))
     assert arr[0] == 21 and arr[1] == 3 and len(arr) == 3 + 20 * 3 and arr[-1] == stamp
     boats, ts = P.decode_21(arr)
     assert ts == stamp
@@ -209,21 +220,29 @@ def test_command_21_layout_units_and_round_trip():
     assert arr[2 + 13] == int(cols['status'][0]) and arr[2 + 19] == round(cols['health'][0], 4)
 
 
-def test_command_21_splits_into_complete_commands():
+def test_command_21_para1_is_the_swarm_and_its_size_bound_holds():
+    # para1 is the number of boats of the swarm: every boat in the one command
     cols = columns(1000, np.random.default_rng(2))
-    parts = P.encode_21(cols, '2026-11-23-13-04-05-678', max_bytes=8000)
-    assert len(parts) > 10 and all(len(p) <= 8000 for p in parts)
-    ids = []
-    for p in parts:
-        boats, ts = P.decode_21(json.loads(p))
-        assert ts == '2026-11-23-13-04-05-678'
-        ids += [b['id'] for b in boats]
-    assert ids == list(range(1, 1001))                  # every boat once, in order
-    with pytest.raises(ValueError, match='too small'):
-        P.encode_21(cols, 'x', max_bytes=100)
-
-
-def test_wrap_180():
-    assert P.wrap_180(180.0) == -180.0 and P.wrap_180(-180.0) == -180.0
-    assert P.wrap_180(359.0) == pytest.approx(-1.0) and P.wrap_180(540.5) == pytest.approx(
-        -179.5)
+    arr = json.loads(P.encode_21(cols, '2026-11-23-13-04-05-678'))
+    boats, _ = P.decode_21(arr)
+    assert arr[1] == 1000 and [b['id'] for b in boats] == list(range(1, 1001))
+    # the size bound the bridge checks an init against (UDP: one datagram) is never exceeded,
+    # even by the widest values each field can take
+    for n, ids in ((1, [7]), (300, range(10**9, 10**9 + 300))):
+        worst = {name: np.full(n, 9 if is_int else -999999.9999) for name, is_int in
+                 P.CMD21_COLUMNS}
+        worst.update(id=np.array(ids), target_id=np.array(ids),
+                     lon_deg=np.full(n, -179.99999999), lat_deg=np.full(n, -84.99999999),
+                     yaw_deg=np.full(n, -179.9999), course_deg=np.full(n, -179.9999))
+        data = P.encode_21(worst, '2026-11-23-13-04-05-678')
+        assert len(data) <= P.max_21_bytes(ids), (n, len(data), P.max_21_bytes(ids))
+        assert len(data) >= 0.9 * P.max_21_bytes(ids)             # and it is not loose
+    # values beyond +-999999.9999 are clamped (a bounded size), angles wrapped after rounding
+    cols = columns(2, np.random.default_rng(3))
+    cols['acc_forward'] = np.array([3e9, -3e9])
+    cols['yaw_deg'] = np.array([179.99996, -180.0])
+    cols['course_deg'] = np.array([179.99994, 180.0 - 1e-12])
+    boats, _ = P.decode_21(json.loads(P.encode_21(cols, 'x')))
+    assert [b['acc_forward'] for b in boats] == [999999.9999, -999999.9999]
+    assert [b['yaw_deg'] for b in boats] == [-180.0, -180.0]
+    assert [b['course_deg'] for b in boats] == [179.9999, -180.0]

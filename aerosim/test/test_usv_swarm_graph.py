@@ -9,6 +9,7 @@ import json
 import math
 from pathlib import Path
 import socket
+import threading
 import time
 
 import pytest
@@ -45,19 +46,32 @@ class UiPeer(UdpPeer):
                     return boats, ts
         raise AssertionError(f'no matching command 21 within {timeout_s} s')
 
-    def send_init(self, obj, procs, bridge, tries=30):
-        """Send the init until the bridge is up and answers; return its reply."""
+    probes = 0
+
+    def send_init(self, obj, procs, bridge, tries=60):
+        """Once the bridge answers (a probe it refuses at once), send the init; its answer.
+
+        The bridge answers an init when the swarm has applied it; an init sent again before
+        that would be applied again. Each probe is one rejected input ('command') on the
+        bridge's /diagnostics (counted in probes).
+        """
         for _ in range(tries):
-            self.send(obj)
+            self.raw(b'[0]')
             try:
-                return self.reply(1.0)
+                self.reply(1.0, to='unknown')
+                self.probes += 1
+                break
             except AssertionError:
                 continue
-        raise AssertionError(procs.output(bridge))
+        else:
+            raise AssertionError(procs.output(bridge))
+        self.send(obj)
+        return self.reply(60.0, to='init')
 
-    def reply(self, timeout_s=10.0):
+    def reply(self, timeout_s=10.0, to=None):
+        """The next answer (to: only an answer whose "reply" is that: 'init', 22, 26)."""
         for m in self.messages(timeout_s):
-            if isinstance(m, dict):
+            if isinstance(m, dict) and (to is None or m.get('reply') == to):
                 return m
         raise AssertionError('no reply')
 
@@ -90,9 +104,10 @@ def test_init_session_and_control_with_21_at_its_rate(procs, ros_context):
     node.create_subscription(SwarmState, 'state', states.append, qos.STATE)
     node.create_subscription(Odometry, 'boat_1/odom', odom.append, qos.SENSOR_SUB)
     rep = ui.send_init(sample(), procs, bridge)           # the reply names the counts
-    assert rep == {'reply': 'init', 'ok': True, 'boats': 5, 'obstacles': 2, 'ignored': []}
+    assert rep == {'reply': 'init', 'seq': 1, 'ok': True, 'boats': 5, 'obstacles': 2,
+                   'ignored': []}
     # no session yet: no command 21
-    assert not [m for m in ui.messages(1.0) if m[0] == 21]
+    assert not [m for m in ui.messages(1.0) if isinstance(m, list) and m[0] == 21]
     ui.send([26, 2])
     boats, ts = ui.wait_21()
     assert [b['id'] for b in boats] == [1, 2, 3, 11, 12]
@@ -102,7 +117,7 @@ def test_init_session_and_control_with_21_at_its_rate(procs, ros_context):
     # 10 Hz on sim time: consecutive stamps 100 ms apart, none missing
     stamps = [seconds(ts)]
     for m in ui.messages(2.0):
-        if m[0] == 21:
+        if isinstance(m, list) and m[0] == 21:
             stamps.append(seconds(m[-1]))
     steps = [round(b - a, 3) for a, b in zip(stamps, stamps[1:])]
     assert len(steps) > 10 and set(steps) == {0.1}, steps
@@ -127,7 +142,7 @@ def test_init_session_and_control_with_21_at_its_rate(procs, ros_context):
     ui.send([26, 0])
     for _ in ui.messages(0.5):                  # what was already under way
         pass
-    assert not [m for m in ui.messages(1.0) if m[0] == 21]
+    assert not [m for m in ui.messages(1.0) if isinstance(m, list) and m[0] == 21]
 
 
 GARBAGE = [
@@ -144,6 +159,7 @@ GARBAGE = [
     (b'[22, 1, 0, 0, 0, 0, 3, "2", 90, 0, 0]', 'type'),
     (b'[22, 1, 0, 0, 0, 0, 1, 0, 0, 1, 2, 134.5, 10.5, 1]', 'arity'),
     (b'[26, 7]', 'value'),
+    (json.dumps(json.dumps([26, 2])).encode(), 'command'),            # encoded twice
     (b'{"time_scale": 1}', 'value'),
     (json.dumps([22, 1, 0, 0, 0, 0, 1, 0, 0, 1, 1000] + [134.5, 10.5, 1.0] * 1000 + [1])
      .encode(), 'arity'),
@@ -168,9 +184,9 @@ def test_garbage_is_counted_by_kind_and_changes_nothing(procs, ros_context):
     bad = sample()
     bad['boats'][2]['health'] = -5
     ui.send(bad)
-    rep = ui.reply()
+    rep = ui.reply(to='init')
     assert rep['ok'] is False and rep['kind'] == 'value' and 'boats[2].health' in rep['error']
-    expected = {'value': 1}
+    expected = {'value': 1, 'command': ui.probes}
     for data, kind in GARBAGE:
         ui.raw(data)
         expected[kind] = expected.get(kind, 0) + 1
@@ -215,15 +231,25 @@ def test_tcp_transport_carries_the_same_commands_one_per_line(procs):
     sock.sendall(text[100:] + b'\n')
     assert json.loads(f.readline())['ok'] is True
     sock.sendall(b'[26, 1]\nnot json\n')
-    json.loads(f.readline())                   # the session runs (the init applied first)
+    answers = {}
+    while len(answers) < 2:                    # every input is answered, in its order
+        m = json.loads(f.readline())
+        if isinstance(m, dict):
+            answers[m['reply']] = m
+    assert answers[26]['ok'] and answers['unknown'] == {
+        'reply': 'unknown', 'ok': False, 'kind': 'json', 'error': answers['unknown']['error']}
     sock.sendall(b'[22, 3, 0, 0, 0, 0, 2, 100, 10, 0, 0]\n')
     for _ in range(200):
         m = json.loads(f.readline())
+        if isinstance(m, dict):
+            assert m == {'reply': 22, 'seq': 3, 'ok': True, 'boat': 3,
+                         'applied': 'boat 3: rudder 10 deg, throttle 100 %'}
+            continue
         boats, ts = P.decode_21(m)
         if boats[2]['control_mode'] == 2:
             break
     assert len(boats) == 5 and boats[2]['control_a'] == 10.0 and boats[2]['control_b'] == 100.0
-    # practice session: every boat in one line (no splitting on TCP)
+    # practice session: every boat in one line
     assert m[1] == 5 and len(m) == 3 + 20 * 5
     sock.close()
     assert not math.isnan(boats[2]['lon_deg'])
@@ -248,3 +274,168 @@ def test_bad_configuration_is_a_clear_error(procs, module, name, param, value, m
     assert p.wait(30.0) == 2
     out = procs.output(p)
     assert 'configuration error' in out and message in out, out[-2000:]
+
+
+def grid_init(n, time_scale=1):
+    """An init of n WAM-Vs on a 50 m grid round the map centre, no obstacles."""
+    obj = sample(time_scale=time_scale, obstacles=[])
+    side = math.ceil(math.sqrt(n))
+    step = 50.0 / 111_000.0                     # deg, about 50 m
+    proto = obj['boats'][0]
+    obj['boats'] = [dict(proto, id=k + 1, team=k % 2, type=1,
+                         x_longtitude=134.5 + (k % side - side / 2) * step,
+                         y_latitude=10.5 + (k // side - side / 2) * step) for k in range(n)]
+    return obj
+
+
+def burst(n_boats, rounds):
+    """Commands 22 (heading/speed), rounds x n_boats, and what each boat is told last."""
+    cmds, last = [], {}
+    for r in range(rounds):
+        for b in range(1, n_boats + 1):
+            heading, speed = float((b * 7 + r * 30) % 360), round(1.0 + 0.1 * r, 1)
+            cmds.append([22, b, 0, 0, 0, 0, 3, speed, heading, 0, 0])
+            last[b] = (heading, speed)
+    return cmds, last
+
+
+def told(boats, last):
+    """Boats whose 21 control fields show their last command."""
+    return sum(1 for b in boats if b['control_mode'] == 3 and
+               (b['control_a'], b['control_b']) == last[b['id']])
+
+
+def test_a_burst_of_1000_commands_over_udp_is_applied_whole_and_in_order(procs):
+    port = free_ports(2)
+    swarm, bridge = start_graph(procs, port, port + 1)
+    ui = UiPeer(port + 1, port)
+    assert ui.send_init(grid_init(200), procs, bridge)['boats'] == 200
+    ui.send([26, 2])
+    assert ui.reply(to=26)['ok']
+    cmds, last = burst(200, 5)
+    for c in cmds:                              # back to back, no pause
+        ui.send(c)
+    seqs, best = [], 0
+    deadline = time.monotonic() + 120.0
+    for m in ui.messages(120.0):
+        if isinstance(m, dict):
+            assert m['reply'] == 22 and m['ok'], m
+            seqs.append(m['seq'])
+        elif m[0] == 21 and len(seqs) == len(cmds):
+            boats, _ = P.decode_21(m)
+            best = max(best, told(boats, last))
+            if best == 200:
+                break
+        assert time.monotonic() < deadline
+    # every command answered as applied, in the order sent; every boat shows its last one
+    assert seqs == list(range(3, 3 + len(cmds))), (len(seqs), seqs[:5])
+    assert best == 200, best
+
+
+def test_a_burst_of_10000_commands_over_tcp_is_applied_whole(procs):
+    port = free_ports(2)
+    start_graph(procs, port, port + 1, transport='tcp')
+    deadline = time.monotonic() + 30.0
+    while True:
+        try:
+            sock = socket.create_connection(('127.0.0.1', port), timeout=60.0)
+            break
+        except OSError:
+            assert time.monotonic() < deadline, 'no TCP server'
+            time.sleep(0.2)
+    f = sock.makefile('rb')
+
+    def lines():
+        while True:
+            yield json.loads(f.readline())
+    cmds, last = burst(2000, 5)
+    data = json.dumps(grid_init(2000)).encode() + b'\n[26, 2]\n' + \
+        b''.join(json.dumps(c).encode() + b'\n' for c in cmds)
+    # the UI writes while it reads (the simulator answers and sends 21 meanwhile)
+    threading.Thread(target=sock.sendall, args=(data,), daemon=True).start()
+    applied, best = 0, 0
+    deadline = time.monotonic() + 240.0
+    for m in lines():
+        if isinstance(m, dict):
+            assert m['ok'], m
+            applied += m['reply'] == 22
+        elif applied == len(cmds):
+            boats, _ = P.decode_21(m)
+            assert m[1] == 2000
+            best = max(best, told(boats, last))
+            if best == 2000:
+                break
+        assert time.monotonic() < deadline, (applied, best)
+    sock.close()
+    assert applied == 10000 and best == 2000
+
+
+def test_init_26_22_back_to_back_are_applied_in_order_and_21_shows_the_new_swarm(procs):
+    port = free_ports(2)
+    swarm, bridge = start_graph(procs, port, port + 1)
+    ui = UiPeer(port + 1, port)
+    five = sample()
+    one = sample(boats=five['boats'][:1])
+    ui.send_init(five, procs, bridge)
+    seq = 1
+    for i in range(200):
+        cfg = one if i % 2 else five
+        heading = float(i % 360)
+        ui.send(cfg)
+        ui.send([26, 2])
+        ui.send([22, 1, 0, 0, 0, 0, 3, 1.0, heading, 0, 0])
+        got, after_init = {}, None
+        for m in ui.messages(60.0):                 # the answers, and a 21 after them
+            if isinstance(m, dict):
+                got[m['reply']] = m
+            elif m[0] == 21 and 'init' in got:
+                after_init = m[1]
+            if 22 in got and after_init is not None:
+                break
+        if [got.get(k, {}).get('seq') for k in ('init', 26, 22)] != [seq + 1, seq + 2, seq + 3]:
+            raise AssertionError((i, got, procs.output(bridge)[-3000:],
+                                  procs.output(swarm)[-3000:]))
+        assert all(got[k]['ok'] for k in got), got
+        assert got[22]['applied'] == f'boat 1: heading {heading:g} deg, speed 1 m/s'
+        # the first 21 after the init's answer shows the new swarm
+        assert after_init == len(cfg['boats']), (i, after_init)
+        seq += 3
+    boats, _ = ui.wait_21(30.0, lambda b, t: b[0]['control_a'] == 199.0)
+    assert len(boats) == 1                      # the last init (i = 199) had one boat
+
+
+def test_after_an_init_no_21_of_the_old_swarm_even_behind_a_backlog(procs):
+    """A big swarm at 10x: the bridge is behind on its states when the next init is applied.
+
+    The states it still holds are of the old swarm; none of them may go out after the init's
+    answer (the UI would see the old swarm under the new session).
+    """
+    port = free_ports(2)
+    start_graph(procs, port, port + 1, transport='tcp')
+    deadline = time.monotonic() + 30.0
+    while True:
+        try:
+            sock = socket.create_connection(('127.0.0.1', port), timeout=60.0)
+            break
+        except OSError:
+            assert time.monotonic() < deadline, 'no TCP server'
+            time.sleep(0.2)
+    f = sock.makefile('rb')
+    small = sample()
+    for _ in range(3):
+        sock.sendall(json.dumps(grid_init(2000, time_scale=10)).encode() + b'\n[26, 2]\n')
+        olds = 0
+        while olds < 20:                           # a backlog of 2000-boat states
+            m = json.loads(f.readline())
+            olds += isinstance(m, list) and m[1] == 2000
+        sock.sendall(json.dumps(small).encode() + b'\n')
+        while True:
+            m = json.loads(f.readline())
+            if isinstance(m, dict) and m['reply'] == 'init':
+                assert m['ok'] and m['boats'] == 5
+                break
+        for _ in range(5):                         # every 21 from now on: the new swarm
+            m = json.loads(f.readline())
+            if isinstance(m, list):
+                assert m[1] == 5, m[1]
+    sock.close()

@@ -25,7 +25,8 @@ from sim_core.ros.convert import time_ns
 from sim_core.report import MissionJudge
 from sim_core.scenario import load_scenario
 from sim_dynamics.core.multirotor import MultirotorParams
-from sim_dynamics.usv_swarm_node import load_sim_config, load_types
+from sim_dynamics.core.swarm_config import load_swarm_config
+from sim_dynamics.core.usv_swarm import TypeTable
 from sim_viz.core import scene, summary
 
 
@@ -57,8 +58,8 @@ def test_track_is_bounded_and_restarts_when_time_goes_back():
 
 
 def test_swarm_map_places_obstacles_and_bounds_in_the_local_frame():
-    types = load_types('usv_types.yaml')
-    cfg = load_sim_config('SimConfig.json', types, 1000)
+    types = TypeTable.load('usv_types.yaml')
+    cfg = load_swarm_config('SimConfig.json', types.boats, types.obstacles, 1000)[0]
     m = scene.swarm_map(cfg, types)
     # SimConfig.json: 1 deg of longitude at 10.5 N wide, 1 deg of latitude tall
     width = m.bounds_en[1, 0] - m.bounds_en[0, 0]
@@ -95,8 +96,9 @@ def test_summary_plots_are_written_and_readable(tmp_path):
     assert s['distance_m'] == pytest.approx(99.0) and s['max_speed_mps'] == 2.0
     assert _png_size(tmp_path / 'boat.png') == (1040, 440)
     # swarm: two teams, one boat out of action
-    types = load_types('usv_types.yaml')
-    smap = scene.swarm_map(load_sim_config('SimConfig.json', types, 1000), types)
+    types = TypeTable.load('usv_types.yaml')
+    cfg, _ = load_swarm_config('SimConfig.json', types.boats, types.obstacles, 1000)
+    smap = scene.swarm_map(cfg, types)
     tracks = {}
     for bid, team in ((1, 0), (2, 0), (11, 1)):
         b = tracks[bid] = summary.BoatTrack(team=team)
@@ -120,7 +122,8 @@ def _recv_json(ws, op, timeout_s=15.0):
     raise AssertionError(f'no {op}')
 
 
-def test_foxglove_serves_the_graph_and_summary_is_written_at_the_end(procs, tmp_path):
+def test_foxglove_serves_the_graph_and_summary_is_written_at_the_end(procs, ros_context,
+                                                                     tmp_path):
     port = free_ports()
     procs.node('sim_dynamics.dynamics_node', 'dynamics_node', {'time_scale': 1.0})
     procs.node('sim_viz.viz_node', 'viz_node', {'use_sim_time': True})
@@ -188,15 +191,19 @@ def test_foxglove_serves_the_graph_and_summary_is_written_at_the_end(procs, tmp_
     with connect(f'ws://127.0.0.1:{port}', subprotocols=['foxglove.sdk.v1']) as ws:
         assert 'time' in _recv_json(ws, 'serverInfo')['capabilities']
         assert _recv_json(ws, 'advertise')['channels']
-    # the end of the run, once 2 s of sim time went by (on /clock, as Foxglove shows it): the
-    # summary is written on SIGINT
+    # the end of the run, 1 s of sim time (on /clock, as Foxglove shows it) after summary_node
+    # subscribed to odom (a loaded machine starts it seconds late): written on SIGINT
+    node, ex = probe_node(ros_context, 'summary_probe', '/quad')
+    assert spin_until(node, ex, lambda: node.count_subscribers('odom') >= 3, 30.0)
     with connect(f'ws://127.0.0.1:{port}', subprotocols=['foxglove.sdk.v1']) as ws:
+        t0 = None
         end = time.monotonic() + 60.0
-        while time.monotonic() < end and times < 2 * 10**9:
+        while time.monotonic() < end and (t0 is None or times < t0 + 10**9):
             m = ws.recv(timeout=60.0)
             if isinstance(m, bytes) and m[0] == 0x02:
                 times = int.from_bytes(m[1:9], 'little')
-    assert times >= 2 * 10**9, times
+                t0 = times if t0 is None else t0
+    assert t0 is not None and times >= t0 + 10**9, (t0, times)
     os.killpg(summ.pid, signal.SIGINT)
     assert summ.wait(20) == 0
     s = json.loads((tmp_path / 'hover_summary.json').read_text())

@@ -30,11 +30,12 @@ class PortNode(Node):
         self._rate_mark = None      # (monotonic time, counts) of the last diagnostics
 
     def _open_link(self, transport: str, bind: str, tcp_bind: str = '', remote: str = '',
-                   remote_what: str = ''):
+                   remote_what: str = '', send_timeout_s=None):
         """The port's link, filtered by allow_peers (ValueError/OSError if misconfigured).
 
         transport 'udp': bound to bind ('host:port'), sending to remote (the parameter
-        remote_what; '' = the last sender of valid input); 'tcp': a server on tcp_bind.
+        remote_what; '' = the last sender of valid input); 'tcp': a server on tcp_bind whose
+        client is dropped if it takes no data for send_timeout_s (None: the sender waits).
         """
         if transport not in ('udp', 'tcp'):
             raise ValueError(f"transport: must be 'udp' or 'tcp', got {transport!r}")
@@ -43,7 +44,7 @@ class PortNode(Node):
         allow = self._allowlist([local[0]])
         if udp:
             return UdpLink(local, parse_endpoint(remote, remote_what), allow, self._refused)
-        return TcpServerLink(local, allow, self._refused)
+        return TcpServerLink(local, allow, self._refused, send_timeout_s)
 
     def _allowlist(self, bound_hosts) -> Allowlist:
         """Declare allow_peers and return it (ValueError if malformed); kept in self.allow.
@@ -75,17 +76,25 @@ class PortNode(Node):
         self._warn_period = warn_period_s
         self._max_text = max_text
         self.rejects = {k: 0 for k in tuple(kinds) + ('peer',)}
+        self._warned = {}           # kind -> monotonic time of its last warning
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', qos.VIEW_PUB)
 
     def _reject(self, kind: str, text: str, addr=None):
-        """Count a rejected input by kind and warn (at most once per warn_period_s)."""
+        """Count a rejected input by kind and warn, at most once per warn_period_s per kind.
+
+        Per kind: a peer flooding one kind (DUNE's telemetry we do not use, a fuzzer's
+        garbage) never hides the first input refused for another reason.
+        """
         self.rejects[kind] += 1
+        now = time.monotonic()
+        if now - self._warned.get(kind, -1e9) < self._warn_period:
+            return
+        self._warned[kind] = now
         src = f' from {addr[0]}:{addr[1]}' if addr else ''
         text = text if self._max_text is None else text[:self._max_text]
         self.get_logger().warning(
             f'{self._port_label} input rejected{src} ({kind}, {self.rejects[kind]} so far; '
-            f'{sum(self.rejects.values())} in all): {text}',
-            throttle_duration_sec=self._warn_period)
+            f'{sum(self.rejects.values())} in all): {text}')
 
     def _guarded(self, handler, data: bytes, addr, crash_kind: str):
         """handler(data, addr); any exception is a rejected input of crash_kind, not a crash."""

@@ -22,6 +22,11 @@ COMMAND = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
 # a deep queue, so a consumer that stalls briefly (a loaded machine) loses no step.
 STATE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE,
                    history=HistoryPolicy.KEEP_LAST)
+# An ordered stream that must lose nothing (the swarm's UI inputs and their results): reliable
+# with a history far above the sender's window of unanswered messages, so the history never
+# overwrites one a reader has not taken.
+INPUT = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
+                   history=HistoryPolicy.KEEP_LAST)
 # Latched status / configuration: transient local so late joiners get the last value.
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      history=HistoryPolicy.KEEP_LAST, durability=DurabilityPolicy.TRANSIENT_LOCAL)

@@ -23,9 +23,10 @@ A waypoint counts as reached within ``waypoint_radius_m``; after the last one th
 1 escort: slot beside the target (starboard, port, then further out).   2 defend: between the
 target and the nearest active boat of another team, at defend_distance_m (at most half way).
 3 attack: close to 0.8 attack_radius; within attack_radius the target loses ``attack`` health
-per second (simulation mode). 5 ring guard: a point ring_lead_deg ahead on a circle of
-ring_radius_m round the target. 6 formation: wedge slots behind the target (the leader),
-formation_spacing_m apart, by boat id. A boat at health 0 has status 0 and stops.
+per second (simulation mode). 5 ring guard: clockwise round the target at the cruise speed on
+a circle of ring_radius_m (tangent velocity plus a radial correction). 6 formation: wedge
+slots behind the target (the leader), formation_spacing_m apart, by boat id. A boat at
+health 0 has status 0 and stops.
 Collisions (obstacle circles, map bounds, other boats; a boat is a circle of half its length):
 a step that would bring a boat closer inside a contact is undone for it (position back, surge
 and sway speed 0: it stops and cannot pass through); it keeps its command and may turn and
@@ -35,18 +36,21 @@ leave. One event is counted per contact (not per blocked step).
 from dataclasses import dataclass
 import math
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 import numpy as np
 import pymap3d
 from scipy.spatial import cKDTree
 
 from sim_core.errors import ConfigError
-from sim_core.paths import read_yaml
 from sim_core.frames import wrap_pi
+from sim_core.paths import read_yaml, resolve_config_path
+from sim_core.validate import FieldError
+from sim_dynamics.core.swarm_config import SwarmConfig
+from sim_dynamics.core.swarm_orders import (check_order, Motion, Order, Task,
+                                             TASKS_WITH_TARGET, WAYPOINT_MOTIONS)
 from sim_dynamics.core.usv import BoatSwarm, BoatType
 from sim_dynamics.core.usv_control import PidControl
-from usv_bridge.core import protocol as P
 
 # A contact lasts while the hull stays within this distance of touching [m] (hysteresis).
 CONTACT_MARGIN_M = 0.5
@@ -99,6 +103,12 @@ class TypeTable:
             raise ConfigError(f'{path}: boat_types: at least one')
         return cls(boats, obstacles)
 
+    @classmethod
+    def load(cls, types_file: str) -> 'TypeTable':
+        """The type table (config/usv_types.yaml, or a path); boat files from config/boats."""
+        boats_dir = resolve_config_path('wamv', None, 'boats').parent
+        return cls.from_yaml(resolve_config_path(types_file), boats_dir)
+
 
 @dataclass(frozen=True)
 class SwarmParams:
@@ -109,7 +119,6 @@ class SwarmParams:
     escort_distance_m: float = 30.0
     defend_distance_m: float = 50.0
     ring_radius_m: float = 60.0
-    ring_lead_deg: float = 30.0
     formation_spacing_m: float = 25.0
     cruise_ratio: float = 0.8           # task cruise speed / top speed when para7 gives none
     wind_from_deg: float = 0.0          # direction the wind comes from (compass)
@@ -117,10 +126,15 @@ class SwarmParams:
     boat_collisions: bool = True
 
 
+def wrap_180(deg):
+    """Degrees into [-180, 180) (arrays or scalars)."""
+    return (np.asarray(deg, dtype=float) + 180.0) % 360.0 - 180.0
+
+
 def check_layout(boats_ne, radius, obstacles_ne, obstacles_r, obstacle_ids) -> None:
     """Refuse a start where a boat's hull overlaps an obstacle or another boat.
 
-    ProtocolError (kind 'value') naming the boat: the init is refused before anything changes.
+    FieldError (kind 'value') naming the boat: the init is refused before anything changes.
     """
     if len(obstacles_r):
         tree = cKDTree(obstacles_ne)
@@ -129,7 +143,7 @@ def check_layout(boats_ne, radius, obstacles_ne, obstacles_r, obstacle_ids) -> N
         over = d < obstacles_r[k] + radius[:, None]
         for i in np.flatnonzero(over.any(axis=1)):
             j = k[i][over[i]][0]
-            raise P.ProtocolError('value', f'boats[{i}]: starts inside obstacle '
+            raise FieldError('value', f'boats[{i}]: starts inside obstacle '
                                   f'{obstacle_ids[j]} ({float(d[i][over[i]][0]):.1f} m from its '
                                   f'centre, radius {obstacles_r[j]:g} m)')
     if len(boats_ne) > 1:
@@ -140,17 +154,17 @@ def check_layout(boats_ne, radius, obstacles_ne, obstacles_r, obstacle_ids) -> N
             bad = np.flatnonzero(d < radius[a] + radius[c])
             if len(bad):
                 i, j = sorted((int(a[bad[0]]), int(c[bad[0]])))
-                raise P.ProtocolError('value', f'boats[{j}]: starts {d[bad[0]]:.1f} m from '
+                raise FieldError('value', f'boats[{j}]: starts {d[bad[0]]:.1f} m from '
                                       f'boats[{i}], closer than their hulls allow')
 
 
 class SwarmSim:
     """The boats of one init config, their commands, tasks, health and collisions."""
 
-    def __init__(self, cfg: P.SimConfig, types: TypeTable, params: SwarmParams = SwarmParams()):
+    def __init__(self, cfg: SwarmConfig, types: TypeTable, params: SwarmParams = SwarmParams()):
         """Build the swarm at the init's positions; every boat in mode 0 (stopped).
 
-        Raises ProtocolError if a boat starts overlapping an obstacle or another boat.
+        Raises FieldError if a boat starts overlapping an obstacle or another boat.
         """
         self.cfg, self.types, self.params = cfg, types, params
         self.lat0, self.lon0 = cfg.center
@@ -244,68 +258,81 @@ class SwarmSim:
         return (self.health > 0.0).astype(np.int64)
 
     # --- command 22 ------------------------------------------------------------------------------
-    def command(self, c: P.BoatCommand) -> str:
-        """Apply a validated command 22; returns a one-line description for the log."""
-        i = self.index[c.boat_id]
+    def command(self, o: Order) -> str:
+        """Apply an order; returns a one-line description of what was applied (the log).
+
+        Raises FieldError (check_order: ranges, unknown boats) or ValueError (a boat out of
+        action) naming what is refused; a refused order changes nothing. A speed above the
+        boat's top speed is clamped to it (and said so).
+        """
+        check_order(o, self.index, self.cfg.inside)
+        i = self.index[o.boat_id]
         if self.health[i] <= 0.0:
-            raise ValueError(f'boat {c.boat_id} is out of action (health 0)')
+            raise FieldError('state', f'boat {o.boat_id} is out of action (health 0)')
         ctl, b = self.control, self.boats
-        self.route_id[i] = c.route_id
-        self.task[i] = c.task
-        self.target[i] = self.index[c.target_id] if c.task in P.TASKS_WITH_TARGET else -1
-        if c.task in P.TASKS_WITH_TARGET:
-            top = b.u_top[i]
-            given = c.throttle_or_speed if c.mode in (P.MODE_HEADING_SPEED,
-                                                      P.MODE_WAYPOINT_VARIABLE_SPEED) else 0.0
-            self.cruise[i] = min(given, top) if given > 0.0 else self.params.cruise_ratio * top
-            self.mode[i] = P.MODE_HEADING_SPEED
+        top = float(b.u_top[i])
+        speed = min(o.speed_mps, top)
+        clamped = (f' (clamped from {o.speed_mps:g} m/s to the top speed {top:.2f})'
+                   if o.speed_mps > top else '')
+        self.route_id[i] = o.route_id
+        self.task[i] = o.task
+        with_target = o.task in TASKS_WITH_TARGET
+        self.target[i] = self.index[o.target_id] if with_target else -1
+        if with_target:
+            given = speed if o.motion in (Motion.HEADING_SPEED,
+                                          Motion.WAYPOINT_VARIABLE_SPEED) else 0.0
+            self.cruise[i] = given if given > 0.0 else self.params.cruise_ratio * top
+            self.mode[i] = Motion.HEADING_SPEED
             ctl.hold_speed(0.0, i)
             ctl.hold_heading(b.psi[i], i)
-            self._assign_slots(c.task, self.target[i])
-            return (f'boat {c.boat_id}: task {c.task} on boat {c.target_id}, cruise '
-                    f'{self.cruise[i]:.1f} m/s')
-        if c.mode in P.WAYPOINT_MODES and not c.changed and self.mode[i] == c.mode:
-            if c.mode == P.MODE_WAYPOINT_VARIABLE_SPEED:
-                self.routes[i][:, 2] = c.throttle_or_speed
+            self._assign_slots(o.task, self.target[i])
+            return (f'boat {o.boat_id}: task {Task(o.task).name.lower()} on boat '
+                    f'{o.target_id}, cruise {self.cruise[i]:.1f} m/s'
+                    + (clamped if given > 0.0 else ''))
+        if o.motion in WAYPOINT_MOTIONS and not o.route_changed and self.mode[i] == o.motion:
+            if o.motion == Motion.WAYPOINT_VARIABLE_SPEED:
+                self.routes[i][:, 2] = speed
                 if not np.isnan(self.wp[i, 0]):
-                    self.wp[i, 2] = c.throttle_or_speed
-                return f'boat {c.boat_id}: speed {c.throttle_or_speed:g} m/s on its route'
-            return f'boat {c.boat_id}: route unchanged'
-        self.mode[i] = c.mode
+                    self.wp[i, 2] = speed
+                return f'boat {o.boat_id}: speed {speed:g} m/s on its route{clamped}'
+            return f'boat {o.boat_id}: route unchanged'
+        self.mode[i] = o.motion
         self.routes.pop(i, None)
         self.wp[i] = np.nan
         ctl.release(i)
-        if c.mode == P.MODE_NONE:
+        if o.motion == Motion.NONE:
             b.command(0.0, 0.0, i)
-            return f'boat {c.boat_id}: no control (throttle 0, rudder 0)'
-        if c.mode == P.MODE_RUDDER_THROTTLE:
-            self.rudder_cmd_deg[i], self.throttle_pct[i] = c.rudder_or_heading, \
-                c.throttle_or_speed
-            b.command(c.throttle_or_speed / 100.0, math.radians(c.rudder_or_heading), i)
-            return (f'boat {c.boat_id}: rudder {c.rudder_or_heading:g} deg, throttle '
-                    f'{c.throttle_or_speed:g} %')
-        if c.mode == P.MODE_HEADING_SPEED:
-            ctl.hold_speed(c.throttle_or_speed, i)
-            ctl.hold_heading(math.radians(c.rudder_or_heading), i)
-            return (f'boat {c.boat_id}: heading {c.rudder_or_heading:g} deg, speed '
-                    f'{c.throttle_or_speed:g} m/s')
-        # waypoint modes (a new route)
-        if not c.waypoints:
-            self.mode[i] = P.MODE_NONE
+            return f'boat {o.boat_id}: no control (throttle 0, rudder 0)'
+        if o.motion == Motion.RUDDER_THROTTLE:
+            self.rudder_cmd_deg[i], self.throttle_pct[i] = o.rudder_deg, o.throttle_pct
+            b.command(o.throttle_pct / 100.0, math.radians(o.rudder_deg), i)
+            return (f'boat {o.boat_id}: rudder {o.rudder_deg:g} deg, throttle '
+                    f'{o.throttle_pct:g} %')
+        if o.motion == Motion.HEADING_SPEED:
+            ctl.hold_speed(speed, i)
+            ctl.hold_heading(math.radians(o.heading_deg), i)
+            return f'boat {o.boat_id}: heading {o.heading_deg:g} deg, speed {speed:g} m/s' + \
+                clamped
+        # waypoint motions (a new route)
+        if not o.waypoints:
+            self.mode[i] = Motion.NONE
             b.command(0.0, 0.0, i)
-            return f'boat {c.boat_id}: mode {c.mode} without waypoints: stopped'
-        wps = np.array(c.waypoints, dtype=float)
-        ne = self.to_ne(wps[:, 1], wps[:, 0])
+            return f'boat {o.boat_id}: {Motion(o.motion).name} without waypoints: stopped'
+        wps = np.array([(w.lat_deg, w.lon_deg, w.value) for w in o.waypoints], dtype=float)
+        ne = self.to_ne(wps[:, 0], wps[:, 1])
         route = np.column_stack([ne, wps[:, 2]])
-        if c.mode == P.MODE_WAYPOINT_VARIABLE_SPEED:
-            route[:, 2] = c.throttle_or_speed
+        if o.motion == Motion.WAYPOINT_VARIABLE_SPEED:
+            route[:, 2] = speed
+        elif o.motion == Motion.WAYPOINT_SPEED:
+            route[:, 2] = np.minimum(route[:, 2], top)
         self.routes[i] = route
         self.wp_k[i] = 0
         self.wp[i] = route[0]
         self.route_t0[i] = self.t
         ctl.hold_speed(0.0, i)
         ctl.hold_heading(b.psi[i], i)
-        return f'boat {c.boat_id}: mode {c.mode}, route {c.route_id} of {len(route)} waypoints'
+        return (f'boat {o.boat_id}: {Motion(o.motion).name.lower()}, route {o.route_id} of '
+                f'{len(route)} waypoints')
 
     def _assign_slots(self, task: int, target: int) -> None:
         """Slots (body offsets from the target: forward, starboard [m]) of escorts/formation."""
@@ -315,9 +342,9 @@ class SwarmSim:
         for rank, i in enumerate(mates):
             ring = rank // 2 + 1
             side = 1.0 if rank % 2 == 0 else -1.0
-            if task == P.TASK_ESCORT:
+            if task == Task.ESCORT:
                 self.slot[i] = (0.0, side * ring * p.escort_distance_m)
-            elif task == P.TASK_FORMATION:
+            elif task == Task.FORMATION:
                 self.slot[i] = (-ring * p.formation_spacing_m, side * ring * p.formation_spacing_m)
 
     # --- step ------------------------------------------------------------------------------------
@@ -356,7 +383,7 @@ class SwarmSim:
         if not len(i):
             return
         speed = self.wp[i, 2].copy()
-        timed = self.mode[i] == P.MODE_WAYPOINT_TIME
+        timed = self.mode[i] == Motion.WAYPOINT_TIME
         if timed.any():
             left = self.wp[i, 2] - (self.t - self.route_t0[i])
             # arrival = entering the waypoint's circle
@@ -381,23 +408,27 @@ class SwarmSim:
         unit = rel / rng[:, None]
         slot = tp.copy()
         # escort / formation: body-frame offsets of the target
-        off = (task == P.TASK_ESCORT) | (task == P.TASK_FORMATION)
+        off = (task == Task.ESCORT) | (task == Task.FORMATION)
         if off.any():
             c, s = np.cos(th[off]), np.sin(th[off])
             x, y = self.slot[i[off], 0], self.slot[i[off], 1]
             slot[off] = tp[off] + np.column_stack([x * c - y * s, x * s + y * c])
-        att = task == P.TASK_ATTACK
+        att = task == Task.ATTACK
         slot[att] = tp[att] + 0.8 * self.attack_radius[i[att], None] * unit[att]
-        ring = task == P.TASK_RING
-        if ring.any():
-            ang = np.arctan2(rel[ring, 1], rel[ring, 0]) + math.radians(p.ring_lead_deg)
-            slot[ring] = tp[ring] + p.ring_radius_m * np.column_stack([np.cos(ang),
-                                                                        np.sin(ang)])
-        dfd = np.flatnonzero(task == P.TASK_DEFEND)
+        ring = task == Task.RING
+        slot[ring] = pos[i[ring]]          # no slot: a ring boat is never parked
+        dfd = np.flatnonzero(task == Task.DEFEND)
         if len(dfd):
             slot[dfd] = self._defend_slots(i[dfd], tp[dfd], pos)
         err = slot - pos[i]
         vd = tv + p.station_gain * err
+        if ring.any():
+            # round the target clockwise at cruise speed on the tangent, the radius held by
+            # a radial correction (a point chased ahead on the circle cuts inside it)
+            u = unit[ring]
+            tangent = np.column_stack([-u[:, 1], u[:, 0]])
+            vd[ring] = tv[ring] + self.cruise[i[ring], None] * tangent \
+                + p.station_gain * (p.ring_radius_m - rng[ring])[:, None] * u
         # at a slot that does not move, stop (a boat cannot hover: chasing the point at a
         # crawl only circles it); a dead target is not chased
         parked = (np.hypot(err[:, 0], err[:, 1]) < p.waypoint_radius_m) \
@@ -427,7 +458,7 @@ class SwarmSim:
         return out
 
     def _damage(self, dt: float) -> None:
-        i = np.flatnonzero((self.task == P.TASK_ATTACK) & (self.target >= 0)
+        i = np.flatnonzero((self.task == Task.ATTACK) & (self.target >= 0)
                            & (self.health > 0.0))
         if not len(i) or not self.damage_enabled:
             return
@@ -522,27 +553,35 @@ class SwarmSim:
         return self._pairs
 
     # --- output ----------------------------------------------------------------------------------
-    def columns(self, ids: Optional[np.ndarray] = None) -> Dict[str, np.ndarray]:
-        """Command 21's per-boat columns (P.CMD21_COLUMNS names), protocol units."""
+    def columns(self) -> Dict[str, np.ndarray]:
+        """Per-boat state columns (the SwarmState fields; the UI's command 21 carries them).
+
+        Degrees compass in [-180, 180) for yaw and course, rad/s for rates, m/s, %, health.
+        control_mode: 0 none, 2 rudder/throttle, 3 heading/speed (waypoint and task motions
+        report their current heading/speed setpoints); control_a/control_b are 0 in mode 0.
+        """
         b, ctl = self.boats, self.control
         lat, lon = self.to_geodetic(b.n, b.e)
         vn, ve = b.ground_velocity_ne()
-        manual = self.mode == P.MODE_RUDDER_THROTTLE
+        manual = self.mode == Motion.RUDDER_THROTTLE
         held = ctl.speed_hold | ctl.heading_hold
-        mode = np.where(manual, P.MODE_RUDDER_THROTTLE,
-                        np.where(held, P.MODE_HEADING_SPEED, P.MODE_NONE))
+        mode = np.where(manual, int(Motion.RUDDER_THROTTLE),
+                        np.where(held, int(Motion.HEADING_SPEED), int(Motion.NONE)))
         heading_sp = np.degrees(ctl.heading_sp) % 360.0
+        off = mode == Motion.NONE
         return {
             'id': self.ids, 'lon_deg': lon, 'lat_deg': lat,
-            'yaw_deg': P.wrap_180(np.degrees(b.psi)), 'yaw_rate': b.r, 'yaw_acc': b.r_dot,
+            'yaw_deg': wrap_180(np.degrees(b.psi)), 'yaw_rate': b.r, 'yaw_acc': b.r_dot,
             'pitch_deg': np.degrees(b.pitch), 'roll_deg': np.degrees(b.roll),
             'speed_forward': b.u, 'acc_forward': b.u_dot, 'speed_lateral': b.v,
-            'acc_lateral': b.v_dot, 'course_deg': P.wrap_180(np.degrees(np.arctan2(ve, vn))),
+            'acc_lateral': b.v_dot, 'course_deg': wrap_180(np.degrees(np.arctan2(ve, vn))),
             'status': self.status, 'task': self.task,
             'target_id': np.where(self.target >= 0, self.ids[np.maximum(self.target, 0)], 0),
             'control_mode': mode,
-            'control_a': np.where(manual, np.degrees(b.rudder_cmd), heading_sp),
-            'control_b': np.where(manual, b.throttle_cmd * 100.0, ctl.speed_sp),
+            'control_a': np.where(off, 0.0, np.where(manual, np.degrees(b.rudder_cmd),
+                                                     heading_sp)),
+            'control_b': np.where(off, 0.0, np.where(manual, b.throttle_cmd * 100.0,
+                                                     ctl.speed_sp)),
             'health': self.health,
         }
 

@@ -178,7 +178,7 @@ class SwarmMap:
 
 
 def swarm_map(cfg, types) -> SwarmMap:
-    """SwarmMap of an init (usv_bridge.core.protocol.SimConfig) and a usv_swarm TypeTable."""
+    """SwarmMap of an init (sim_dynamics.core.swarm_config.SwarmConfig) and its TypeTable."""
     lat0, lon0 = cfg.center
 
     def en(lat, lon):
