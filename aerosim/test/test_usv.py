@@ -7,7 +7,7 @@ import pytest
 
 from sim_core.errors import ConfigError
 from sim_core.paths import resolve_config_path
-from sim_dynamics.core.usv import BoatSwarm, BoatType, rudder_aerosim_starboard
+from sim_dynamics.core.usv import BoatSwarm, boat_state_ned, BoatType, rudder_aerosim_starboard
 from sim_dynamics.core.usv_control import HeadingSpeedControl
 
 DT = 0.05
@@ -199,3 +199,32 @@ def test_positive_aerosim_rudder_turns_the_bow_to_port():
     run(s, 20.0)
     assert s.r[0] < 0.0 and s.psi[0] < 0.0                      # NED yaw decreasing: to port
     assert rudder_aerosim_starboard(rudder_aerosim_starboard(0.3)) == 0.3
+
+
+def test_body_rates_are_the_derivatives_of_the_wave_attitude_and_heading():
+    # p, q, r of the state must be what a gyro sees: the Euler angle rates of the reported
+    # attitude (DUNE's AHRS simulator passes p, q, r on as AngularVelocity). Differentiate the
+    # reported attitude and compare with the Euler rates of the reported body rates (ZYX).
+    s = BoatSwarm([boat_type('wamv')])
+    s.set_environment(sea_state=4)
+    s.command(0.6, math.radians(15.0))            # turning: psi' != 0 couples into q and r
+    dt = 0.002
+    for _ in range(500):
+        s.step(dt)
+    errors, p_all = [], []
+    for _ in range(1500):                          # 3 s, about one wave period
+        _p, _v, (phi0, th0, psi0), w0, _a = boat_state_ned(s)
+        s.step(dt)
+        _p, _v, (phi1, th1, psi1), w1, _a = boat_state_ned(s)
+        p, q, r = (w0 + w1) / 2.0
+        phi, th = (phi0 + phi1) / 2.0, (th0 + th1) / 2.0
+        dphi = p + (q * math.sin(phi) + r * math.cos(phi)) * math.tan(th)
+        dth = q * math.cos(phi) - r * math.sin(phi)
+        dpsi = (q * math.sin(phi) + r * math.cos(phi)) / math.cos(th)
+        errors.append(((phi1 - phi0) / dt - dphi, (th1 - th0) / dt - dth,
+                       math.remainder(psi1 - psi0, 2 * math.pi) / dt - dpsi))
+        p_all.append(p)
+    err = np.sqrt(np.mean(np.square(errors), axis=0))
+    p_rms = float(np.sqrt(np.mean(np.square(p_all))))
+    assert np.all(err < 2e-3), err
+    assert p_rms > 50 * err[0] and p_rms > 0.02, p_rms      # the waves do roll the boat

@@ -164,6 +164,8 @@ class BoatSwarm:
         self.active = np.ones(n, dtype=bool)   # False: stopped (health 0, collision)
         self.roll = np.zeros(n)
         self.pitch = np.zeros(n)
+        self.roll_rate = np.zeros(n)        # rad/s: d(roll)/dt of the wave motion
+        self.pitch_rate = np.zeros(n)       # rad/s: d(pitch)/dt
         self._phase = np.random.default_rng(0).uniform(0.0, 2 * math.pi, n)
         self.t = 0.0
         self.current_ne = np.zeros(2)       # m/s
@@ -233,8 +235,8 @@ class BoatSwarm:
     def _waves(self) -> None:
         h = WMO_WAVE_HEIGHT_M[self.sea_state]
         if h == 0.0:
-            self.roll[:] = 0.0
-            self.pitch[:] = 0.0
+            for a in (self.roll, self.pitch, self.roll_rate, self.pitch_rate):
+                a[:] = 0.0
             return
         # Slope-like amplitudes: wave height over boat length, bounded; a period that grows
         # with the wave height (deep water, steepness ~1/20).
@@ -242,8 +244,12 @@ class BoatSwarm:
         w = 2 * math.pi / period
         roll_amp = np.minimum(MAX_ROLL_RAD, np.arctan(h / self.length))
         pitch_amp = np.minimum(MAX_PITCH_RAD, 0.5 * np.arctan(h / self.length))
-        self.roll = roll_amp * np.sin(w * self.t + self._phase)
-        self.pitch = pitch_amp * np.sin(0.8 * w * self.t + 1.3 * self._phase)
+        a_roll, a_pitch = w * self.t + self._phase, 0.8 * w * self.t + 1.3 * self._phase
+        self.roll = roll_amp * np.sin(a_roll)
+        self.pitch = pitch_amp * np.sin(a_pitch)
+        # their exact time derivatives: the body rates p, q follow the attitude
+        self.roll_rate = roll_amp * w * np.cos(a_roll)
+        self.pitch_rate = pitch_amp * 0.8 * w * np.cos(a_pitch)
 
     def ground_velocity_ne(self, idx=None):
         """(north, east) velocity over ground [m/s] of every boat (arrays (N,)) or of idx.
@@ -262,12 +268,20 @@ def boat_state_ned(b: BoatSwarm, i: int = 0):
     """(p_ned, v_ned, euler (roll, pitch, yaw), w_frd, a_ned) of boat i (surface: down = 0).
 
     a_ned: the acceleration over ground of the body motion (surge/sway rates plus the turn's
-    centripetal terms), without the constant drift.
+    centripetal terms), without the constant drift. w_frd: the body rates (p, q, r) of the
+    Euler angle rates (roll and pitch of the waves, the heading rate r), ZYX kinematics:
+    p = phi' - psi' sin(theta), q = theta' cos(phi) + psi' sin(phi) cos(theta),
+    r_b = psi' cos(phi) cos(theta) - theta' sin(phi).
     """
     psi, u, v, r = b.psi[i], b.u[i], b.v[i], b.r[i]
+    phi, theta = float(b.roll[i]), float(b.pitch[i])
+    dphi, dtheta = float(b.roll_rate[i]), float(b.pitch_rate[i])
+    sphi, cphi, sth, cth = math.sin(phi), math.cos(phi), math.sin(theta), math.cos(theta)
+    w_frd = np.array([dphi - r * sth, dtheta * cphi + r * sphi * cth,
+                      r * cphi * cth - dtheta * sphi])
     c, s = math.cos(psi), math.sin(psi)
     vn, ve = b.ground_velocity_ne(i)
     ax_b, ay_b = b.u_dot[i] - v * r, b.v_dot[i] + u * r
     return (np.array([b.n[i], b.e[i], 0.0]), np.array([vn, ve, 0.0]),
-            (float(b.roll[i]), float(b.pitch[i]), float(psi)), np.array([0.0, 0.0, r]),
+            (phi, theta, float(psi)), w_frd,
             np.array([c * ax_b - s * ay_b, s * ax_b + c * ay_b, 0.0]))
