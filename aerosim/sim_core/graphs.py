@@ -71,11 +71,11 @@ class NodeSpec:
 
     executable: console script (ros2 run aerosim <executable>); module: the same entry point as
     a Python module (the runner runs ``python -m module``). params_file: launch argument(s)
-    holding the node's YAML (keyed ``<name>: ros__parameters:`` or ``/**:``), several are applied
-    in order. parameters: overrides applied after the files. condition: (launch arg, value) the
-    node needs, e.g. ('fc', 'builtin'). use_sim_time: False for the time source itself and
-    for nodes that need no ROS clock (the built-in FC runs on the HIL sensor time, like PX4;
-    flight_report reads the stamps of what it judges).
+    holding the node's YAML (keyed ``/**/<name>:`` or ``/**/*:``, any namespace), several
+    are applied in order. parameters: overrides applied after the files. condition: (launch
+    arg, value) the node needs, e.g. ('fc', 'builtin'). use_sim_time: False for the time
+    source itself and for nodes that need no ROS clock (the built-in FC runs on the HIL
+    sensor time, like PX4; flight_report reads the stamps of what it judges).
     supervisor: the graph ends when this node exits, with its exit code (launch_ros: Shutdown
     on exit; the runner: the supervisor process). rename: False for a process that composes
     several nodes (a `__node` remap would give them all the same name); name then only labels

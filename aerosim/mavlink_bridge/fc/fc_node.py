@@ -4,7 +4,8 @@ A separate process with its own MAVLink UDP endpoint (not a ROS pipeline stage):
 the mission with MISSION_REQUEST_INT, estimates the state from HIL_SENSOR / HIL_GPS, flies the
 mission, and answers every HIL_SENSOR with one HIL_ACTUATOR_CONTROLS (lockstep). It is an
 rclpy node only for parameters, logging and its progress topic `fc/progress` (std_msgs/String,
-one line per event); it does not spin: its loop waits on the socket.
+one line per event); its loop waits on the socket, and an executor thread serves the parameter
+services (`ros2 param get /quad/builtin_fc ...`).
 """
 
 import time
@@ -96,7 +97,13 @@ class BuiltinFc(Node):
 
     def run(self):
         """Receive loop until shutdown (or mission done with exit_when_done)."""
+        import threading
+
         import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        services = SingleThreadedExecutor()
+        services.add_node(self)         # parameter services only: no timers, no subscriptions
+        threading.Thread(target=services.spin, name='parameter services', daemon=True).start()
         if self.realtime_priority:
             apply_realtime(self, self.realtime_priority, 'FC loop')
         while rclpy.ok():

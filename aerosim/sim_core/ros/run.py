@@ -2,12 +2,14 @@
 
 import os
 import signal
+import sys
 
 import rclpy
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
 from sim_core.errors import ConfigError
+from sim_core.paramfiles import check_nodes, files_in_args
 
 
 def make_executor(default: str = 'single'):
@@ -51,6 +53,29 @@ def until_stopped(node):
     return executor
 
 
+def check_params_files(nodes, argv) -> None:
+    """Warn about the --params-file files that do not apply to the process's node(s).
+
+    rcl ignores a file whose sections do not match the node's fully qualified name, and the
+    parameters a node does not declare, without a word: each node says so in its log (see
+    sim_core.paramfiles). A file that cannot be read was refused by rcl before this.
+    """
+    import yaml
+    files = []
+    for path in files_in_args(argv):
+        try:
+            with open(path, encoding='utf-8') as f:
+                files.append((path, yaml.safe_load(f)))
+        except (OSError, yaml.YAMLError):
+            continue
+    if not files:
+        return
+    nodes = nodes if isinstance(nodes, tuple) else (nodes,)
+    for line in check_nodes(files, [(n.get_fully_qualified_name(),
+                                     n.list_parameters([], 0).names) for n in nodes]):
+        nodes[0].get_logger().warning(line)
+
+
 def run_node(node_cls, name: str, args=None, body=spin) -> None:
     """Create node_cls() and run body(node) (default: spin) until it returns or Ctrl-C/SIGTERM.
 
@@ -66,6 +91,7 @@ def run_node(node_cls, name: str, args=None, body=spin) -> None:
     code = None
     try:
         node = node_cls()
+        check_params_files(node, sys.argv if args is None else args)
         code = body(node)
     except (ConfigError, InvalidParameterTypeException, InvalidParameterValueException) as exc:
         # rclpy refuses a parameter override of the wrong type or out of its declared range
