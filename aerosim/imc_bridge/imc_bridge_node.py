@@ -4,10 +4,14 @@ Out (to the configured peers, and to systems that talk to us while they do):
 - SimulatedState (50) at simulated_state_rate_hz (sim time, decimating vehicle_state: at most
   the vehicle's step rate, stamped with the sample's sim time): the vehicle_state in NED/FRD
   around the scenario origin, the scenario's water current as stream velocity; header
-  dst/dst_ent as parameters; timestamp = sim time (or UTC, timestamps:=utc).
+  dst/dst_ent as parameters; timestamps UTC when sent (timestamps: utc | sim_utc | sim).
 - EstimatedState (350) at estimated_state_rate_hz (what Neptus draws), Announce (151, services
-  imc+udp://bind/) and Heartbeat (150) every announce_period_s (wall), optionally Announce to
-  IMC's discovery multicast group; EntityList (5) REPORT when queried.
+  imc+udp://<our addresses>:port/) and Heartbeat (150) every announce_period_s (wall). The
+  Announce also goes where DUNE's discovery listens (imc_bridge.core.discovery): the multicast
+  group 224.0.75.69 and the discovery ports 30100-30104 of announce_hosts; DUNE takes nothing
+  from a system it has not discovered. EntityList (5) REPORT when queried; EntityState (1) of
+  each leak entity every announce period and on change (NORMAL "active" / FAILURE "leak
+  detected", as DUNE's Simulators.Leaks reports them).
 In:
 - LeakSimulation (51): OFF/ON for the listed leak entities (empty = all); the leak state goes
   to the latched leaks topic (aerosim_msgs/LeakState) and back to the sender.
@@ -16,15 +20,21 @@ In:
   PING_REPLY from us after the two-way travel time. acoustic/tx sends ours the other way.
 - DynamicsSimParam (53): REQUEST -> REPORT of the vehicle node's tas2acc_pgain/bank2p_pgain;
   SET range-checks, sets them on the vehicle node (ROS parameter services), answers REPORT.
-- Control: SetThrusterActuation (id thruster_id, -1..1) and SetServoPosition (id rudder_servo_id,
-  rad, positive = bow to starboard) -> effector_command; DesiredSpeed (m/s, or % of throttle)
-  and DesiredHeading (rad) -> autopilot_command (the boat's speed/heading holds).
+- Control, one level at a time (control_level; imc_bridge.core.control): actuators =
+  SetThrusterActuation (id thruster_id, -1..1, positive = ahead) and SetServoPosition (id
+  rudder_servo_id, rad, positive = bow to port as DUNE's heading controller and plant take it)
+  -> effector_command; guidance = DesiredSpeed (m/s, or % of throttle) and DesiredHeading
+  (rad) -> autopilot_command (the boat's speed/heading holds). A message of the other level
+  switches the level only when addressed to our system id; broadcast copies (DUNE's telemetry
+  of its Desired*) are counted as ignored_<level> and drive nothing.
 - Heartbeat/Announce: the sender gets our messages while it keeps talking (dynamic_peers).
 Every datagram that is not one valid IMC message for us is counted by kind and logged at a
-limited rate; counts are on /diagnostics (diagnostic_msgs/DiagnosticArray) every second.
+limited rate per kind; valid broadcast messages we do not use (DUNE's telemetry) are counted as
+ignored, not warned about. Counts are on /diagnostics every second.
 """
 
 import math
+import socket
 import time
 
 from aerosim_msgs.msg import (AcousticData, AircraftEffectorCommand, AutopilotCommand,
@@ -37,6 +47,10 @@ from rclpy.clock import Clock, ClockType
 
 from imc_bridge.core import codec
 from imc_bridge.core.acoustic import AcousticLink, AcousticParams, PING, PING_REPLY
+from imc_bridge.core.control import (ACTUATORS, BROADCAST, BROADCASTS, ControlArbiter,
+                                     GUIDANCE, rudder_aerosim, RUDDER_SENSES, Stamper,
+                                     throttle_aerosim, THRUSTER_SENSES)
+from imc_bridge.core.discovery import DISCOVERY_GROUP, parse_ports, service_uris
 from imc_bridge.core.leaks import LeakState as Leaks
 from imc_bridge.core.state import imc_kinematics, stream_velocity_ned
 from sim_core.decimator import Decimator
@@ -50,12 +64,9 @@ from sim_core.ros.port_node import PortNode
 from sim_core.ros.run import run_node
 from sim_core.scenario import load_scenario
 from sim_core.timeutil import NS_PER_S
-from sim_dynamics.core.usv import rudder_aerosim_starboard
 
-BROADCAST = 0xFFFF
-# IMC discovery: DUNE's Transports.Discovery multicast group and ports.
-DISCOVERY_GROUP = '224.0.75.69'
-DISCOVERY_PORTS = range(30100, 30105)
+# DUNE's ASV leak entities (etc/asv/simulator.ini, Simulators.Leaks).
+DUNE_ASV_LEAKS = ['Leak Sensor - Port Pontoon', 'Leak Sensor - Starboard Pontoon']
 # IMC SystemType by lower-case name (usv, uuv, uav, ugv, ccu, ...), from imcpy.
 SYSTEM_TYPES = {k.lower(): int(v) for k, v in imcpy.SystemType.__members__.items()}
 # Reject kinds beyond the codec's: addressed to another system; a valid message with values
@@ -98,15 +109,31 @@ class ImcBridge(PortNode):
                      'EstimatedState rate [Hz] (sim); 0 = off', 0.0, 1000.0)
         announce_period = d('announce_period_s', 1.0, 'Announce and Heartbeat period [s] '
                             '(wall)', 0.1, 60.0)
-        self.multicast = d('announce_multicast', False,
-                           f'Also send Announce to IMC discovery {DISCOVERY_GROUP}:'
-                           f'{DISCOVERY_PORTS[0]}-{DISCOVERY_PORTS[-1]}')
-        timestamps = d('timestamps', 'sim', "IMC timestamps: 'sim' (sim time [s]) or 'utc' "
-                       '(sim time + the UTC time at start, for DUNE logs and Neptus)')
-        leak_entities = d('leak_entities', ['Leak Sensor - Forward', 'Leak Sensor - Aft'],
-                          'Leak entity labels (LeakSimulation)')
+        self.multicast = d('announce_multicast', True,
+                           f'Also send Announce to the IMC discovery group {DISCOVERY_GROUP} '
+                           '(DUNE takes nothing from a system it has not discovered)')
+        announce_hosts = d('announce_hosts', '127.0.0.1',
+                           'Hosts whose discovery ports get our Announce unicast (a DUNE '
+                           "without a multicast route), comma-separated; '' = none",
+                           any_type=True)
+        ports = d('discovery_ports', '30100-30104', "IMC discovery ports (DUNE's "
+                  'Transports.Discovery), e.g. 30100-30104', any_type=True)
+        timestamps = d('timestamps', 'utc', "IMC timestamps: 'utc' (the UTC time when sent, "
+                       "for DUNE's logs and Neptus), 'sim_utc' (UTC at start + sim time) or "
+                       "'sim' (sim seconds)")
+        leak_entities = d('leak_entities', DUNE_ASV_LEAKS,
+                          "Leak entity labels (LeakSimulation), DUNE's ASV ones by default")
         self.thruster_id = d('thruster_id', 0, 'SetThrusterActuation id of the thruster', 0, 255)
         self.rudder_id = d('rudder_servo_id', 0, 'SetServoPosition id of the rudder', 0, 255)
+        rudder_positive = d('rudder_positive', 'port', 'Sense of a positive SetServoPosition: '
+                            "'port' (bow to port: DUNE's heading controller and plant) or "
+                            "'starboard'")
+        thruster_positive = d('thruster_positive', 'ahead', 'Sense of a positive '
+                              "SetThrusterActuation: 'ahead' or 'astern'")
+        control_level = d('control_level', 'actuators', "IMC control level at start: "
+                          "'actuators' (SetThrusterActuation/SetServoPosition, DUNE's own "
+                          "controllers) or 'guidance' (DesiredSpeed/DesiredHeading, our holds); "
+                          'a message of the other level addressed to our system id switches')
         self.max_rudder_rad = d('max_rudder_rad', math.pi / 2,
                                 'Largest |SetServoPosition| accepted [rad]', 0.01, math.pi)
         acoustic = AcousticParams(
@@ -127,8 +154,23 @@ class ImcBridge(PortNode):
             if sys_type not in SYSTEM_TYPES:
                 raise ValueError(f'system_type: one of {", ".join(SYSTEM_TYPES)}, got '
                                  f'{sys_type!r}')
-            if timestamps not in ('sim', 'utc'):
-                raise ValueError(f"timestamps: 'sim' or 'utc', got {timestamps!r}")
+            self.stamper = Stamper(timestamps)
+            if rudder_positive not in RUDDER_SENSES:
+                raise ValueError(f"rudder_positive: 'port' or 'starboard', got "
+                                 f'{rudder_positive!r}')
+            if thruster_positive not in THRUSTER_SENSES:
+                raise ValueError(f"thruster_positive: 'ahead' or 'astern', got "
+                                 f'{thruster_positive!r}')
+            self.arbiter = ControlArbiter(control_level, self.system_id)
+            self.discovery_ports = parse_ports(ports)
+            self.announce_hosts = [h.strip() for h in str(announce_hosts).split(',')
+                                   if h.strip()]
+            for h in self.announce_hosts:
+                try:
+                    socket.getaddrinfo(h, None, socket.AF_INET, socket.SOCK_DGRAM)
+                except (OSError, UnicodeError):
+                    raise ValueError(f'announce_hosts: {h!r} is not an IPv4 address or a '
+                                     'known host name') from None
             if len(topside) != 3 or not all(math.isfinite(x) for x in topside):
                 raise ValueError(f'topside_position_enu: 3 finite numbers, got {topside}')
             self.leaks = Leaks(leak_entities)
@@ -136,8 +178,10 @@ class ImcBridge(PortNode):
                                  if p.strip()]
             self.allow_ids = parse_id_list(allow_ids, 'allow_system_ids', 0, 0xFFFE)
             self.link = self._open_link('udp', bind)
+            self.mcast = self._multicast_socket() if self.multicast else None
         except (ValueError, OSError) as exc:
             raise ConfigError(str(exc)) from exc
+        self.rudder_positive, self.thruster_positive = rudder_positive, thruster_positive
         self.sys_type = SYSTEM_TYPES[sys_type]
         self.addr = codec.Address(self.system_id, self.entity_id)
         self.scenario = load_scenario(scenario_file)
@@ -147,11 +191,13 @@ class ImcBridge(PortNode):
         self.stream = stream_velocity_ned(self.scenario.environment.current_enu)
         self.topside_ned = np.array([topside[1], topside[0], -topside[2]], dtype=float)
         self.acoustic = AcousticLink(acoustic)
-        self._t_offset = time.time() if timestamps == 'utc' else 0.0
-        self.imc_services = [f'imc+udp://{self.link.local[0]}:{self.link.local[1]}/']
+        self.imc_services = service_uris(*self.link.local)
         self.dynamic = {}            # (host, port) -> last seen (wall, monotonic)
         self._init_port('IMC', REJECT_KINDS, warn_period)
-        self.counts = dict(rx=0, tx=0, simulated_state=0, estimated_state=0, commands=0)
+        self.counts = dict(rx=0, tx=0, simulated_state=0, estimated_state=0, commands=0,
+                           ignored=0, ignored_actuators=0, ignored_guidance=0,
+                           level_switches=0, announce_errors=0)
+        self._noted = {}             # what -> monotonic time of its last info line
         self._state = None           # the last vehicle_state, its sim time [ns], kinematics
         self._t_ns = None
         self._kin = None
@@ -191,6 +237,13 @@ class ImcBridge(PortNode):
             f'{" + dynamic peers" if self.dynamic_peers else ""}; SimulatedState {sim_rate:g} '
             f'Hz, EstimatedState {est_rate:g} Hz; origin {o.lat_deg:.6f} {o.lon_deg:.6f}; '
             f'leak entities {list(self.leaks.entities)}')
+        self.get_logger().info(
+            f'IMC discovery: Announce {" ".join(self.imc_services)} to '
+            f'{DISCOVERY_GROUP if self.multicast else "no multicast"}'
+            f'{" + " + ", ".join(self.announce_hosts) if self.announce_hosts else ""} on ports '
+            f'{self.discovery_ports[0]}-{self.discovery_ports[-1]}; control level '
+            f'{self.arbiter.level} (rudder positive = bow to {rudder_positive}, thruster '
+            f'positive = {thruster_positive}); timestamps {timestamps}')
 
     def _d(self, *a, **k):
         return declare(self, *a, **k)
@@ -200,8 +253,28 @@ class ImcBridge(PortNode):
         return self.get_clock().now().nanoseconds / NS_PER_S
 
     def _stamp_s(self) -> float:
-        return self._sim_s() + self._t_offset
+        return self.stamper(self._sim_s())
 
+    def _note(self, what: str, text: str):
+        """Info line for expected, frequent events: at most once a minute per `what`."""
+        now = time.monotonic()
+        if now - self._noted.get(what, -1e9) >= max(60.0, self._warn_period):
+            self._noted[what] = now
+            self.get_logger().info(text)
+
+    def _multicast_socket(self):
+        """A socket for the discovery group: a socket bound to 127.0.0.1 cannot reach it.
+
+        Bound to the bind host if that is a routable address (its interface), else to any.
+        """
+        host = self.link.local[0]
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 1)
+        s.bind((host if host not in ('0.0.0.0', '') and not host.startswith('127.')
+                else '0.0.0.0', 0))
+        s.setblocking(False)
+        return s
     def destinations(self):
         """Static peers plus the dynamic peers heard within peer_timeout_s."""
         now = time.monotonic()
@@ -236,7 +309,7 @@ class ImcBridge(PortNode):
                     dec.reset()
         self._t_ns, self._state, self._kin = t_ns, msg, None
         # Rates on the state's own sim time: exact periods, stamped with the sample's time.
-        stamp = t_ns / NS_PER_S + self._t_offset
+        stamp = self.stamper(t_ns / NS_PER_S)
         if self._dec_sim.due(t_ns):
             self._send_simulated_state(stamp)
         if self._dec_est is not None and self._dec_est.due(t_ns):
@@ -271,9 +344,23 @@ class ImcBridge(PortNode):
                              self.imc_services)
         self._send(codec.stamp(imcpy.Heartbeat(), self.addr, t))
         self._send(ann)
-        if self.multicast:
-            for port in DISCOVERY_PORTS:
-                self.link.send_to(ann.serialize(), (DISCOVERY_GROUP, port))
+        data = ann.serialize()
+        for port in self.discovery_ports:
+            if self.mcast is not None:
+                try:
+                    self.mcast.sendto(data, (DISCOVERY_GROUP, port))
+                except OSError as exc:
+                    self._announce_failed(f'{DISCOVERY_GROUP}:{port}', exc)
+            for host in self.announce_hosts:
+                if not self.link.send_to(data, (host, port)):
+                    self._announce_failed(f'{host}:{port}', 'send error')
+        self._send_leak_states()
+
+    def _announce_failed(self, where, exc):
+        self.counts['announce_errors'] += 1
+        self._note('announce', f'Announce to {where} failed ({exc}); '
+                   f'{self.counts["announce_errors"]} so far (no route to the discovery group: '
+                   'announce_hosts still reaches a DUNE on those hosts)')
 
     # --- datagrams in ----------------------------------------------------------------------------
     def _poll(self):
@@ -291,12 +378,15 @@ class ImcBridge(PortNode):
         if self.allow_ids and msg.src not in self.allow_ids:
             return self._reject('peer', f'{msg.msg_name} from system 0x{msg.src:04X}, not in '
                                 'allow_system_ids', addr)
-        if msg.dst not in (self.system_id, BROADCAST):
+        if msg.dst != self.system_id and msg.dst not in BROADCASTS:
             return self._reject('not_for_us', f'{msg.msg_name} for system 0x{msg.dst:04X}',
                                 addr)
         self.counts['rx'] += 1
         handler = self._handlers.get(msg.msg_name)
         if handler is None:
+            if msg.dst != self.system_id:     # a peer's telemetry (DUNE sends 70-80 a second)
+                self.counts['ignored'] += 1
+                return
             return self._reject('unhandled', f'{msg.msg_name} ({msg.msg_id}) is not handled '
                                 'here', addr)
         try:
@@ -324,12 +414,22 @@ class ImcBridge(PortNode):
         self.get_logger().info(f'leak simulation {"ON" if int(msg.op) else "OFF"} for '
                                f'{list(named)}; leaking now: {list(self.leaks.active())}')
         self._publish_leaks()
+        self._send_leak_states(named)
         active = self.leaks.active()
         rep = imcpy.LeakSimulation()
         rep.op = (imcpy.LeakSimulation.OperationEnum.ON if active
                   else imcpy.LeakSimulation.OperationEnum.OFF)
         rep.entities = ','.join(active)
         self._reply(codec.stamp(rep, self.addr, self._stamp_s()), msg, addr)
+
+    def _send_leak_states(self, which=None):
+        """EntityState of the leak entities (which: labels; None = all), to every peer."""
+        t = self._stamp_s()
+        for i, label in enumerate(self.leaks.entities):
+            if which is None or label in which:
+                leaking = self.leaks.leaking[label]
+                self._send(codec.entity_state(self.addr, t, self.entity_id + 1 + i, leaking,
+                                              'leak detected' if leaking else 'active'))
 
     def _publish_leaks(self):
         m = LeakState()
@@ -379,7 +479,7 @@ class ImcBridge(PortNode):
             ua.type = imcpy.UASimulation.TypeEnum(dl.kind)
             ua.speed, ua.data = dl.speed_bps, dl.data
             to, dst_ent = dl.reply_to if dl.reply_to else (None, 0xFF)
-            self._send(codec.stamp(ua, self.addr, dl.t_s + self._t_offset, dl.dst, dst_ent),
+            self._send(codec.stamp(ua, self.addr, self.stamper(dl.t_s), dl.dst, dst_ent),
                        to)               # stamped with its arrival time (sim)
 
     # --- vehicle dynamics parameters -------------------------------------------------------------
@@ -455,20 +555,40 @@ class ImcBridge(PortNode):
         self.pub_autopilot.publish(m)
         self.counts['commands'] += 1
 
+    def _level(self, level: str, msg) -> bool:
+        """Whether msg (of control `level`) may drive now; logs and counts the decision."""
+        take, switched = self.arbiter.decide(level, msg.dst)
+        if switched:
+            self.counts['level_switches'] += 1
+            self.get_logger().info(
+                f'IMC control level -> {level}: {msg.msg_name} addressed to us by '
+                f'0x{msg.src:04X}; the other level is ignored until one of its messages is '
+                'addressed to us (holds released, actuators at 0 until commanded)')
+            self._effector(throttle=0.0, rudder=0.0)
+        elif not take:
+            self.counts[f'ignored_{level}'] += 1
+            self._note(f'ignored_{level}', f'{msg.msg_name} (broadcast, from 0x{msg.src:04X}) '
+                       f"ignored: control level is {self.arbiter.level} (e.g. DUNE's telemetry "
+                       f'copies of its Desired*); address it to 0x{self.system_id:04X} to '
+                       f'switch ({self.counts[f"ignored_{level}"]} ignored so far)')
+        return take
+
     def _on_thruster(self, msg, addr):
         if msg.id != self.thruster_id:
             raise ValueError(f'thruster id {msg.id}: this vehicle has thruster '
                              f'{self.thruster_id}')
         if not (math.isfinite(msg.value) and -1.0 <= msg.value <= 1.0):
             raise ValueError(f'value {msg.value!r} outside [-1, 1]')
-        self._effector(throttle=msg.value)
+        if self._level(ACTUATORS, msg):
+            self._effector(throttle=throttle_aerosim(msg.value, self.thruster_positive))
 
     def _on_servo(self, msg, addr):
         if msg.id != self.rudder_id:
             raise ValueError(f'servo id {msg.id}: the rudder is servo {self.rudder_id}')
         if not (math.isfinite(msg.value) and abs(msg.value) <= self.max_rudder_rad):
             raise ValueError(f'value {msg.value!r} rad outside +-{self.max_rudder_rad:g}')
-        self._effector(rudder=rudder_aerosim_starboard(msg.value))
+        if self._level(ACTUATORS, msg):
+            self._effector(rudder=rudder_aerosim(msg.value, self.rudder_positive))
 
     def _on_speed(self, msg, addr):
         units, v = int(msg.speed_units), msg.value
@@ -477,18 +597,23 @@ class ImcBridge(PortNode):
         if units == int(imcpy.SpeedUnits.METERS_PS):
             if abs(v) > 50.0:
                 raise ValueError(f'{v} m/s outside +-50')
-            self._autopilot(speed_mps=v)
         elif units == int(imcpy.SpeedUnits.PERCENTAGE):
             if abs(v) > 100.0:
                 raise ValueError(f'{v} % outside +-100')
-            self._effector(throttle=v / 100.0)
         else:
             raise ValueError('speed in RPM: this vehicle takes m/s or % (no motor model)')
+        if not self._level(GUIDANCE, msg):
+            return
+        if units == int(imcpy.SpeedUnits.METERS_PS):
+            self._autopilot(speed_mps=v)
+        else:
+            self._effector(throttle=v / 100.0)
 
     def _on_heading(self, msg, addr):
         if not (math.isfinite(msg.value) and abs(msg.value) <= 2.0 * math.pi):
             raise ValueError(f'value {msg.value!r} rad outside +-2 pi')
-        self._autopilot(heading_rad=msg.value)
+        if self._level(GUIDANCE, msg):
+            self._autopilot(heading_rad=msg.value)
 
     # --- status ----------------------------------------------------------------------------------
     def _publish_diagnostics(self):
@@ -497,7 +622,9 @@ class ImcBridge(PortNode):
             'IMC link', self.system_name, up,
             f'{len(self.destinations())} peers, {self.counts["rx"]} in, '
             f'{sum(self.rejects.values())} rejected' if up else 'no vehicle_state yet',
-            self.counts, [('acoustic_in_flight', len(self.acoustic))])
+            self.counts, [('acoustic_in_flight', len(self.acoustic)),
+                          ('control_level', self.arbiter.level),
+                          ('leaking', ','.join(self.leaks.active()) or 'none')])
 
 def main(args=None):
     """Run imc_bridge."""

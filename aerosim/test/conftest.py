@@ -100,7 +100,7 @@ class Procs:
             args += ['-r', f'__node:={name}']
         for k, v in (params or {}).items():
             v = ('true' if v else 'false') if isinstance(v, bool) else v
-            args += ['-p', f'{k}:={v}']
+            args += ['-p', f'{k}:={v}' if v != '' else f"{k}:=''"]   # rcl: '' not empty
         return self.start(args)
 
     def stop(self):

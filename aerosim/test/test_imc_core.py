@@ -137,3 +137,94 @@ def test_estimated_state_announce_and_entity_list_parse_back():
                                   dst=0x22).serialize())
     assert e.op == imcpy.EntityList.OperationEnum.REPORT
     assert e.list == 'Simulation Engine=1;Leak Aft=2' and e.dst == 0x22
+
+
+# --- control level, signs, timestamps, discovery ------------------------------------------------
+def test_one_control_level_at_a_time():
+    from imc_bridge.core.control import ACTUATORS, ControlArbiter, GUIDANCE
+    arb = ControlArbiter(ACTUATORS, 0x3F01)
+    assert arb.decide(ACTUATORS, 0xFFFF) == (True, False)      # DUNE's rudder commands
+    assert arb.decide(GUIDANCE, 0xFFFF) == (False, False)      # its Desired* telemetry copies
+    assert arb.decide(GUIDANCE, 0xFFF0) == (False, False)      # IMC broadcast too
+    assert arb.decide(GUIDANCE, 0x3F01) == (True, True)        # addressed to us: switch
+    assert arb.level == GUIDANCE and arb.switches == 1
+    assert arb.decide(GUIDANCE, 0xFFFF) == (True, False)
+    assert arb.decide(ACTUATORS, 0xFFFF) == (False, False)
+    assert arb.decide(ACTUATORS, 0x3F01) == (True, True) and arb.level == ACTUATORS
+    with pytest.raises(ValueError, match='control_level'):
+        ControlArbiter('both', 1)
+
+
+def test_rudder_and_thruster_senses():
+    from imc_bridge.core.control import rudder_aerosim, throttle_aerosim
+    from sim_dynamics.core.usv import rudder_aerosim_starboard
+    # DUNE: rudder = -PID(psi_d - psi): to turn to starboard (psi_d > psi) it commands a
+    # negative rudder. Through AeroSim's sign into the model (positive = bow to starboard) a
+    # negative IMC value must come out positive.
+    dune_cmd_to_turn_starboard = -0.2
+    assert rudder_aerosim_starboard(rudder_aerosim(dune_cmd_to_turn_starboard)) > 0.0
+    assert rudder_aerosim(0.2, 'starboard') == -0.2
+    assert throttle_aerosim(0.5) == 0.5 and throttle_aerosim(0.5, 'astern') == -0.5
+
+
+def test_timestamps_utc_when_sent_sim_utc_and_sim():
+    from imc_bridge.core.control import Stamper
+    wall = [1.7e9]
+    utc, sim_utc, sim = (Stamper(m, lambda: wall[0]) for m in ('utc', 'sim_utc', 'sim'))
+    wall[0] += 100.0                    # 100 s of wall time while the sim ran 97.75 s
+    assert utc(97.75) == 1.7e9 + 100.0 and sim_utc(97.75) == 1.7e9 + 97.75
+    assert sim(97.75) == 97.75
+    with pytest.raises(ValueError, match='timestamps'):
+        Stamper('gps')
+
+
+def test_discovery_ports_and_services():
+    from imc_bridge.core.discovery import parse_ports, service_uris
+    assert parse_ports('30100-30104') == (30100, 30101, 30102, 30103, 30104)
+    assert parse_ports('5000, 5002-5003,5000') == (5000, 5002, 5003)
+    for bad in ('', 'x', '30104-30100', '0-3', '1-1000'):
+        with pytest.raises(ValueError, match='discovery_ports'):
+            parse_ports(bad)
+    assert service_uris('127.0.0.1', 6003) == ['imc+udp://127.0.0.1:6003/']
+    # bound to every address: every interface address is a service (DUNE activates a node
+    # whose datagrams come from one of them), loopback first
+    anyw = service_uris('0.0.0.0', 6003)
+    assert anyw[0] == 'imc+udp://127.0.0.1:6003/' and all(u.endswith(':6003/') for u in anyw)
+
+
+def test_entity_state_of_a_leak_entity():
+    from imc_bridge.core.codec import entity_state
+    m = decode(entity_state(ADDR, 12.5, 3, True, 'leak detected').serialize())
+    assert m.msg_name == 'EntityState' and (m.src, m.src_ent, m.dst) == (0x3F01, 3, 0xFFFF)
+    assert m.state == imcpy.EntityState.StateEnum.FAILURE and m.description == 'leak detected'
+
+
+def test_shipped_dune_configuration_matches_the_sim_imc_defaults():
+    """config/dune/aerosim-usv.ini agrees with sim_imc's defaults.
+
+    DUNE's GPS simulator places the boat at its Initial Position + our x/y, so that must be
+    sim_imc's scenario origin; the addresses and ids must be the bridge's defaults, the rudder
+    rate limit above DUNE's stock 1 Hz.
+    """
+    import configparser
+    from pathlib import Path
+    import yaml
+    from sim_core.scenario import load_scenario
+    root = Path(__file__).resolve().parents[1]
+    ini = configparser.ConfigParser(strict=False, inline_comment_prefixes=('#',))
+    ini.optionxform = str
+    text = (root / 'config/dune/aerosim-usv.ini').read_text()
+    ini.read_string('\n'.join(line for line in text.splitlines()
+                              if not line.startswith('[Require')))
+    bridge = yaml.safe_load((root / 'config/imc_bridge.yaml').read_text())
+    bridge = bridge['/**/imc_bridge']['ros__parameters']
+    o = load_scenario('harbour').origin
+    lat, lon = (float(v) for v in ini['Simulators.GPS']['Initial Position'].split(','))
+    assert (lat, lon) == (pytest.approx(o.lat_deg, abs=1e-7), pytest.approx(o.lon_deg,
+                                                                              abs=1e-7))
+    assert int(ini['IMC Addresses']['aerosim-usv'], 16) == bridge['system_id']
+    assert bridge['system_name'] == 'aerosim-usv'
+    assert ini['Simulators.Motor/Port']['Thruster Id'].strip() == str(bridge['thruster_id'])
+    assert bridge['rudder_positive'] == 'port' and bridge['control_level'] == 'actuators'
+    assert ini['Simulators.VSIM']['Enabled'].strip() == 'Never'
+    assert 'SetServoPosition:10' in ini['Transports.UDP']['Rate Limiters+']

@@ -70,9 +70,12 @@ def start_graph(procs, port, client_port, **bridge):
     procs.node('sim_dynamics.usv_node', 'usv_node',
                {'scenario_file': 'harbour', 'time_scale': TIME_SCALE, 'clock_rate_hz': 20.0},
                ns='/usv')      # /clock at 20 Hz (sim): 200 messages/s at 10x for the bridge
+    # sim timestamps (the tests check the sample grid and acoustic delays on sim time);
+    # no discovery traffic (test_imc_dune covers it, on ports of its own)
     params = {'scenario_file': 'harbour', 'bind': f'127.0.0.1:{port}',
               'peers': f'127.0.0.1:{client_port}', 'simulated_state_rate_hz': 10.0,
-              'estimated_state_rate_hz': 5.0, 'warn_period_s': 0.1, 'use_sim_time': True}
+              'estimated_state_rate_hz': 5.0, 'warn_period_s': 0.1, 'use_sim_time': True,
+              'timestamps': 'sim', 'announce_multicast': False, 'announce_hosts': ''}
     params.update(bridge)
     return procs.node('imc_bridge.imc_bridge_node', 'imc_bridge', params, ns='/usv')
 
@@ -125,13 +128,19 @@ def test_state_presence_and_driving_the_boat_over_imc(procs):
     peer.send(q)
     rep = peer.wait_for('EntityList')
     assert rep.op == imcpy.EntityList.OperationEnum.REPORT and rep.dst == CLIENT_SYS
-    assert rep.list == ('Simulation Engine=1;Leak Sensor - Forward=2;'
-                        'Leak Sensor - Aft=3')
+    assert rep.list == ('Simulation Engine=1;Leak Sensor - Port Pontoon=2;'
+                        'Leak Sensor - Starboard Pontoon=3')
 
-    # guidance: 1.5 m/s heading east (DUNE's DesiredSpeed / DesiredHeading)
+    # guidance: 1.5 m/s heading east (DUNE's DesiredSpeed / DesiredHeading). Broadcast copies
+    # (DUNE's telemetry) drive nothing at the actuator level in force at start; addressed to
+    # us they switch the level to guidance
     ds, dh = imcpy.DesiredSpeed(), imcpy.DesiredHeading()
     ds.value, ds.speed_units = 1.5, imcpy.SpeedUnits.METERS_PS
     dh.value = math.pi / 2
+    peer.send(ds, dst=0xFFFF)
+    peer.send(dh, dst=0xFFF0)
+    s = peer.sim_time_after(5.0)
+    assert abs(s.u) < 0.01 and s.psi == pytest.approx(0.0, abs=1e-6)   # ignored: still idle
     peer.send(ds)
     peer.send(dh)
     s = peer.sim_time_after(60.0)
@@ -140,14 +149,19 @@ def test_state_presence_and_driving_the_boat_over_imc(procs):
     assert s.u == pytest.approx(1.5, abs=0.2)                 # through the water
     assert e.vy > 1.2 and e.y > 50.0                          # going east over ground
 
-    # actuation: the thruster and a positive (starboard) rudder turn the boat to starboard
+    # actuation, addressed to us: back to the actuator level. A positive rudder turns the bow
+    # to port (DUNE's convention), so the yaw rate is negative (NED)
     th, sv = imcpy.SetThrusterActuation(), imcpy.SetServoPosition()
     th.id, th.value = 0, 0.6
     sv.id, sv.value = 0, 0.25
     peer.send(th)
     peer.send(sv)
     s = peer.sim_time_after(20.0)
-    assert s.r > 0.04                                          # yaw rate to starboard (NED)
+    assert s.r < -0.04                                         # yaw rate to port (NED)
+    # broadcast Desired* now are telemetry again: the boat keeps turning on its actuators
+    peer.send(dh, dst=0xFFFF)
+    s = peer.sim_time_after(10.0)
+    assert s.r < -0.04
 
 
 def test_leaks_acoustics_and_dynamics_parameters(procs, ros_context):
@@ -170,14 +184,19 @@ def test_leaks_acoustics_and_dynamics_parameters(procs, ros_context):
     assert leaks[-1].leaking == [False, False]
 
     leak = imcpy.LeakSimulation()
-    leak.op, leak.entities = imcpy.LeakSimulation.OperationEnum.ON, 'Leak Sensor - Aft'
+    leak.op = imcpy.LeakSimulation.OperationEnum.ON
+    leak.entities = 'Leak Sensor - Starboard Pontoon'
     peer.send(leak)
     try:
         rep = peer.wait_for('LeakSimulation')
     except AssertionError:
         raise AssertionError(procs.output(bridge)) from None
     assert rep.op == imcpy.LeakSimulation.OperationEnum.ON
-    assert rep.entities == 'Leak Sensor - Aft' and rep.dst == CLIENT_SYS
+    assert rep.entities == 'Leak Sensor - Starboard Pontoon' and rep.dst == CLIENT_SYS
+    # DUNE's monitors and Neptus read the leak from our EntityState (entity 3: the second)
+    st = peer.wait_for('EntityState', 10.0, lambda m: m.src_ent == 3)
+    assert st.state == imcpy.EntityState.StateEnum.FAILURE
+    assert st.description == 'leak detected' and st.dst == 0xFFFF
     assert spin_until(node, ex, lambda: leaks[-1].leaking == [False, True], 10.0)
     n_leaks = len(leaks)
     leak.entities = 'Bilge'                                   # unknown: refused, no change
@@ -301,7 +320,9 @@ def test_garbage_is_counted_and_changes_nothing(procs, ros_context):
         assert int(got[k]) == v, (k, got)
     assert int(got['commands']) == 0                           # nothing reached the boat
     after = peer.sim_time_after(5.0)
-    assert abs(after.u) < 0.01 and abs(after.r) < 1e-6        # still idle, drifting only
+    # still idle, drifting only: no speed through the water, the start heading (r is not 0:
+    # the body rates of the wave roll/pitch)
+    assert abs(after.u) < 0.01 and after.psi == pytest.approx(before.psi, abs=1e-6)
     assert after.timestamp > before.timestamp
     assert bridge.poll() is None                               # and the bridge is up
     node.destroy_node()
@@ -343,7 +364,7 @@ def test_usv_node_rejects_garbage_commands_and_counts_them(procs, ros_context):
     assert spin_until(node, ex, lambda: status[-1].rejected_inputs == n_bad, 10.0), \
         status[-1].rejected_inputs
     s = peer.sim_time_after(5.0)
-    assert abs(s.u) < 0.01 and abs(s.r) < 1e-6                # garbage did not move the boat
+    assert abs(s.u) < 0.01 and s.psi == pytest.approx(0.0, abs=1e-6)   # did not move the boat
     eff.publish(AircraftEffectorCommand(throttle_cmd=[0.5]))  # a valid one does
     s = peer.wait_for('SimulatedState', 10.0, lambda m: m.u > 0.3)
     assert status[-1].rejected_inputs == n_bad
@@ -354,7 +375,11 @@ def test_usv_node_rejects_garbage_commands_and_counts_them(procs, ros_context):
     ('bind', 'nonsense', 'bind: expected host:port'),
     ('peers', '127.0.0.1:6002,oops', 'peers: expected host:port'),
     ('system_type', 'submarine', 'system_type: one of'),
-    ('timestamps', 'gps', "timestamps: 'sim' or 'utc'"),
+    ('timestamps', 'gps', "timestamps: 'utc', 'sim_utc' or 'sim'"),
+    ('rudder_positive', 'left', "rudder_positive: 'port' or 'starboard'"),
+    ('control_level', 'both', "control_level: 'actuators' or 'guidance'"),
+    ('discovery_ports', '30100-99999', 'discovery_ports:'),
+    ('announce_hosts', 'a b', 'announce_hosts:'),
     ('topside_position_enu', '[0.0, 1.0]', 'topside_position_enu: 3 finite numbers'),
     ('leak_entities', "['Aft', 'Aft']", 'must be unique'),
 ])

@@ -148,3 +148,18 @@ def entity_list_report(addr: Address, t_s: float, entities, dst: int = 0xFFFF,
     m.op = imcpy.EntityList.OperationEnum.REPORT
     m.list = ';'.join(f'{label}={eid}' for label, eid in entities)
     return stamp(m, addr, t_s, dst, dst_ent)
+
+
+def entity_state(addr: Address, t_s: float, entity: int, failure: bool, description: str,
+                 dst: int = 0xFFFF, dst_ent: int = 0xFF):
+    """EntityState (id 1) of one of our entities: NORMAL or FAILURE with a description.
+
+    src_ent = entity (DUNE's monitors and Neptus label it from our EntityList).
+    """
+    m = imcpy.EntityState()
+    m.state = imcpy.EntityState.StateEnum.FAILURE if failure else \
+        imcpy.EntityState.StateEnum.NORMAL
+    m.description = description
+    stamp(m, addr, t_s, dst, dst_ent)
+    m.src_ent = entity
+    return m
