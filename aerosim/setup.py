@@ -23,6 +23,7 @@ setup(
         ('share/' + PACKAGE + '/config/scenarios', glob('config/scenarios/*.yaml')),
         ('share/' + PACKAGE + '/config/vehicles', glob('config/vehicles/*.yaml')),
         ('share/' + PACKAGE + '/config/boats', glob('config/boats/*.yaml')),
+        ('share/' + PACKAGE + '/config/dune', glob('config/dune/*.ini')),
     ],
     install_requires=['setuptools'],
     zip_safe=True,
