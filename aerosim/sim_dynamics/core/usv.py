@@ -50,8 +50,7 @@ def rudder_aerosim_starboard(rudder_rad):
     """Rudder angle [rad] between AeroSim's and the model's sign (either way: one sign flip).
 
     AeroSim's rudder_cmd_angle_rad: positive = trailing edge to port, the bow turns to port.
-    The model (and imc_bridge's SetServoPosition): positive = the bow turns to starboard, the
-    NED yaw sense.
+    The model: positive = the bow turns to starboard, the NED yaw sense.
     """
     return -rudder_rad
 
