@@ -615,6 +615,12 @@ class ImcBridge(PortNode):
         if self._level(GUIDANCE, msg):
             self._autopilot(heading_rad=msg.value)
 
+    def destroy_node(self):
+        """Close the discovery socket too."""
+        if getattr(self, 'mcast', None) is not None:
+            self.mcast.close()
+        super().destroy_node()
+
     # --- status ----------------------------------------------------------------------------------
     def _publish_diagnostics(self):
         up = self.kin is not None
