@@ -95,8 +95,11 @@ def replay(procs, ros_context, bag, state_topic, peer, keep, key):
 def test_replay_into_the_imc_bridge_resends_its_states_byte_for_byte(procs, ros_context,
                                                                     tmp_path):
     port = free_ports(4)
+    # sim timestamps: a replay resends the same bytes only if the header stamps come from the
+    # states (utc, the default, stamps the time of sending)
     bridge = {'scenario_file': 'harbour', 'simulated_state_rate_hz': 10.0,
-              'estimated_state_rate_hz': 5.0, 'use_sim_time': True}
+              'estimated_state_rate_hz': 5.0, 'use_sim_time': True, 'timestamps': 'sim',
+              'announce_multicast': False, 'announce_hosts': ''}
     procs.node('sim_dynamics.usv_node', 'usv_node',
                {'scenario_file': 'harbour', 'time_scale': 4.0, 'start_paused': True}, ns='/usv')
     procs.node('imc_bridge.imc_bridge_node', 'imc_bridge',
