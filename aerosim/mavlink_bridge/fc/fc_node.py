@@ -96,14 +96,33 @@ class BuiltinFc(Node):
                                              mavlink.MAV_AUTOPILOT_GENERIC, mode, 0, state)])
 
     def run(self):
-        """Receive loop until shutdown (or mission done with exit_when_done)."""
+        """Receive loop until shutdown (or mission done with exit_when_done).
+
+        An executor thread serves the parameter services meanwhile; it stops before the loop
+        returns, so the node is never destroyed under a waiting executor.
+        """
         import threading
 
-        import rclpy
         from rclpy.executors import SingleThreadedExecutor
         services = SingleThreadedExecutor()
         services.add_node(self)         # parameter services only: no timers, no subscriptions
-        threading.Thread(target=services.spin, name='parameter services', daemon=True).start()
+
+        def serve():
+            try:
+                services.spin()
+            except Exception:  # noqa: BLE001 - shutdown under a waiting executor: nothing to do
+                if self.context.ok():
+                    raise
+        thread = threading.Thread(target=serve, name='parameter services', daemon=True)
+        thread.start()
+        try:
+            self._loop()
+        finally:
+            services.shutdown(timeout_sec=1.0)
+            thread.join(1.0)
+
+    def _loop(self):
+        import rclpy
         if self.realtime_priority:
             apply_realtime(self, self.realtime_priority, 'FC loop')
         while rclpy.ok():
