@@ -161,11 +161,23 @@ class UdpPeer:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
         self.sock.bind(('127.0.0.1', port))
         self.sock.settimeout(poll_s)
+        self.poll_s = poll_s
         self.bridge = ('127.0.0.1', bridge_port)
 
     def raw(self, data):
         """Send bytes as they are."""
         self.sock.sendto(data, self.bridge)
+
+    def drain(self):
+        """Drop what is queued on the socket (the next datagram received is fresh)."""
+        self.sock.setblocking(False)
+        try:
+            while True:
+                self.sock.recv(65535)
+        except BlockingIOError:
+            pass
+        finally:
+            self.sock.settimeout(self.poll_s)
 
     def datagrams(self, timeout_s):
         """Yield each datagram received within timeout_s wall seconds."""

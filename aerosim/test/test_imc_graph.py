@@ -35,17 +35,6 @@ class ImcPeer(UdpPeer):
         msg.src, msg.src_ent, msg.dst, msg.dst_ent = CLIENT_SYS, 3, dst, 0xFF
         self.sock.sendto(msg.serialize(), self.bridge)
 
-    def drain(self):
-        """Drop what is queued on the socket (the next message received is fresh)."""
-        self.sock.setblocking(False)
-        try:
-            while True:
-                self.sock.recvfrom(65535)
-        except BlockingIOError:
-            pass
-        finally:
-            self.sock.settimeout(0.1)
-
     def recv(self, timeout_s):
         """Yield (message, datagram length) for timeout_s wall seconds."""
         for data in self.datagrams(timeout_s):

@@ -11,7 +11,6 @@ import math
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,7 +19,8 @@ from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus
 from diagnostic_msgs.msg import DiagnosticArray
 import pytest
 
-from conftest import free_ports, output_lines, PKG_DIR, port_counts, probe_node, spin_until
+from conftest import (free_ports, output_lines, PKG_DIR, port_counts, probe_node,
+                      spin_until, UdpPeer)
 from mavlink_bridge.core.autostart import AutoStart, FAILED, STARTED
 from mavlink_bridge.core.mav import mavlink, new_mav, pack
 from mavlink_bridge.core.mission import DONE, FAILED as MISSION_FAILED, items_from_scenario
@@ -282,41 +282,24 @@ def test_mavutil_counts_no_loss_and_heartbeats_are_1_hz_then_poweroff(procs):
     assert bridge.wait(10) == 0
 
 
-class Fc:
-    """A lockstep FC played by the test over UDP (pymavlink), with real sequence numbers."""
+class Fc(UdpPeer):
+    """A lockstep FC played by the test over UDP (pymavlink), with real sequence numbers.
+
+    UdpPeer's 4 MiB receive buffer holds the frames the free-running sensors send before the
+    FC answers (a frame dropped here is an answer that never comes: a lockstep timeout).
+    """
 
     def __init__(self, port, bridge_port, sysid=1, compid=1):
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        # room for the frames the free-running sensors send before the FC answers (a frame
-        # dropped here is an answer that never comes: a lockstep timeout)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
-        self.sock.bind(('127.0.0.1', port))
-        self.sock.settimeout(0.2)
-        self.bridge = ('127.0.0.1', bridge_port)
+        super().__init__(port, bridge_port, poll_s=0.2)
         self.mav = new_mav(sysid, compid)
         self.rx = new_mav(0, 0)
 
     def send(self, msg, mav=None):
         self.sock.sendto(pack(mav or self.mav, msg), self.bridge)
 
-    def drain(self):
-        """Drop what the free-running sensors queued before this FC starts answering."""
-        self.sock.setblocking(False)
-        try:
-            while True:
-                self.sock.recv(65535)
-        except BlockingIOError:
-            pass
-        finally:
-            self.sock.settimeout(0.2)
-
     def frames(self, timeout_s):
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            try:
-                data, _ = self.sock.recvfrom(65535)
-            except socket.timeout:
-                continue
+        """Yield each HIL_SENSOR received within timeout_s wall seconds."""
+        for data in self.datagrams(timeout_s):
             for m in self.rx.parse_buffer(data) or []:
                 if m.get_type() == 'HIL_SENSOR':
                     yield m
