@@ -19,7 +19,8 @@ Simulator link, src/modules/simulation/simulator_mavlink/SimulatorMavlink.cpp:
 MAVLink instance (UDP), src/modules/mavlink/mavlink_main.cpp, mavlink_receiver.cpp:
 - bound to its local port, sending to 127.0.0.1:remote until a datagram arrives; the first
   sender (any, while the default partner is localhost) becomes the partner for good
-  (`set_client_source_initialized`): replies go there;
+  (`set_client_source_initialized`): replies go there, while messages from any address are
+  still handled (MavlinkReceiver::run() does not filter them);
 - HEARTBEAT stream at 1 Hz (PX4 clock): type QUADROTOR, autopilot PX4, base_mode CUSTOM |
   AUTO | STABILIZE | GUIDED (+ SAFETY_ARMED), custom_mode main AUTO, sub LOITER/MISSION,
   system_status UNINIT until the pre-flight checks pass, STANDBY, ACTIVE when armed
@@ -373,10 +374,10 @@ class Px4Sitl:
                 continue
             except OSError:
                 return
-            if not self.partner_locked:        # the first sender is the partner for good
+            # the first sender is the partner for good (replies go there); datagrams from
+            # anyone are still handled (mavlink_receiver.cpp does not filter by address)
+            if not self.partner_locked:
                 self.partner, self.partner_locked = addr, True
-            elif addr != self.partner:
-                continue
             for m in self.gcs.parse_buffer(data) or []:
                 if m.get_type() != 'BAD_DATA':
                     self.mav_stats.add(m)
