@@ -268,6 +268,23 @@ def free_ports(n: int = 1) -> int:
     raise RuntimeError(f'no block of {n} free ports found')
 
 
+def tcp_client(port: int, io_timeout_s: float, wait_s: float = 30.0) -> socket.socket:
+    """A TCP connection to the server a node is starting on 127.0.0.1:port.
+
+    Retries for up to wait_s while the node comes up (a graph start on a busy machine takes
+    seconds); io_timeout_s is the connected socket's timeout.
+    """
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return socket.create_connection(('127.0.0.1', port), timeout=io_timeout_s)
+        except OSError:
+            if time.monotonic() > deadline:
+                raise AssertionError(f'no TCP server on 127.0.0.1:{port} after {wait_s:g} s') \
+                    from None
+            time.sleep(0.2)
+
+
 def output_lines(p):
     """The list of p's output lines, growing while p runs (read from a thread)."""
     import threading

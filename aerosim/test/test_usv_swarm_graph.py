@@ -8,13 +8,12 @@ changes nothing; TCP carries the same commands one per line.
 import json
 import math
 from pathlib import Path
-import socket
 import threading
 import time
 
 import pytest
 
-from conftest import free_ports, port_counts, probe_node, spin_until, UdpPeer
+from conftest import free_ports, port_counts, probe_node, spin_until, tcp_client, UdpPeer
 from usv_bridge.core import protocol as P
 
 CONFIG = Path(__file__).resolve().parent.parent / 'config'
@@ -214,14 +213,7 @@ def test_garbage_is_counted_by_kind_and_changes_nothing(procs, ros_context):
 def test_tcp_transport_carries_the_same_commands_one_per_line(procs):
     port = free_ports(2)
     start_graph(procs, port, port + 1, transport='tcp')
-    deadline = time.monotonic() + 30.0
-    while True:
-        try:
-            sock = socket.create_connection(('127.0.0.1', port), timeout=1.0)
-            break
-        except OSError:
-            assert time.monotonic() < deadline, 'no TCP server'
-            time.sleep(0.2)
+    sock = tcp_client(port, 1.0)
     f = sock.makefile('rb')
     cfg = sample()
     # one init split over two writes, then 26 and 22 in one write: lines are reassembled
@@ -335,14 +327,7 @@ def test_a_burst_of_1000_commands_over_udp_is_applied_whole_and_in_order(procs):
 def test_a_burst_of_10000_commands_over_tcp_is_applied_whole(procs):
     port = free_ports(2)
     start_graph(procs, port, port + 1, transport='tcp')
-    deadline = time.monotonic() + 30.0
-    while True:
-        try:
-            sock = socket.create_connection(('127.0.0.1', port), timeout=60.0)
-            break
-        except OSError:
-            assert time.monotonic() < deadline, 'no TCP server'
-            time.sleep(0.2)
+    sock = tcp_client(port, 60.0)
     f = sock.makefile('rb')
 
     def lines():
@@ -412,14 +397,7 @@ def test_after_an_init_no_21_of_the_old_swarm_even_behind_a_backlog(procs):
     """
     port = free_ports(2)
     start_graph(procs, port, port + 1, transport='tcp')
-    deadline = time.monotonic() + 30.0
-    while True:
-        try:
-            sock = socket.create_connection(('127.0.0.1', port), timeout=60.0)
-            break
-        except OSError:
-            assert time.monotonic() < deadline, 'no TCP server'
-            time.sleep(0.2)
+    sock = tcp_client(port, 60.0)
     f = sock.makefile('rb')
     small = sample()
     for _ in range(3):
