@@ -1,8 +1,9 @@
 """ros2 launch aerosim sim_quad_hil.launch.py: quad HIL (graph 'sim_quad_hil').
 
 Dynamics, sensors, the MAVLink HIL bridge and, with fc:=builtin (default), the built-in flight
-controller; fc:=external for PX4 or another autopilot. The graph is described once in
-sim_core/graphs.py; `aerosim launch sim_quad_hil` starts the same graph without launch_ros.
+controller; fc:=px4 for PX4 SITL v1.16, fc:=external for another autopilot. The graph is
+described once in sim_core/graphs.py; `aerosim launch sim_quad_hil` starts the same graph
+without launch_ros.
 """
 
 from sim_core.graphs import get_graph
