@@ -13,7 +13,10 @@ import time
 
 import pytest
 
-from conftest import free_ports, port_counts, probe_node, spin_until, tcp_client, UdpPeer
+from aerosim_msgs.msg import SwarmState
+from conftest import (DEADLINE_SCALE, free_ports, port_counts, probe_node, spin_for, spin_until,
+                      tcp_client, UdpPeer)
+from sim_core.ros import qos
 from usv_bridge.core import protocol as P
 
 CONFIG = Path(__file__).resolve().parent.parent / 'config'
@@ -417,3 +420,69 @@ def test_after_an_init_no_21_of_the_old_swarm_even_behind_a_backlog(procs):
             if isinstance(m, list):
                 assert m[1] == 5, m[1]
     sock.close()
+
+
+def _swarm_state(n, source, seq, stamp_s):
+    """A SwarmState of n boats at rest reflecting input `seq` of `source` (as usv_swarm_node)."""
+    m = SwarmState(session=P.SESSION_SIMULATION, input_seq=seq, input_source=source)
+    m.header.stamp.sec = stamp_s
+    m.id = list(range(1, n + 1))
+    m.team = [0] * n
+    m.lon_deg, m.lat_deg = [134.5] * n, [10.5] * n
+    for name in ('x_east_m', 'y_north_m', 'yaw_deg', 'yaw_rate', 'yaw_acc', 'pitch_deg',
+                 'roll_deg', 'speed_forward', 'acc_forward', 'speed_lateral', 'acc_lateral',
+                 'course_deg', 'control_a', 'control_b'):
+        setattr(m, name, [0.0] * n)
+    m.status, m.task, m.target_id, m.control_mode = [1] * n, [0] * n, [0] * n, [0] * n
+    m.health = [100.0] * n
+    return m
+
+
+def test_no_21_of_a_swarm_goes_out_before_the_reply_to_its_init(procs, ros_context):
+    """States and answers travel on two topics with no order between them.
+
+    The test plays usv_swarm_node on the real topics and lets the states of the new swarm
+    arrive before the init's answer (seen once in 20 runs under load with the real swarm: the
+    UI read 20 states of a swarm it had no reply for). The UI must get the reply first.
+    """
+    from aerosim_msgs.msg import SwarmInput, SwarmInputResult, SwarmInputResults, SwarmInputs
+    port = free_ports(2)
+    params = {'bind': f'127.0.0.1:{port}', 'ui_address': f'127.0.0.1:{port + 1}',
+              'warn_period_s': 0.1, 'use_sim_time': True}
+    bridge = procs.node('usv_bridge.usv_bridge_node', 'usv_bridge', params, ns='/swarm')
+    node, ex = probe_node(ros_context, 'swarm_standin', '/swarm')
+    inputs = []
+    node.create_subscription(SwarmInputs, 'input', inputs.append, qos.INPUT)
+    pub_state = node.create_publisher(SwarmState, 'state', qos.STATE)
+    pub_result = node.create_publisher(SwarmInputResults, 'input_result', qos.INPUT)
+    assert spin_until(node, ex, lambda: pub_state.get_subscription_count() >= 1
+                      and pub_result.get_subscription_count() >= 1, 30.0)
+    ui = UiPeer(port + 1, port, poll_s=0.2)
+    ui.send(sample())
+    assert spin_until(node, ex, lambda: inputs, 30.0), procs.output(bridge)
+    (init,) = inputs[0].inputs
+    assert init.kind == SwarmInput.KIND_INIT
+    source = inputs[0].source
+    # the new swarm's states first (it applied the init), its answer 1 s later
+    for k in range(3):
+        pub_state.publish(_swarm_state(5, source, init.seq, 10 + k))
+    spin_for(node, ex, 1.0)
+    result = SwarmInputResults(source=source, boats=5, results=[SwarmInputResult(
+        seq=init.seq, kind=init.kind, applied=True, text='init: 5 boats')])
+    pub_result.publish(result)
+    got = []
+    for m in ui.messages(10.0 * DEADLINE_SCALE):
+        got.append(m)
+        if sum(isinstance(x, list) for x in got) == 3:
+            break
+    kinds = ['reply' if isinstance(m, dict) else m[0] for m in got]
+    assert kinds == ['reply', 21, 21, 21], kinds
+    assert got[0]['reply'] == 'init' and got[0]['ok'] and got[0]['boats'] == 5
+    # states of an input already answered go straight out
+    pub_state.publish(_swarm_state(5, source, init.seq, 20))
+    assert ui.wait_21()[0][0]['id'] == 1
+    # a stale one (from before the init) never does
+    pub_state.publish(_swarm_state(7, source, init.seq - 1, 21))
+    pub_state.publish(_swarm_state(5, source, init.seq, 22))
+    boats, _ = ui.wait_21()
+    assert len(boats) == 5

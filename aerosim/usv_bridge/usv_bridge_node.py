@@ -17,9 +17,14 @@ Out (to the UI): command 21 from every SwarmState (the swarm sends them at state
 time from each session start), ``[21, n, <n boats>, ts]`` with n the swarm's boat count: one
 UDP datagram (an init whose 21 could exceed `max_datagram_bytes` is refused over UDP: use
 TCP), or one TCP line. After an init or a 26 is applied, states from before it are not
-forwarded: the first 21 a UI gets after the reply shows the new swarm. The state topic is the
-pipeline's (reliable, deep): no state is skipped, so 21 stamps are exactly the state period
-apart; a bridge that cannot keep up holds the swarm node back through DDS flow control.
+forwarded: the first 21 a UI gets after the reply shows the new swarm. Nor does a state go out
+before the answers to the inputs it reflects (its `input_seq`): the answers and the states
+come on two topics with no order between them, so such a state waits here (at most
+`MAX_HELD` of them) until those answers went out: the UI never sees a swarm before the reply
+to the init that made it, nor a boat on its new order before the 22's reply. The state topic
+is the pipeline's (reliable, deep): no state is skipped, so 21 stamps are exactly the state
+period apart; a bridge that cannot keep up holds the swarm node back through DDS flow
+control.
 """
 
 from collections import deque
@@ -49,6 +54,9 @@ from usv_bridge.core import protocol as P
 KINDS = {'init': SwarmInput.KIND_INIT, P.CMD_SESSION: SwarmInput.KIND_SESSION,
          P.CMD_CONTROL: SwarmInput.KIND_COMMAND}
 REPLY = {v: k for k, v in KINDS.items()}     # the "reply" of an answer: 'init', 22 or 26
+# States held for answers not yet in (normally for milliseconds); beyond this many the answers
+# are taken as lost and the oldest goes out without them (200 = 2 s of a 10 Hz swarm at 10x)
+MAX_HELD = 200
 
 
 @dataclass
@@ -121,9 +129,10 @@ class UsvBridge(PortNode):
         self._pending = deque()                 # Inputs waiting for the window
         self._out = {}                          # seq -> Input sent, not answered yet
         self._accept_from = 0                   # states from before this input are stale
+        self._held = deque()                    # states waiting for their inputs' answers
         self._buf = b''
         self.counts = dict(rx=0, init=0, cmd22=0, cmd26=0, applied=0, refused=0, resent=0,
-                           cmd21=0)
+                           cmd21=0, released_unanswered=0)
         self.pub_input = self.create_publisher(SwarmInputs, 'input', qos.INPUT)
         self.create_subscription(SwarmInputResults, 'input_result', self._on_results,
                                  qos.INPUT)
@@ -257,6 +266,7 @@ class UsvBridge(PortNode):
             return
         for r in batch.results:
             self._answered(r)
+        self._release()
         self._flush()
 
     def _answered(self, r):
@@ -297,7 +307,31 @@ class UsvBridge(PortNode):
             self.link.send_to(data, addr)
 
     # --- output ----------------------------------------------------------------------------------
+    def _waits(self, msg: SwarmState) -> bool:
+        """True if msg reflects an input of ours whose answer has not gone out yet."""
+        return msg.input_source == self.source and bool(self._out) and \
+            min(self._out) <= msg.input_seq
+
     def _on_state(self, msg: SwarmState):
+        if self._held or self._waits(msg):      # in order: behind any state already held
+            self._held.append(msg)
+            if len(self._held) > MAX_HELD:      # answers lost for good: states go out anyway
+                self.counts['released_unanswered'] += 1
+                self.get_logger().warning(
+                    f'{MAX_HELD} states wait for answers that do not come (inputs '
+                    f'{sorted(self._out)[:5]}...): sending the oldest without them',
+                    throttle_duration_sec=self._warn_period)
+                self._emit(self._held.popleft())
+            return
+        self._emit(msg)
+
+    def _release(self):
+        """Send the held states whose inputs are answered now, oldest first."""
+        while self._held and not self._waits(self._held[0]):
+            self._emit(self._held.popleft())
+
+    def _emit(self, msg: SwarmState):
+        """Command 21 of one state to the UI, unless it is stale or of an ended session."""
         if msg.input_source == self.source and msg.input_seq < self._accept_from:
             return              # from before the last init/26 applied: not the swarm now
         if msg.session == P.SESSION_END:
@@ -322,7 +356,8 @@ class UsvBridge(PortNode):
 
     def _publish_diagnostics(self):
         up = self.link.remote is not None
-        counts = dict(self.counts, pending=len(self._pending), unanswered=len(self._out))
+        counts = dict(self.counts, pending=len(self._pending), unanswered=len(self._out),
+                      held_states=len(self._held))
         self._publish_port_status(
             'USV UI link', 'usv_ui', up,
             f'{self.counts["rx"]} in, {sum(self.rejects.values())} rejected, '
