@@ -111,6 +111,8 @@ export AMENT_PREFIX_PATH="$VENV\${AMENT_PREFIX_PATH:+:\$AMENT_PREFIX_PATH}"
 export LD_LIBRARY_PATH="$LIBDIRS\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
 export _ROS_WHEELS_BOOTSTRAP_COMPLETE=1
 export RMW_IMPLEMENTATION="\${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
+# the ROS 2 distribution of the pinned wheels (ros-rclpy 9.1 = Kilted), as a ROS setup.bash sets it
+export ROS_DISTRO="\${ROS_DISTRO:-kilted}"
 # DDS discovery stays on this host unless the user widens it (SUBNET) for multi-host runs.
 export ROS_AUTOMATIC_DISCOVERY_RANGE="\${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
 # colcon install space of aerosim_msgs (Python module, typesupport libraries, share/);

@@ -18,6 +18,7 @@ import pytest
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
 from std_srvs.srv import Trigger
+import yaml
 
 from conftest import probe_node, spin_for, spin_until
 from sim_bag.core.bagio import (BagWriter, TopicFilter, bag_messages, bag_topics, msgdef,
@@ -71,8 +72,9 @@ def test_bag_type_hashes_are_the_ones_rosidl_generated():
 
 
 @pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])
-def test_writer_and_reader_round_trip_both_storages(tmp_path, storage):
+def test_writer_and_reader_round_trip_both_storages(tmp_path, storage, monkeypatch):
     from rclpy.serialization import serialize_message
+    monkeypatch.setenv('ROS_DISTRO', 'kilted')
     msgs = []
     for k in range(50):
         m = VehicleState()
@@ -85,6 +87,8 @@ def test_writer_and_reader_round_trip_both_storages(tmp_path, storage):
         w.write('/quad/vehicle_state', 1000 + k, raw)
     w.close()
     w.close()                                      # idempotent
+    meta = yaml.safe_load((tmp_path / 'bag' / 'metadata.yaml').read_text())
+    assert meta['rosbag2_bagfile_information']['ros_distro'] == 'kilted'   # not 'rosbags'
     reader = open_reader(tmp_path / 'bag')
     (topic,) = bag_topics(reader)
     assert (topic.name, topic.msgtype, topic.count) == (

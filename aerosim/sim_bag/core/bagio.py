@@ -160,10 +160,27 @@ class BagWriter:
         return sum(self.counts.values())
 
     def close(self) -> None:
-        """Finish the storage file and write metadata.yaml (idempotent)."""
+        """Finish the storage file and write metadata.yaml (idempotent).
+
+        rosbags names itself as the bag's `ros_distro`; metadata.yaml (what `ros2 bag info`
+        and rosbag2's reader show) gets the distribution the recorder runs under instead.
+        """
         if not self.closed:
             self.closed = True
             self.writer.close()
+            meta = self.path / 'metadata.yaml'
+            text = meta.read_text()
+            fixed = re.sub(r'^(\s*ros_distro:) rosbags$', rf'\1 {ros_distro()}', text,
+                           flags=re.MULTILINE)
+            if fixed != text:
+                tmp = meta.with_suffix('.yaml.tmp')
+                tmp.write_text(fixed)
+                tmp.replace(meta)
+
+
+def ros_distro() -> str:
+    """The ROS 2 distribution this process runs under (ROS_DISTRO, as setup.bash and env.sh set)."""
+    return os.environ.get('ROS_DISTRO') or 'unknown'
 
 
 @dataclass(frozen=True)
