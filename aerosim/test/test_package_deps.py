@@ -8,7 +8,6 @@ path from requirements.txt. An import missing from either breaks one of them at 
 import ast
 import functools
 import importlib.metadata
-from pathlib import Path
 import re
 import sys
 import xml.etree.ElementTree as ET

@@ -179,7 +179,7 @@ class BagWriter:
 
 
 def ros_distro() -> str:
-    """The ROS 2 distribution this process runs under (ROS_DISTRO, as setup.bash and env.sh set)."""
+    """The ROS 2 distribution this process runs under (ROS_DISTRO: setup.bash, env.sh)."""
     return os.environ.get('ROS_DISTRO') or 'unknown'
 
 
