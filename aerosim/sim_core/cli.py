@@ -67,22 +67,12 @@ def cmd_launch(args) -> int:
     return runner.wait()
 
 
-def _quoted(v) -> str:
-    """A parameter value as YAML; strings always quoted (a regex like [ab] is not a list)."""
-    return "'" + v.replace("'", "''") + "'" if isinstance(v, str) else ros_value(v)
-
-
 def ros_args(pairs, extra=()) -> list:
     """['--ros-args', '-p', 'k:=v', ...] for the given (name, value) pairs (None: left out)."""
     out = ['--ros-args']
     for k, v in pairs:
-        if v is None:
-            continue
-        if isinstance(v, (list, tuple)):
-            v = '[' + ', '.join(_quoted(x) for x in v) + ']'
-        else:
-            v = _quoted(v)
-        out += ['-p', f'{k}:={v}']
+        if v is not None:
+            out += ['-p', f'{k}:={ros_value(v)}']
     return out + list(extra)
 
 

@@ -20,11 +20,19 @@ STOP_GRACE_S = 5.0
 
 
 def ros_value(v) -> str:
-    """Render a parameter value for `-p name:=value` (parsed as YAML by rcl)."""
+    """Render a parameter value for `-p name:=value` (rcl parses it as a YAML scalar or list).
+
+    The node gets the type the value has here, as under launch_ros (which writes a Python str
+    through yaml.dump, a quoted scalar when it would read as something else): a string is
+    always single-quoted (`title:=2024` stays the STRING '2024', a regex like [ab] is not a
+    list), a list is a flow sequence of rendered items.
+    """
     if isinstance(v, bool):
         return 'true' if v else 'false'
     if isinstance(v, str):
-        return "'" + v.replace("'", "''") + "'" if v == '' or ':' in v or ' ' in v else v
+        return "'" + v.replace("'", "''") + "'"
+    if isinstance(v, (list, tuple)):
+        return '[' + ', '.join(ros_value(x) for x in v) + ']'
     return repr(v)
 
 

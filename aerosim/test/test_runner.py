@@ -119,3 +119,90 @@ def test_cli_rejects_unknown_graph_and_bad_arguments():
     r = subprocess.run([PY, '-m', 'sim_core.cli', 'launch', 'sim_quad', 'gps:=maybe'],
                        capture_output=True, text=True)
     assert r.returncode == 2 and 'not one of' in r.stderr
+
+
+VALUES = ['2024', 'true', 'yes', '', 'a:b c', "it's", '[ab]', '1e3', '~', 'null', '0x1F',
+          3.0, 0.0, 1e-05, -2.5, float('inf'), 7, 0, -3, True, False,
+          ['a', '1', 'true'], [1.0, 2.5], [1, 2], [True, False]]
+
+
+def launch_ros_value(v):
+    """The value a node gets from launch_ros for a Python value in Node(parameters=[{...}]).
+
+    launch_ros (utilities/normalize_parameters.py) turns a str into the substitution text
+    yaml.dump(value); evaluate_parameters.py yaml.safe_loads it back; bool/int/float and
+    uniform lists keep their type (a list of ints or floats becomes floats there only when mixed).
+    """
+    import yaml
+    if isinstance(v, str):
+        return yaml.safe_load(yaml.dump(v))
+    return list(v) if isinstance(v, (list, tuple)) else v
+
+
+def test_one_renderer_gives_nodes_the_values_launch_ros_gives():
+    """`-p k:=<ros_value(v)>` as rcl parses it == what launch_ros passes, for every kind."""
+    import rclpy
+    from rclpy.context import Context
+    from sim_core.runner import ros_value
+    args = ['--ros-args']
+    for k, v in enumerate(VALUES):
+        args += ['-p', f'p{k}:={ros_value(v)}']
+    ctx = Context()
+    rclpy.init(args=args, context=ctx)
+    try:
+        node = rclpy.create_node('renderer_probe', context=ctx,
+                                 automatically_declare_parameters_from_overrides=True)
+        for k, v in enumerate(VALUES):
+            got = node.get_parameter(f'p{k}').value
+            got = list(got) if isinstance(got, (list, tuple)) or hasattr(got, 'tolist') else got
+            want = launch_ros_value(v)
+            assert got == want and [type(x) for x in (got if isinstance(got, list) else [got])] \
+                == [type(x) for x in (want if isinstance(want, list) else [want])], (v, got)
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=ctx)
+
+
+def _our_node_classes():
+    """Every rclpy Node subclass defined in the package's modules."""
+    import importlib
+    import inspect
+    import pkgutil
+    from rclpy.node import Node
+    from conftest import PKG_DIR
+    found = {}
+    for pkg in ('sim_core', 'sim_dynamics', 'sim_sensors', 'sim_viz', 'sim_bag',
+                'mavlink_bridge', 'imc_bridge', 'usv_bridge'):
+        for info in pkgutil.walk_packages([str(PKG_DIR / pkg)], prefix=f'{pkg}.'):
+            if '.core' in info.name or info.name.endswith('.__main__'):
+                continue
+            mod = importlib.import_module(info.name)
+            for _, cls in inspect.getmembers(mod, inspect.isclass):
+                if issubclass(cls, Node) and cls is not Node and cls.__module__ == mod.__name__:
+                    found[f'{cls.__module__}.{cls.__name__}'] = cls
+    return found
+
+
+def test_every_node_is_destroyed_cleanly_half_built(tmp_path, monkeypatch):
+    """A node whose __init__ raised is destroyed without raising and without acting.
+
+    rclpy's context shutdown destroys every node it made, also one whose __init__ raised (a
+    parameter of the wrong type): destroy_node() must then neither raise nor act (write a
+    summary, send a POWEROFF, stop a server that never started).
+    """
+    import rclpy
+    from rclpy.context import Context
+    from rclpy.node import Node
+    monkeypatch.chdir(tmp_path)
+    classes = _our_node_classes()
+    assert len(classes) >= 15, sorted(classes)     # every node, not a few found by chance
+    ctx = Context()
+    rclpy.init(args=[], context=ctx)
+    try:
+        for k, (_name, cls) in enumerate(sorted(classes.items())):
+            half = cls.__new__(cls)
+            Node.__init__(half, f'half_built_{k}', context=ctx)   # the subclass never ran
+            half.destroy_node()
+    finally:
+        rclpy.shutdown(context=ctx)
+    assert not list(tmp_path.rglob('*')), 'a half-built node wrote files'
