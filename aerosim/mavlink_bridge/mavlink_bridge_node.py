@@ -105,6 +105,10 @@ def answered_sensor_ns(time_usec: int, last_sensor_ns):
 class MavlinkBridge(PortNode):
     """HIL bridge node."""
 
+    # destroy_node() may run on a half-built node (a configuration error in __init__)
+    hil = mlink = _stop = None
+    _readers = ()
+
     def __init__(self, direct_state: bool = False):
         """Declare parameters, open the links, start the reader threads.
 
@@ -114,7 +118,6 @@ class MavlinkBridge(PortNode):
         super().__init__('mavlink_bridge')
         self._readers = []
         self._stop = threading.Event()
-        self.hil = self.mlink = None      # destroy_node() may run on a half-built node
         d = self._d
         scenario_file = d('scenario_file', 'default', 'Scenario YAML (origin = home, mission)')
         self.suite_cfg = declare_suite(self)
@@ -578,7 +581,8 @@ class MavlinkBridge(PortNode):
         """Say POWEROFF (the seed's Stopped state), stop the readers; PortNode closes the link."""
         for ep in self._endpoints():
             ep.send(hil.heartbeat(ep.tx, SimState.STOPPED))
-        self._stop.set()
+        if self._stop is not None:
+            self._stop.set()
         for t in self._readers:
             t.join(timeout=1.0)
         if self.mlink is not None:

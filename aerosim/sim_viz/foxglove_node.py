@@ -32,6 +32,8 @@ def default_regex(namespace: str) -> str:
 class FoxgloveNode(Node):
     """ROS topics -> Foxglove channels."""
 
+    topics = server = None      # destroy_node() may run on a half-built node
+
     def __init__(self):
         """Declare parameters, start the server, discover topics."""
         super().__init__('foxglove_node')
@@ -78,8 +80,10 @@ class FoxgloveNode(Node):
 
     def destroy_node(self):
         """Stop the server with the node."""
-        self.topics.close()
-        self.server.stop()
+        if self.topics is not None:
+            self.topics.close()
+        if self.server is not None:
+            self.server.stop()
         return super().destroy_node()
 
 

@@ -32,6 +32,11 @@ from sim_viz.params import declare_mode
 class SummaryNode(Node):
     """Samples the run on message stamps; writes the summary at the end."""
 
+    # destroy_node() may run on a half-built node (rclpy's context shutdown destroys every
+    # node it made, also one whose __init__ raised): it then has nothing to write
+    _built = False
+    written = None
+
     def __init__(self):
         """Declare parameters, subscribe."""
         super().__init__('summary_node')
@@ -64,6 +69,7 @@ class SummaryNode(Node):
         preload_plotting()
         self.get_logger().info(f'summarizing the run ({self.mode}); written to '
                                f'{self.out_dir}/{self.title}.png when it stops')
+        self._built = True
 
     def _on_odom(self, msg: Odometry):
         t_ns = time_ns(msg.header.stamp)
@@ -112,9 +118,10 @@ class SummaryNode(Node):
         return s
 
     def destroy_node(self):
-        """Write the summary, then destroy."""
+        """Write the summary (if the node was built), then destroy."""
         try:
-            self.write()
+            if self._built:
+                self.write()
         except Exception as exc:  # noqa: BLE001 - a failed plot must not hide the run's end
             self.get_logger().error(f'summary not written: {exc}')
         return super().destroy_node()

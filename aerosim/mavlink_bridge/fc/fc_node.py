@@ -31,10 +31,11 @@ LOCKSTEP_FLAG = 1   # HIL_ACTUATOR_CONTROLS_FLAGS_LOCKSTEP
 class BuiltinFc(Node):
     """Parameters, link and the receive loop around the Autopilot core."""
 
+    link = None                 # destroy_node() may run on a half-built node
+
     def __init__(self):
         """Declare parameters and open the UDP endpoint."""
         super().__init__('builtin_fc')
-        self.link = None       # destroy_node() may run on a half-built node (config error)
         d = self._d
         bind = d('bind', '127.0.0.1:14561', 'Our UDP address host:port')
         sim = d('sim_address', '127.0.0.1:14560', 'The simulator (mavlink_bridge) host:port')

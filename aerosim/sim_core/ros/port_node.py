@@ -22,10 +22,11 @@ MAX_DATAGRAMS_PER_POLL = 500
 class PortNode(Node):
     """A node with one external link; subclasses set ``link`` and call ``_init_port``."""
 
+    link = None                 # destroy_node() may run on a half-built node
+
     def __init__(self, name: str):
         """Create the node; no link yet."""
         super().__init__(name)
-        self.link = None
         self.allow = None           # the allow_peers Allowlist, once declared
         self._rate_mark = None      # (monotonic time, counts) of the last diagnostics
 
