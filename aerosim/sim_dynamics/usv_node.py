@@ -54,7 +54,7 @@ class UsvNode(SimTimeNode):
         boat_params = declare(self, 'boat_params', '',
                               'Boat YAML overriding the scenario (path or name in '
                               'config/boats); empty = from the scenario')
-        gains = {attr: declare(self, name, default, desc, *rng)
+        gains = {attr: declare(self, name, default, desc, *rng, live=True)
                  for name, (attr, default, rng, desc) in GAINS.items()}
         self.scenario = load_scenario(self.cfg.scenario_file)
         if self.scenario.vehicle_kind != 'boat' and not boat_params:

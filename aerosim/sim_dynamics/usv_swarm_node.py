@@ -134,7 +134,7 @@ class UsvSwarmNode(SimTimeNode):
         self.sim = sim
         self.ids = cfg.boat_index()
         if time_scale > 0.0:
-            self._set_time_scale(time_scale)
+            self.set_time_scale(time_scale)
         keep = {int(b.id) for b in cfg.boats[:self.boat_topics_max]}
         for bid in list(self._boat_pubs):
             if bid not in keep:

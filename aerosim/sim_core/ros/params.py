@@ -1,19 +1,27 @@
-"""Parameter declaration with descriptors (units and ranges), read once into plain values."""
+"""Parameter declaration with descriptors (units and ranges), read once into plain values.
+
+A parameter is read once, at start-up: it is declared read-only, so `ros2 param set` is
+refused with rclpy's reason ("Trying to set a read-only parameter") instead of answering
+success and changing nothing. The few a node applies while it runs are declared live=True,
+and the node registers the callback that applies them.
+"""
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 
 from sim_core.realtime import set_thread_priority
 
 
-def declare(node, name, default, description, lo=None, hi=None, read_only=False,
+def declare(node, name, default, description, lo=None, hi=None, live=False,
             any_type=False):
     """Declare a parameter with a description (with units) and an optional range; return its value.
 
     Integers get an IntegerRange, floats a FloatingPointRange; out-of-range overrides are
-    refused by rclpy at declaration with a clear error. any_type: the value may be of any
-    type (`-p ids:=1`, `:='1, 2'` and `:=[1, 2]` all arrive; the caller checks it).
+    refused by rclpy at declaration with a clear error. live: the node applies a new value
+    while it runs (its on-set-parameters callback); otherwise the parameter is read-only
+    after start-up. any_type: the value may be of any type (`-p ids:=1`, `:='1, 2'` and
+    `:=[1, 2]` all arrive; the caller checks it).
     """
-    desc = ParameterDescriptor(description=description, read_only=read_only,
+    desc = ParameterDescriptor(description=description, read_only=not live,
                                dynamic_typing=any_type)
     if lo is not None and hi is not None:
         if isinstance(default, bool):

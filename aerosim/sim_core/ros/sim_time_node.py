@@ -18,10 +18,13 @@ from aerosim_msgs.msg import SimStatus
 from aerosim_msgs.srv import Reset, SetPaused, SetTimeScale, Step
 from rclpy.clock import Clock, ClockType
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock as ClockMsg
 
-from sim_core.clock import LockstepGate, SimClock, SimState, validate_time_scale
+from sim_core.clock import (LockstepGate, MAX_TIME_SCALE, MIN_TIME_SCALE, SimClock, SimState,
+                            validate_time_scale)
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
 from sim_core.ros import qos
@@ -84,8 +87,9 @@ def declare_sim_time(node, rate_hz=250.0, scenario=True) -> SimTimeConfig:
         if scenario else '',
         rate_hz=declare(node, 'rate_hz', rate_hz, 'Integration rate [Hz]', 10.0, 1000.0),
         time_scale=declare(node, 'time_scale', 1.0,
-                           'Sim seconds per wall second [-]; 0 = as fast as possible',
-                           0.0, 100.0),
+                           f'Sim seconds per wall second [-]: 0 (as fast as possible) or '
+                           f'{MIN_TIME_SCALE:g}..{MAX_TIME_SCALE:g}; live (ros2 param set, '
+                           f'/sim/set_time_scale)', 0.0, MAX_TIME_SCALE, live=True),
         lockstep=declare(node, 'lockstep', False,
                          'Wait for the command answering each step before the next'),
         lockstep_timeout_s=declare(node, 'lockstep_timeout_s', 0.5,
@@ -145,6 +149,7 @@ class SimTimeNode(Node):
             self.clock.state = SimState.PAUSED
         self.pub_clock = self.create_publisher(ClockMsg, '/clock', qos.CLOCK)
         self.pub_status = self.create_publisher(SimStatus, '/sim/status', qos.LATCHED)
+        self.add_on_set_parameters_callback(self._on_set_time_scale)
         self._msg_clock = ClockMsg()
         self._rtf_wall = self._now()
         self._rtf_t_ns = 0
@@ -453,15 +458,33 @@ class SimTimeNode(Node):
         self.destroy_timer(self._timer)
         self._timer = self.create_timer(period, self._on_timer, clock=self._wall)
 
+    def set_time_scale(self, time_scale: float):
+        """Set the time_scale parameter (applied by _on_set_time_scale): (ok, message).
+
+        The one way the time scale changes (the service, an init of the swarm, `ros2 param
+        set`), so the parameter always says the scale in force.
+        """
+        r = self.set_parameters([Parameter('time_scale', Parameter.Type.DOUBLE,
+                                           float(time_scale))])[0]
+        return r.successful, (self._message if r.successful else r.reason)
+
     @serialized
+    def _on_set_time_scale(self, params):
+        for p in params:
+            if p.name != 'time_scale':
+                continue
+            try:
+                ts = validate_time_scale(p.value)
+            except (ConfigError, TypeError, ValueError) as exc:
+                return SetParametersResult(successful=False, reason=str(exc))
+            self._set_time_scale(ts)
+            self._message = f'time scale {ts:g}'
+            if self._timer is not None:
+                self.get_logger().info(f'time scale {ts:g}' if ts else
+                                       'time scale 0: as fast as possible')
+                self._publish_status()
+        return SetParametersResult(successful=True)
+
     def _srv_time_scale(self, req, resp):
-        try:
-            ts = validate_time_scale(req.time_scale)
-        except ConfigError as exc:
-            resp.success, resp.message = False, str(exc)
-            return resp
-        self._set_time_scale(ts)
-        self._message = f'time scale {ts:g}'
-        self._publish_status()
-        resp.success, resp.message = True, self._message
+        resp.success, resp.message = self.set_time_scale(req.time_scale)
         return resp

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Dict, Iterable, Sequence, Tuple
 
+from sim_core.clock import MAX_TIME_SCALE, MIN_TIME_SCALE
 from sim_core.errors import ConfigError
 from sim_core.paths import resolve_config_path
 from sim_core.validate import FieldError, integer, number
@@ -116,7 +117,7 @@ def parse_swarm_config(obj, boat_types: Iterable[int], obstacle_types: Iterable[
     boat_types, obstacle_types = set(boat_types), set(obstacle_types)
     ignored = _fields(obj, TOP_FIELDS, '')
     g = obj
-    ts = number(g['time_scale'], 'time_scale', 0.1, 100.0)
+    ts = number(g['time_scale'], 'time_scale', MIN_TIME_SCALE, MAX_TIME_SCALE)
     wave = integer(g['wave_degree'], 'wave_degree', 0, 9)
     weather = integer(g['weather'], 'weather', 0, 12)
     hour = integer(g['hour'], 'hour', 0, 23)
