@@ -54,6 +54,17 @@ else
   log "wheels up to date"
 fi
 
+# --- 1b. the pytest a ROS 2 install runs `colcon test` with (Ubuntu 24.04's python3-pytest, the
+# base of Jazzy and Kilted), beside ours: test_colcon runs the package's tests under it ---
+DISTRO_PYTEST=7.4.4
+if ! stamp_ok distro-pytest "$DISTRO_PYTEST"; then
+  log "installing pytest $DISTRO_PYTEST (a ROS distro's) into .venv/distro-pytest"
+  rm -rf "$VENV/distro-pytest"
+  "$VPY" -m pip install -q --disable-pip-version-check --no-deps --target "$VENV/distro-pytest" \
+    "pytest==$DISTRO_PYTEST" 2>&1 | { grep -v '^WARNING: Location .* is ignored' || true; }
+  stamp_set distro-pytest "$DISTRO_PYTEST"
+fi
+
 # --- 2. CMake fix-up: the wheels' exported targets name the wheel builder's include dirs ---
 NPINC="$("$VPY" -c 'import numpy; print(numpy.get_include())')"
 VPYINC="$("$VPY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
