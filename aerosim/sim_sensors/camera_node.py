@@ -17,6 +17,7 @@ from sim_core.ros import qos
 from sim_core.ros.convert import time_ns
 from sim_core.ros.params import declare
 from sim_core.ros.run import run_node
+from sim_core.ros.static_tf import publish_static
 from sim_core.scenario import load_scenario
 from sim_sensors.core.camera import CameraParams, encode, PinholeCamera
 from sim_core.decimator import Decimator
@@ -46,6 +47,8 @@ class CameraNode(Node):
                                 'jpeg or png'),
             frame_id=d('frame_id', 'camera_optical_frame', 'Optical frame id (z fwd, x right)'),
         )
+        body = d('body_frame_id', 'base_link', 'Body frame id (FLU): parent of the optical '
+                 'frame on /tf_static')
         params = CameraParams(
             width=d('width', 640, 'Image width [px]', 16, 4096),
             height=d('height', 480, 'Image height [px]', 16, 4096),
@@ -62,6 +65,7 @@ class CameraNode(Node):
                               f'{self.cfg.compressed_format!r}')
         scenario = load_scenario(self.cfg.scenario_file)
         self.camera = PinholeCamera(params, scenario.objects)
+        self.tf_static = publish_static(self, [(body, self.cfg.frame_id, *self.camera.mount())])
         self.decimator = Decimator(self.cfg.rate_hz)
         self._last_t_ns = -1
         info = self.camera.camera_info()

@@ -16,6 +16,7 @@ from sim_core.ros import qos
 from sim_core.ros.convert import set_vec3, time_msg, time_ns, vehicle_state_arrays
 from sim_core.ros.params import declare
 from sim_core.ros.run import run_node
+from sim_core.ros.static_tf import publish_static
 from sim_core.scenario import load_scenario
 from sim_sensors.core.suite import SensorSuite
 from sim_sensors.params import declare_suite, describe
@@ -35,6 +36,8 @@ class SensorsNode(Node):
         self.imu_frame_id = declare(self, 'imu_frame_id', 'imu_link',
                                     'IMU/mag/baro frame id (FLU)')
         self.gnss_frame_id = declare(self, 'gnss_frame_id', 'gnss_link', 'GNSS antenna frame id')
+        body = declare(self, 'body_frame_id', 'base_link', 'Body frame id (FLU): parent of the '
+                       'sensor frames on /tf_static')
         self.scenario = load_scenario(self.scenario_file)
         self.suite = SensorSuite(self.suite_cfg, self.scenario)
         self.pub_imu = self.create_publisher(IMU, 'imu', qos.SENSOR_PUB)
@@ -47,6 +50,10 @@ class SensorsNode(Node):
         # The state stream is the simulation pipeline, not a lossy sensor feed: reliable.
         self.create_subscription(VehicleState, 'vehicle_state', self._on_state, qos.STATE)
         self._last_t_ns = -1
+        # the IMU (with mag and baro) and the GNSS antenna sit at the body origin, body axes
+        identity = ((0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0))
+        self.tf_static = publish_static(self, [(body, self.imu_frame_id, *identity),
+                                               (body, self.gnss_frame_id, *identity)])
 
         self.get_logger().info(
             f'{describe(self.suite_cfg)}; Earth field at origin '

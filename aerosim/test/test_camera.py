@@ -2,6 +2,7 @@
 
 import io
 import math
+import sys
 
 import numpy as np
 from PIL import Image
@@ -113,3 +114,59 @@ def test_bad_scene_objects_rejected():
                          'color': [300, 0, 0]}, 'color')]:
         with pytest.raises(ConfigError, match=match):
             SceneObject.from_dict(bad)
+
+
+def test_static_transform_of_the_optical_frame():
+    """base_link -> camera_optical_frame: optical axes tilted down, at the mount position.
+
+    Optical axes: z forward, x right, y down (REP-103), pitched down by pitch_down_deg.
+    """
+    cam = PinholeCamera(CameraParams(position_B=(0.1, 0.0, -0.05), pitch_down_deg=20.0))
+    xyz, q = cam.mount()
+    assert xyz == (0.1, 0.0, -0.05)
+    R = tq.quat2mat(q)                          # optical -> body (FLU)
+    th = math.radians(20.0)
+    assert np.allclose(R @ [0, 0, 1], [math.cos(th), 0.0, -math.sin(th)])   # forward, down
+    assert np.allclose(R @ [1, 0, 0], [0.0, -1.0, 0.0])                      # right
+    assert np.allclose(R @ [0, 1, 0], [-math.sin(th), 0.0, -math.cos(th)])  # image down
+    assert math.isclose(np.linalg.norm(q), 1.0)
+
+
+class StaticBroadcasterStandIn:
+    """tf2_ros.StaticTransformBroadcaster as tf2_ros_py has it.
+
+    Each sendTransform() is one TFMessage on a latched publisher of depth 1, so a late
+    subscriber gets the last one only (kept here as `latched`).
+    """
+
+    def __init__(self, node, qos=None):
+        self.node, self.latched = node, None
+
+    def sendTransform(self, transform):  # noqa: N802 - tf2_ros's name
+        self.latched = list(transform) if isinstance(transform, (list, tuple)) else [transform]
+
+
+def test_sensor_and_camera_nodes_send_all_their_frames_in_one_static_message(monkeypatch):
+    import types
+    import rclpy
+    from sim_sensors.camera_node import CameraNode
+    from sim_sensors.sensors_node import SensorsNode
+    monkeypatch.setitem(sys.modules, 'tf2_ros', types.SimpleNamespace(
+        StaticTransformBroadcaster=StaticBroadcasterStandIn))
+    rclpy.init(args=['--ros-args', '-p', 'pitch_down_deg:=30.0'])
+    try:
+        sensors, camera = SensorsNode(), CameraNode()
+        frames = {(t.header.frame_id, t.child_frame_id): t for t in sensors.tf_static.latched}
+        assert set(frames) == {('base_link', 'imu_link'), ('base_link', 'gnss_link')}
+        assert all(t.transform.rotation.w == 1.0 for t in frames.values())
+        (t,) = camera.tf_static.latched
+        assert (t.header.frame_id, t.child_frame_id) == ('base_link', 'camera_optical_frame')
+        r = t.transform.rotation
+        R = tq.quat2mat((r.w, r.x, r.y, r.z))
+        th = math.radians(30.0)
+        assert np.allclose(R @ [0, 0, 1], [math.cos(th), 0.0, -math.sin(th)])
+        assert (t.transform.translation.x, t.transform.translation.z) == (0.1, -0.05)
+        sensors.destroy_node()
+        camera.destroy_node()
+    finally:
+        rclpy.shutdown()

@@ -91,6 +91,15 @@ class PinholeCamera:
         """3x3 intrinsic matrix."""
         return np.array([[self.fx, 0.0, self.cx], [0.0, self.fy, self.cy], [0.0, 0.0, 1.0]])
 
+    def mount(self):
+        """(position [m], quaternion w, x, y, z) of the optical frame in the body frame (FLU).
+
+        The static transform body -> optical frame (REP-103 optical: z forward, x right,
+        y down), tilted down by pitch_down_deg.
+        """
+        return tuple(float(v) for v in self.params.position_B), \
+            tuple(float(v) for v in tq.mat2quat(self.R_B_C))
+
     def camera_pose(self, p_W, q_WB):
         """(c_W camera centre [m], R_W_C optical->world rotation) for a body pose."""
         R_WB = tq.quat2mat(q_WB)
