@@ -50,7 +50,7 @@ class UsvNode(SimTimeNode):
 
     def __init__(self):
         """Declare parameters, load the scenario and boat, create the interfaces."""
-        super().__init__('usv_node', default_rate_hz=50.0)
+        super().__init__('usv_node', default_rate_hz=50.0, scenario='harbour')
         boat_params = declare(self, 'boat_params', '',
                               'Boat YAML overriding the scenario (path or name in '
                               'config/boats); empty = from the scenario')

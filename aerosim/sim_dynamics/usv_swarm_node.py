@@ -64,7 +64,7 @@ class UsvSwarmNode(SimTimeNode):
 
     def __init__(self):
         """Declare parameters, load the initial config, create the interfaces."""
-        super().__init__('usv_swarm_node', default_rate_hz=50.0, scenario=False)
+        super().__init__('usv_swarm_node', default_rate_hz=50.0, scenario=None)
         d = self._d
         sim_config = d('sim_config', 'SimConfig.json',
                        'Initial init object (path, or name in config/); the UI replaces it')

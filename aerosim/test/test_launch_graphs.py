@@ -205,3 +205,25 @@ def test_viewers_and_summary_are_declared_for_every_graph(fake_launch, graph_nam
                if n.kwargs['executable'] == 'rviz2']
     assert node.kwargs['package'] == 'rviz2'
     assert node.kwargs['arguments'][:2] == ['-d', rviz.arguments[1]]
+
+
+@pytest.mark.parametrize('graph_name,overrides', [
+    ('sim_quad', {}), ('sim_quad_hil', {}), ('sim_quad_hil', {'composition': 'split'}),
+    ('sim_quad_hil', {'fc': 'external'}), ('sim_quad_hil', {'fc': 'px4'}), ('sim_imc', {}),
+    ('sim_usv_swarm', {})])
+def test_no_parameter_file_value_is_dead_when_launched(graph_name, overrides):
+    """A value the graph sets from a launch argument is not in the node's parameter file.
+
+    The graph's parameters beat the files (launch_ros and the runner alike), so a file value
+    of such a parameter would never apply: the launch argument owns it, the file says so in
+    a comment. fc:=px4 sets fc_system_id (PX4 instance N has id N + 1) over the file's.
+    """
+    import yaml
+    for r in resolve(get_graph(graph_name), overrides):
+        for f in r.params_files:
+            sections = yaml.safe_load(open(f)) or {}
+            keys = {k for s in sections.values() for k in (s or {}).get('ros__parameters', {})}
+            dead = keys & set(r.parameters) - {'use_sim_time'}
+            if overrides.get('fc') == 'px4':
+                dead -= {'fc_system_id'}
+            assert not dead, f'{f}: {sorted(dead)} set by {graph_name} {overrides} anyway'

@@ -76,15 +76,15 @@ class SimTimeConfig:
     realtime_priority: int
 
 
-def declare_sim_time(node, rate_hz=250.0, scenario=True) -> SimTimeConfig:
-    """Declare the time-source parameters on node (rate_hz: its default) and read them.
+def declare_sim_time(node, rate_hz=250.0, scenario='default') -> SimTimeConfig:
+    """Declare the time-source parameters on node (rate_hz, scenario: its defaults); read them.
 
-    scenario: False for a time source that takes no scenario file (scenario_file is then '').
+    scenario: None for a time source that takes no scenario file (scenario_file is then '').
     """
     return SimTimeConfig(
-        scenario_file=declare(node, 'scenario_file', 'default',
+        scenario_file=declare(node, 'scenario_file', scenario,
                               'Scenario YAML (path, or name in config/scenarios)')
-        if scenario else '',
+        if scenario is not None else '',
         rate_hz=declare(node, 'rate_hz', rate_hz, 'Integration rate [Hz]', 10.0, 1000.0),
         time_scale=declare(node, 'time_scale', 1.0,
                            f'Sim seconds per wall second [-]: 0 (as fast as possible) or '
@@ -121,8 +121,8 @@ def declare_sim_time(node, rate_hz=250.0, scenario=True) -> SimTimeConfig:
 class SimTimeNode(Node):
     """Fixed-step simulation clock with pacing, lockstep, services and status."""
 
-    def __init__(self, name: str, default_rate_hz: float = 250.0, scenario: bool = True):
-        """Declare the time-source parameters (scenario: whether it takes scenario_file).
+    def __init__(self, name: str, default_rate_hz: float = 250.0, scenario='default'):
+        """Declare the time-source parameters (scenario: scenario_file's default; None: none).
 
         The subclass then builds its model and interfaces and calls ``_start_time()``.
         """
