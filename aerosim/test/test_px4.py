@@ -218,7 +218,7 @@ def test_px4_flies_the_mission_served_on_its_instance_link(procs, tmp_path):
     mav = free_ports(2)                 # PX4's instance port, and ours (its remote port)
     peer = px4_peer(procs, tcp, mav, mav + 1)
     cmd = [sys.executable, '-m', 'sim_core.cli', 'launch', 'sim_quad_hil', 'fc:=px4',
-           'report:=true', 'time_scale:=0', 'scenario:=short_hop', f'output_dir:={tmp_path}',
+           'report:=true', 'time_scale:=0', f'output_dir:={tmp_path}',     # default mission
            f'tcp_bind:=127.0.0.1:{tcp}', f'mission_link:=127.0.0.1:{mav}',
            f'mission_bind:=127.0.0.1:{mav + 1}', 'sensor_topics:=false']
     run = procs.start(cmd)
@@ -227,7 +227,7 @@ def test_px4_flies_the_mission_served_on_its_instance_link(procs, tmp_path):
     summary = json.loads((tmp_path / 'sim_quad_hil_summary.json').read_text())
     assert summary['result'] == 'complete', summary
     out = ''.join(lines)
-    assert 'mission: accepted: 3 items' in out
+    assert 'mission: accepted: 5 items' in out
     assert 'autostart: mission start accepted' in out
     # PX4 sends one HEARTBEAT on the simulator link, then only HIL traffic: still alive
     assert 'silent on the HIL link' not in out, out
