@@ -36,6 +36,7 @@ class SummaryNode(Node):
     # node it made, also one whose __init__ raised): it then has nothing to write
     _built = False
     written = None
+    _sampling = False
 
     def __init__(self):
         """Declare parameters, subscribe."""
@@ -71,10 +72,17 @@ class SummaryNode(Node):
                                f'{self.out_dir}/{self.title}.png when it stops')
         self._built = True
 
+    def _first_sample(self, t_ns: int):
+        """Say once when the first sample of the run arrives (subscribed and matched)."""
+        self._sampling = True
+        self.get_logger().info(f'first sample at sim t = {t_ns * 1e-9:.3f} s')
+
     def _on_odom(self, msg: Odometry):
         t_ns = time_ns(msg.header.stamp)
         if not self.dec.due(t_ns):
             return
+        if not self._sampling:
+            self._first_sample(t_ns)
         p, v = msg.pose.pose.position, msg.twist.twist.linear
         speed = math.sqrt(v.x * v.x + v.y * v.y + v.z * v.z)
         if self.judge is not None:
@@ -86,6 +94,8 @@ class SummaryNode(Node):
         t_ns = time_ns(msg.header.stamp)
         if not self.dec.due(t_ns):
             return
+        if not self._sampling:
+            self._first_sample(t_ns)
         self.collisions = msg.collisions
         for i in range(min(len(msg.id), self.max_boats)):
             bid = int(msg.id[i])

@@ -285,6 +285,22 @@ def tcp_client(port: int, io_timeout_s: float, wait_s: float = 30.0) -> socket.s
             time.sleep(0.2)
 
 
+def wait_line(lines, text, timeout_s, procs_alive=()):
+    """Wait until a line containing text is in lines (a process's output, read all the time).
+
+    True if it came within timeout_s wall seconds; a process of procs_alive dying meanwhile
+    fails at once.
+    """
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if any(text in line for line in lines):
+            return True
+        for p in procs_alive:
+            assert p.poll() is None, f'a process died waiting for {text!r}'
+        time.sleep(0.1)
+    return False
+
+
 def output_lines(p):
     """The list of p's output lines, growing while p runs (read from a thread)."""
     import threading

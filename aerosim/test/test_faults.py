@@ -12,7 +12,8 @@ import time
 from aerosim_msgs.msg import SimStatus
 from aerosim_msgs.srv import SetPaused
 
-from conftest import free_ports, mavsdk_gcs, output_lines, probe_node, spin_for, spin_until
+from conftest import (free_ports, mavsdk_gcs, output_lines, probe_node, spin_for, spin_until,
+                      wait_line)
 from sim_core.ros import qos
 
 
@@ -75,17 +76,6 @@ class Relay:
         time.sleep(0.3)
         self.a.close()
         self.b.close()
-
-
-def wait_line(lines, text, timeout_s, procs_alive=()):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if any(text in line for line in lines):
-            return True
-        for p in procs_alive:
-            assert p.poll() is None, f'a process died waiting for {text!r}'
-        time.sleep(0.1)
-    return False
 
 
 def test_fc_link_cut_mid_flight_then_back_the_mission_goes_on(procs):

@@ -214,16 +214,12 @@ def test_ctrl_c_on_the_hil_graph_ends_every_node_within_its_grace(procs, tmp_pat
     summary_node writes its plot after SIGINT (preloaded matplotlib, a 20 s grace declared in
     the graph, as launch's sigterm_timeout); before, it took 6 s and was escalated at 5 s.
     """
-    from conftest import free_ports
+    from conftest import free_ports, wait_line
     port = free_ports(2)
     p = procs.start([PY, '-m', 'sim_core.cli', 'launch', 'sim_quad_hil', f'output_dir:={tmp_path}',
                      f'bind:=127.0.0.1:{port}', f'fc_address:=127.0.0.1:{port + 1}',
                      'sensor_topics:=false'])
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not any('mission: accepted' in line
-                                                  for line in p.lines):
-        time.sleep(0.1)
-    assert any('mission: accepted' in line for line in p.lines), ''.join(p.lines)[-3000:]
+    assert wait_line(p.lines, 'mission: accepted', 120.0, (p,)), ''.join(p.lines)[-3000:]
     time.sleep(2.0)                          # flying
     os.killpg(p.pid, signal.SIGINT)
     rc = p.wait(60)
