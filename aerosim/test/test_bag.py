@@ -89,6 +89,12 @@ def test_writer_and_reader_round_trip_both_storages(tmp_path, storage, monkeypat
     w.close()                                      # idempotent
     meta = yaml.safe_load((tmp_path / 'bag' / 'metadata.yaml').read_text())
     assert meta['rosbag2_bagfile_information']['ros_distro'] == 'kilted'   # not 'rosbags'
+    # a ROS_DISTRO that is not a name cannot reach the YAML
+    monkeypatch.setenv('ROS_DISTRO', 'x\nmessage_count: 0')
+    w = BagWriter(tmp_path / 'bag2', storage)
+    w.close()
+    meta = yaml.safe_load((tmp_path / 'bag2' / 'metadata.yaml').read_text())
+    assert meta['rosbag2_bagfile_information']['ros_distro'] == 'unknown'
     reader = open_reader(tmp_path / 'bag')
     (topic,) = bag_topics(reader)
     assert (topic.name, topic.msgtype, topic.count) == (

@@ -179,8 +179,12 @@ class BagWriter:
 
 
 def ros_distro() -> str:
-    """The ROS 2 distribution this process runs under (ROS_DISTRO: setup.bash, env.sh)."""
-    return os.environ.get('ROS_DISTRO') or 'unknown'
+    """The ROS 2 distribution this process runs under (ROS_DISTRO: setup.bash, env.sh).
+
+    A name (letters, digits, '-', '_'), else 'unknown': the value goes into metadata.yaml.
+    """
+    name = os.environ.get('ROS_DISTRO', '')
+    return name if re.fullmatch(r'[A-Za-z0-9_-]{1,32}', name) else 'unknown'
 
 
 @dataclass(frozen=True)
