@@ -18,7 +18,12 @@ from sim_dynamics.dynamics_node import DynamicsNode
 
 
 def compose():
-    """Create the two nodes and connect them; returns (dynamics, bridge)."""
+    """Create the two nodes and connect them; returns (bridge, dynamics).
+
+    run_node destroys them in this order: the bridge first, which stops and joins its
+    reader threads; they call into the dynamics node (each answer steps it), so none may
+    still be inside it while its publishers are destroyed and rclpy shuts down.
+    """
     dynamics = DynamicsNode(direct_commands=True)
     try:
         bridge = MavlinkBridge(direct_state=True)
@@ -27,7 +32,7 @@ def compose():
         raise
     dynamics.state_listeners.append(bridge.on_state)
     bridge.command_sink = dynamics.apply_command
-    return dynamics, bridge
+    return bridge, dynamics
 
 
 def main(args=None):
