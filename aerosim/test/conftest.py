@@ -285,6 +285,22 @@ def tcp_client(port: int, io_timeout_s: float, wait_s: float = 30.0) -> socket.s
             time.sleep(0.2)
 
 
+def call_service(ex, client, request, what):
+    """The service's answer: a request whose answer does not come in 5 s is sent again.
+
+    A client whose reply reader the server has not discovered yet loses the reply (DDS): the
+    first call right after service_is_ready() can go unanswered.
+    """
+    deadline = time.monotonic() + 60 * DEADLINE_SCALE
+    while time.monotonic() < deadline:
+        fut = client.call_async(request)
+        ex.spin_until_future_complete(fut, timeout_sec=5.0)
+        if fut.result() is not None:
+            return fut.result()
+        client.remove_pending_request(fut)
+    raise AssertionError(f'{what}: no answer')
+
+
 def wait_line(lines, text, timeout_s, procs_alive=()):
     """Wait until a line containing text is in lines (a process's output, read all the time).
 

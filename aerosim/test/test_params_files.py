@@ -17,7 +17,7 @@ import yaml
 from sim_core.graphs import get_graph, GRAPHS, resolve
 from sim_core.paramfiles import flatten, key_matches, sections
 from sim_core.paths import resolve_config_path
-from conftest import DEADLINE_SCALE, free_ports, probe_node
+from conftest import call_service, DEADLINE_SCALE, free_ports, probe_node
 
 PY = sys.executable
 
@@ -141,22 +141,6 @@ def expected_values(graph, overrides):
     return out
 
 
-def _call(ex, client, request, what):
-    """The service's answer: a request whose answer does not come in 5 s is sent again.
-
-    A client whose reply reader the server has not discovered yet loses the reply (DDS): the
-    first call right after service_is_ready() can go unanswered.
-    """
-    deadline = time.monotonic() + 60 * DEADLINE_SCALE
-    while time.monotonic() < deadline:
-        fut = client.call_async(request)
-        ex.spin_until_future_complete(fut, timeout_sec=5.0)
-        if fut.result() is not None:
-            return fut.result()
-        client.remove_pending_request(fut)
-    raise AssertionError(f'{what}: no answer')
-
-
 def _same(a, b):
     if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
@@ -191,7 +175,7 @@ def test_each_params_file_applies_in_its_graphs_namespace(graph, tmp_path, procs
                 assert time.monotonic() < deadline and p.poll() is None, \
                     f'{fqn}: no parameter services\n' + ''.join(p.lines[-40:])
                 ex.spin_once(timeout_sec=0.1)
-            declared = set(_call(ex, lst, ListParameters.Request(),
+            declared = set(call_service(ex, lst, ListParameters.Request(),
                                  f'{fqn} ListParameters').result.names)
             missing = sorted(set(must) - declared)
             assert not missing, f'{fqn} does not declare {missing} (its file or the graph ' \
@@ -199,7 +183,7 @@ def test_each_params_file_applies_in_its_graphs_namespace(graph, tmp_path, procs
             want = dict(must, **{k: v for k, v in maybe.items() if k in declared})
             expected[fqn] = want
             names = sorted(want)
-            values = _call(ex, get, GetParameters.Request(names=names),
+            values = call_service(ex, get, GetParameters.Request(names=names),
                            f'{fqn} GetParameters').values
             reported[fqn] = {n: parameter_value_to_python(v) for n, v in zip(names, values)}
         for fqn, want in expected.items():

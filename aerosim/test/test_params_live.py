@@ -16,7 +16,7 @@ from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, Paramet
 from rcl_interfaces.srv import (DescribeParameters, GetParameters, ListParameters,
                                 SetParameters)
 
-from conftest import free_ports, probe_node, spin_until
+from conftest import call_service, free_ports, probe_node, spin_until
 from sim_core.graphs import get_graph, resolve
 from sim_core.ros import qos
 
@@ -27,11 +27,9 @@ LIVE = {'dynamics_node': {'time_scale'}, 'usv_node': {'time_scale', 'tas2acc_pga
 RCLPY_LIVE = {'use_sim_time'}          # rclpy's own: its TimeSource follows it at run time
 
 
-def call(node, ex, client, request, timeout_s=20.0):
+def call(node, ex, client, request):
     assert spin_until(node, ex, client.service_is_ready, 30.0), client.srv_name
-    fut = client.call_async(request)
-    assert spin_until(node, ex, fut.done, timeout_s), client.srv_name
-    return fut.result()
+    return call_service(ex, client, request, client.srv_name)
 
 
 def graph_nodes(name, args):
