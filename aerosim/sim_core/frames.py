@@ -88,3 +88,20 @@ def wrap_pi(a):
 def quat_rotate(q, v):
     """Rotate vector v (3,) by unit quaternion q (w, x, y, z): returns R(q) @ v."""
     return tq.rotate_vector(v, q)
+
+
+def quat_rotate_inverse(q, v) -> np.ndarray:
+    """R(q)^T @ v for a unit quaternion q (w, x, y, z): a world vector into the body frame.
+
+    Plain float arithmetic (per-step sensor path: ~10x faster than building R with
+    transforms3d.quat2mat, whose input checks dominate for one vector); shape (3,).
+    """
+    w, x, y, z = float(q[0]), float(q[1]), float(q[2]), float(q[3])
+    vx, vy, vz = float(v[0]), float(v[1]), float(v[2])
+    # columns of R(q) dotted with v
+    return np.array([(1.0 - 2.0 * (y * y + z * z)) * vx + 2.0 * (x * y + w * z) * vy
+                     + 2.0 * (x * z - w * y) * vz,
+                     2.0 * (x * y - w * z) * vx + (1.0 - 2.0 * (x * x + z * z)) * vy
+                     + 2.0 * (y * z + w * x) * vz,
+                     2.0 * (x * z + w * y) * vx + 2.0 * (y * z - w * x) * vy
+                     + (1.0 - 2.0 * (x * x + y * y)) * vz])

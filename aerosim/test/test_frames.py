@@ -55,3 +55,15 @@ def test_euler_roundtrip_ned():
         assert np.allclose(frames.quat_to_euler_ned(q), (r, p, y), atol=1e-12)
         assert np.allclose(q, euler.euler2quat(y, p, r, 'rzyx'), atol=1e-12) or \
             np.allclose(q, -euler.euler2quat(y, p, r, 'rzyx'), atol=1e-12)
+
+
+def test_quat_rotate_inverse_is_the_transpose_of_transforms3d_rotation():
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        q = rng.normal(size=4)
+        q /= np.linalg.norm(q)
+        v = rng.uniform(-50.0, 50.0, 3)
+        np.testing.assert_allclose(frames.quat_rotate_inverse(q, v), tq.quat2mat(q).T @ v,
+                                   atol=1e-12)
+        np.testing.assert_allclose(frames.quat_rotate(q, frames.quat_rotate_inverse(q, v)), v,
+                                   atol=1e-12)

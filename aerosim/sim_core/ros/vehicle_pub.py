@@ -2,10 +2,9 @@
 
 from aerosim_msgs.msg import VehicleState
 from nav_msgs.msg import Odometry
-import numpy as np
-from transforms3d import quaternions as tq
 
-from sim_core.frames import euler_ned_to_quat, frd_to_flu, ned_to_enu, q_ned_frd_to_enu_flu
+from sim_core.frames import (euler_ned_to_quat, frd_to_flu, ned_to_enu, q_ned_frd_to_enu_flu,
+                             quat_rotate_inverse)
 from sim_core.ros import qos
 from sim_core.ros.convert import set_quat, set_vec3
 
@@ -49,7 +48,7 @@ class VehicleStatePublisher:
         o = self.odom
         o.header = m.header
         o.pose.pose = m.state.pose
-        set_vec3(o.twist.twist.linear, tq.quat2mat(q_wb).T @ np.asarray(v_enu, dtype=float))
+        set_vec3(o.twist.twist.linear, quat_rotate_inverse(q_wb, v_enu))
         o.twist.twist.angular = m.angular_velocity
         self.pub_odom.publish(o)
 

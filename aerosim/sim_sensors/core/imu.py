@@ -3,8 +3,8 @@
 from dataclasses import dataclass, field
 
 import numpy as np
-from transforms3d import quaternions as tq
 
+from sim_core.frames import quat_rotate_inverse
 from sim_sensors.core.noise import NoiseParams, NoisyChannel
 
 GRAVITY = 9.80665  # m/s^2
@@ -30,14 +30,14 @@ class ImuModel:
     def __init__(self, params: ImuParams, rng: np.random.Generator, gravity: float = GRAVITY):
         """Noise channels draw from rng (accelerometer first, then gyroscope)."""
         self.params = params
-        self._g_W = np.array([0.0, 0.0, -gravity])
+        self._g_W = (0.0, 0.0, -float(gravity))
         self._accel = NoisyChannel(params.accel, params.rate_hz, rng)
         self._gyro = NoisyChannel(params.gyro, params.rate_hz, rng)
 
     def true_specific_force(self, q_WB, a_W):
         """Noise-free specific force [m/s^2] in body FLU; at rest level it is (0, 0, +g)."""
-        R_WB = tq.quat2mat(q_WB)
-        return R_WB.T @ (np.asarray(a_W, dtype=float) - self._g_W)
+        g = self._g_W
+        return quat_rotate_inverse(q_WB, (a_W[0] - g[0], a_W[1] - g[1], a_W[2] - g[2]))
 
     def sample(self, q_WB, a_W, w_B):
         """Return (specific force [m/s^2], angular rate [rad/s]), both body FLU, shape (3,)."""

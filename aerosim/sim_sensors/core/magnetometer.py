@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from pygeomag import GeoMag
-from transforms3d import quaternions as tq
 
+from sim_core.frames import quat_rotate_inverse
 from sim_core.geodesy import GeoOrigin
 from sim_sensors.core.noise import NoiseParams, NoisyChannel
 
@@ -47,4 +47,4 @@ class MagModel:
 
     def sample(self, q_WB):
         """Return the measured field [T], body FLU, shape (3,)."""
-        return self._ch.apply(tq.quat2mat(q_WB).T @ self.field_W)
+        return self._ch.apply(quat_rotate_inverse(q_WB, self.field_W))

@@ -36,7 +36,14 @@ class NoiseParams:
 
 
 class NoisyChannel:
-    """White noise plus a random-walk bias, sampled at a fixed rate, for ``shape`` axes."""
+    """White noise plus a random-walk bias, sampled at a fixed rate, for ``shape`` axes.
+
+    The standard normal draws come from rng in blocks of BATCH samples (one numpy call per
+    block instead of two per sample: this runs at the IMU rate on every step). The same rng
+    and the same sequence of calls give the same samples.
+    """
+
+    BATCH = 256
 
     def __init__(self, params: NoiseParams, rate_hz: float, rng: np.random.Generator, shape=3):
         """Draw the turn-on bias from rng."""
@@ -48,12 +55,21 @@ class NoisyChannel:
         self._walk_std = params.bias_random_walk * math.sqrt(self._dt)
         self.bias = (rng.normal(0.0, params.bias_std, shape) if params.bias_std > 0
                      else np.zeros(shape))
+        self._draws = None          # (BATCH, 2, shape): white, walk
+        self._next = self.BATCH
 
     def apply(self, true_value):
         """Return true_value + bias + white noise, then let the bias walk one sample."""
         out = np.asarray(true_value, dtype=float) + self.bias
+        if self._white_std == 0.0 and self._walk_std == 0.0:
+            return out
+        if self._next == self.BATCH:
+            self._draws = self._rng.standard_normal((self.BATCH, 2, self._shape))
+            self._next = 0
+        z = self._draws[self._next]
+        self._next += 1
         if self._white_std > 0.0:
-            out = out + self._rng.normal(0.0, self._white_std, self._shape)
+            out += self._white_std * z[0]
         if self._walk_std > 0.0:
-            self.bias = self.bias + self._rng.normal(0.0, self._walk_std, self._shape)
+            self.bias = self.bias + self._walk_std * z[1]
         return out
