@@ -218,10 +218,13 @@ class Multirotor:
         """Start at rest on the ground at the origin, level, facing east (ENU yaw 0)."""
         p = self.params
         self._n = len(p.rotors)
-        self._rx = tuple(r.position[0] for r in p.rotors)
-        self._ry = tuple(r.position[1] for r in p.rotors)
-        self._dir = tuple(r.direction for r in p.rotors)
-        self._inv_I = tuple(1.0 / i for i in p.inertia)
+        # Per-rotor constants and the body constants, read once: _deriv runs 4 times a step.
+        self._rotor_k = tuple((r.position[1] * p.k_f, -r.position[0] * p.k_f,
+                               -r.direction * p.k_m) for r in p.rotors)
+        self._body_k = (p.k_f, 1.0 / p.mass, tuple(p.inertia),
+                        tuple(1.0 / i for i in p.inertia), tuple(p.drag_linear),
+                        tuple(p.drag_quadratic), tuple(p.drag_angular))
+        self._d = None           # derivative at the current state (rigid-body part)
         self.reset()
 
     def reset(self, p_W=(0.0, 0.0, 0.0), yaw=0.0, v_W=(0.0, 0.0, 0.0), omega=None) -> None:
@@ -237,26 +240,28 @@ class Multirotor:
         self._update_acc()
 
     # --- integration -------------------------------------------------------------------------
-    def _deriv(self, s, cmd):
-        """Time derivative of state s for commanded rotor speeds cmd (plain floats)."""
-        p = self.params
+    def _rotor_deriv(self, om, cmd):
+        """Rotor speed derivatives [rad/s^2] for speeds om and commanded speeds cmd."""
+        up, down = self.params.tau_up, self.params.tau_down
+        return [(c - o) / (up if c > o else down) for o, c in zip(om, cmd)]
+
+    def _body_deriv(self, s):
+        """Time derivative of the rigid-body part of state s (the first 13 floats).
+
+        Independent of the commands: thrust and torques come from the rotor speeds in s.
+        """
         _, _, pz, vx, vy, vz, qw, qx, qy, qz, wx, wy, wz = s[:13]
-        om = s[13:]
-        kf = p.k_f
-        # rotors
-        om_dot = []
-        thrust = 0.0
-        tx = ty = tz = 0.0
-        for i in range(self._n):
-            o = om[i]
-            c = cmd[i]
-            om_dot.append((c - o) / (p.tau_up if c > o else p.tau_down))
+        kf, inv_m, (ixx, iyy, izz), inv_i, cl, cq, ca = self._body_k
+        wind, g = self.wind_W, self.gravity
+        # rotors: thrust along +z_B, roll/pitch torques from the arms, reaction torques
+        thrust = tx = ty = tz = 0.0
+        for (kx, ky, kz), o in zip(self._rotor_k, s[13:]):
             o2 = o * o
-            t_i = kf * o2
-            thrust += t_i
-            tx += self._ry[i] * t_i
-            ty -= self._rx[i] * t_i
-            tz -= self._dir[i] * p.k_m * o2
+            thrust += o2
+            tx += kx * o2
+            ty += ky * o2
+            tz += kz * o2
+        thrust *= kf
         # rotation matrix R_WB
         xx, yy, zz = qx * qx, qy * qy, qz * qz
         xy, xz, yz = qx * qy, qx * qz, qy * qz
@@ -265,26 +270,22 @@ class Multirotor:
         r10, r11, r12 = 2 * (xy + wzq), 1 - 2 * (xx + zz), 2 * (yz - wxq)
         r20, r21, r22 = 2 * (xz - wyq), 2 * (yz + wxq), 1 - 2 * (xx + yy)
         # air-relative velocity in body, drag
-        ax_, ay_, az_ = vx - self.wind_W[0], vy - self.wind_W[1], vz - self.wind_W[2]
+        ax_, ay_, az_ = vx - wind[0], vy - wind[1], vz - wind[2]
         ub = r00 * ax_ + r10 * ay_ + r20 * az_
         vb = r01 * ax_ + r11 * ay_ + r21 * az_
         wb = r02 * ax_ + r12 * ay_ + r22 * az_
         sp = math.sqrt(ub * ub + vb * vb + wb * wb)
-        cl, cq = p.drag_linear, p.drag_quadratic
         fbx = -(cl[0] + cq[0] * sp) * ub
         fby = -(cl[1] + cq[1] * sp) * vb
         fbz = thrust - (cl[2] + cq[2] * sp) * wb
-        inv_m = 1.0 / p.mass
         ax = (r00 * fbx + r01 * fby + r02 * fbz) * inv_m
         ay = (r10 * fbx + r11 * fby + r12 * fbz) * inv_m
-        az = (r20 * fbx + r21 * fby + r22 * fbz) * inv_m - self.gravity
+        az = (r20 * fbx + r21 * fby + r22 * fbz) * inv_m - g
         # rotational dynamics
-        ixx, iyy, izz = p.inertia
-        ca = p.drag_angular
         mx = tx - ca[0] * wx - (wy * izz * wz - wz * iyy * wy)
         my = ty - ca[1] * wy - (wz * ixx * wx - wx * izz * wz)
         mz = tz - ca[2] * wz - (wx * iyy * wy - wy * ixx * wx)
-        dwx, dwy, dwz = mx * self._inv_I[0], my * self._inv_I[1], mz * self._inv_I[2]
+        dwx, dwy, dwz = mx * inv_i[0], my * inv_i[1], mz * inv_i[2]
         # ground contact: the plane supports the vehicle when it pushes down on it
         if pz <= 0.0 and az <= 0.0:
             az = 0.0 if vz >= 0.0 else -vz * GROUND_LINEAR_DAMPING
@@ -298,7 +299,11 @@ class Multirotor:
         dqx = 0.5 * (qw * wx + qy * wz - qz * wy)
         dqy = 0.5 * (qw * wy - qx * wz + qz * wx)
         dqz = 0.5 * (qw * wz + qx * wy - qy * wx)
-        return [vx, vy, vz, ax, ay, az, dqw, dqx, dqy, dqz, dwx, dwy, dwz] + om_dot
+        return [vx, vy, vz, ax, ay, az, dqw, dqx, dqy, dqz, dwx, dwy, dwz]
+
+    def _deriv(self, s, cmd):
+        """Time derivative of state s for commanded rotor speeds cmd (plain floats)."""
+        return self._body_deriv(s) + self._rotor_deriv(s[13:], cmd)
 
     def set_throttles(self, throttles: Sequence[float]) -> None:
         """Set the motor commands (0..1 each, motor index order). Values are clipped to 0..1."""
@@ -313,7 +318,9 @@ class Multirotor:
             self.set_throttles(throttles)
         s, cmd, f = self._s, self._cmd, self._deriv
         h2 = 0.5 * dt
-        k1 = f(s, cmd)
+        # k1: the rigid-body derivative at this state is known from the last step (it does not
+        # depend on the commands); the rotor part takes the new commands
+        k1 = self._d + self._rotor_deriv(s[13:], cmd)
         k2 = f([a + h2 * b for a, b in zip(s, k1)], cmd)
         k3 = f([a + h2 * b for a, b in zip(s, k2)], cmd)
         k4 = f([a + dt * b for a, b in zip(s, k3)], cmd)
@@ -336,7 +343,7 @@ class Multirotor:
         self._update_acc()
 
     def _update_acc(self) -> None:
-        d = self._deriv(self._s, self._cmd)
+        d = self._d = self._body_deriv(self._s)
         self._acc = (d[3], d[4], d[5], d[10], d[11], d[12])
 
     # --- accessors -----------------------------------------------------------------------------
