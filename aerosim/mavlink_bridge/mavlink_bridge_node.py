@@ -52,7 +52,7 @@ from mavlink_bridge.core.peers import is_flight_controller, ServedFc
 from sim_core.clock import SimState
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
-from sim_core.link import is_loopback, parse_endpoint, parse_id_list, UdpLink
+from sim_core.link import is_loopback, parse_endpoint, parse_id_list, SpinWait, UdpLink
 from sim_core.ros import qos
 from sim_core.ros.convert import time_msg, vehicle_state_arrays
 from sim_core.ros.params import apply_realtime, declare, declare_realtime
@@ -163,7 +163,14 @@ class MavlinkBridge(PortNode):
         allow_ids = d('allow_system_ids', '', 'MAVLink systems whose messages are taken, '
                       "comma-separated; '' = any. Others are counted as rejected_peer",
                       any_type=True)
+        spin_us = d('spin_wait_us', 1000,
+                    'As fast as possible (time_scale 0): poll the HIL link this long for the '
+                    "FC's answer before sleeping on it [µs], while answers come that fast (a "
+                    'sleeping receiver is woken by an interrupt that costs tens of µs on a VM); '
+                    '0 = never', 0, 20000)
         self.realtime_priority = declare_realtime(self)
+        self._spin = SpinWait(spin_us * 1e-6)
+        self._fast = False              # the simulation runs as fast as possible (/sim/status)
         self._init_port('MAVLink', REJECT_KINDS, warn_period)
         try:
             self.mixer = Mixer(tuple(int(c) for c in channels))
@@ -293,6 +300,7 @@ class MavlinkBridge(PortNode):
 
     # --- ROS inputs ----------------------------------------------------------------------------
     def _on_sim_status(self, msg: SimStatus):
+        self._fast = msg.time_scale == 0.0
         state = SimState(msg.state)
         if state == self.sim_state:
             return
@@ -377,9 +385,14 @@ class MavlinkBridge(PortNode):
         if self.realtime_priority and ep is self.hil:
             # this thread answers the FC: in the plant composition it steps the simulation
             apply_realtime(self, self.realtime_priority, 'MAVLink receive thread')
+        spin = self._spin if ep is self.hil and ep.udp else None
         while not self._stop.is_set():
             try:
-                data, addr = ep.link.recv(RECV_POLL_S)
+                if spin is None:
+                    data, addr = ep.link.recv(RECV_POLL_S)
+                else:
+                    data, addr = ep.link.recv(RECV_POLL_S, spin.start() if self._fast else 0.0)
+                    spin.done(data is not None)
             except (OSError, ValueError):
                 if self._stop.is_set():
                     return

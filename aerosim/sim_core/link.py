@@ -13,6 +13,7 @@ import ipaddress
 import select
 import socket
 import threading
+import time
 from typing import Callable, Optional, Tuple
 
 Address = Tuple[str, int]
@@ -120,6 +121,35 @@ def parse_endpoint(text: str, what: str) -> Optional[Address]:
     return host, p
 
 
+class SpinWait:
+    """When to poll a socket without sleeping before blocking on it (a lockstep ping-pong).
+
+    A lockstep loop on two processes is a ping-pong of datagrams: each side sends, then waits
+    for the other's answer. A receiver asleep in the kernel has to be woken by the sender, and
+    on a virtual machine that wake-up (an inter-processor interrupt) costs tens of µs on each
+    side, per datagram. Polling for a short while instead keeps the receiver awake: the
+    answer is picked up at once. SpinWait polls only while answers have been coming fast:
+    after a wait longer than the budget (a real-time pace, a paused simulation, a peer gone)
+    the next wait blocks at once, so a paced or idle link costs no CPU; one quick answer
+    re-arms it.
+    """
+
+    def __init__(self, budget_s: float):
+        """budget_s: the longest poll before blocking [s]; 0 = never poll."""
+        self.budget_s = max(0.0, float(budget_s))
+        self._armed = False
+        self._t0 = 0.0
+
+    def start(self) -> float:
+        """Call before waiting: how long to poll first [s]."""
+        self._t0 = time.perf_counter()
+        return self.budget_s if self._armed else 0.0
+
+    def done(self, got: bool) -> None:
+        """Call after waiting: got True if a datagram arrived."""
+        self._armed = got and time.perf_counter() - self._t0 <= self.budget_s
+
+
 class UdpLink:
     """UDP socket bound to bind; remote fixed or learned."""
 
@@ -163,13 +193,20 @@ class UdpLink:
             self.send_errors += 1
             return False
 
-    def recv(self, timeout_s: float):
+    def recv(self, timeout_s: float, spin_s: float = 0.0):
         """Wait up to timeout_s for a datagram of an allowed peer: (bytes, addr) or (None, None).
 
-        Datagrams from other peers are dropped (on_refused is called for each).
+        spin_s: first poll the socket without sleeping for up to this long [s] (see
+        SpinWait). Datagrams from other peers are dropped (on_refused is called for each).
         """
         for _ in range(MAX_REFUSED_PER_RECV):
-            r, _, _ = select.select([self.sock], [], [], timeout_s)
+            r = None
+            if spin_s > 0.0:
+                end = time.perf_counter() + spin_s
+                while not r and time.perf_counter() < end:
+                    r, _, _ = select.select([self.sock], [], [], 0.0)
+            if not r:
+                r, _, _ = select.select([self.sock], [], [], timeout_s)
             if not r:
                 return None, None
             try:
