@@ -385,7 +385,7 @@ class MavlinkBridge(PortNode):
         if self.realtime_priority and ep is self.hil:
             # this thread answers the FC: in the plant composition it steps the simulation
             apply_realtime(self, self.realtime_priority, 'MAVLink receive thread')
-        spin = self._spin if ep is self.hil and ep.udp else None
+        spin = self._spin if ep is self.hil else None
         while not self._stop.is_set():
             try:
                 if spin is None:

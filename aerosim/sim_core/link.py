@@ -286,12 +286,21 @@ class TcpServerLink:
         except OSError:
             pass
 
-    def recv(self, timeout_s: float):
-        """Wait for a new client or bytes from the client: (bytes, addr) or (None, None)."""
+    def recv(self, timeout_s: float, spin_s: float = 0.0):
+        """Wait for a new client or bytes from the client: (bytes, addr) or (None, None).
+
+        spin_s: first poll without sleeping for up to this long [s] (see SpinWait).
+        """
         with self._lock:
             c = self.client
         socks = [self.server] + ([c] if c else [])
-        r, _, _ = select.select(socks, [], [], timeout_s)
+        r = None
+        if spin_s > 0.0:
+            end = time.perf_counter() + spin_s
+            while not r and time.perf_counter() < end:
+                r, _, _ = select.select(socks, [], [], 0.0)
+        if not r:
+            r, _, _ = select.select(socks, [], [], timeout_s)
         if self.server in r:
             try:
                 new, addr = self.server.accept()

@@ -41,3 +41,22 @@ def test_recv_with_polling_gets_a_datagram_sent_during_the_poll_and_after_it():
     finally:
         a.close()
         b.close()
+
+
+def test_tcp_recv_with_polling_takes_the_client_then_its_bytes():
+    from sim_core.link import TcpServerLink
+    srv = TcpServerLink(('127.0.0.1', 0))
+    c = socket.create_connection(srv.local)
+    try:
+        deadline = time.monotonic() + 10.0
+        while srv.remote is None and time.monotonic() < deadline:
+            srv.recv(0.1, spin_s=0.002)               # the accept
+        assert srv.remote == c.getsockname()
+        threading.Timer(0.0005, c.sendall, (b'abc',)).start()
+        data = None
+        while data is None and time.monotonic() < deadline:
+            data, addr = srv.recv(1.0, spin_s=0.005)
+        assert data == b'abc' and addr == c.getsockname()
+    finally:
+        c.close()
+        srv.close()
