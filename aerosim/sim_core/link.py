@@ -121,6 +121,20 @@ def parse_endpoint(text: str, what: str) -> Optional[Address]:
     return host, p
 
 
+def wait_readable(socks, timeout_s: float, spin_s: float = 0.0) -> list:
+    """The sockets of socks readable within timeout_s [s] (select); [] if none.
+
+    spin_s: first poll them without sleeping for up to this long [s] (see SpinWait).
+    """
+    if spin_s > 0.0:
+        end = time.perf_counter() + spin_s
+        while time.perf_counter() < end:
+            r, _, _ = select.select(socks, [], [], 0.0)
+            if r:
+                return r
+    return select.select(socks, [], [], timeout_s)[0]
+
+
 class SpinWait:
     """When to poll a socket without sleeping before blocking on it (a lockstep ping-pong).
 
@@ -200,14 +214,7 @@ class UdpLink:
         SpinWait). Datagrams from other peers are dropped (on_refused is called for each).
         """
         for _ in range(MAX_REFUSED_PER_RECV):
-            r = None
-            if spin_s > 0.0:
-                end = time.perf_counter() + spin_s
-                while not r and time.perf_counter() < end:
-                    r, _, _ = select.select([self.sock], [], [], 0.0)
-            if not r:
-                r, _, _ = select.select([self.sock], [], [], timeout_s)
-            if not r:
+            if not wait_readable([self.sock], timeout_s, spin_s):
                 return None, None
             try:
                 data, addr = self.sock.recvfrom(MAX_DATAGRAM)
@@ -294,13 +301,7 @@ class TcpServerLink:
         with self._lock:
             c = self.client
         socks = [self.server] + ([c] if c else [])
-        r = None
-        if spin_s > 0.0:
-            end = time.perf_counter() + spin_s
-            while not r and time.perf_counter() < end:
-                r, _, _ = select.select(socks, [], [], 0.0)
-        if not r:
-            r, _, _ = select.select(socks, [], [], timeout_s)
+        r = wait_readable(socks, timeout_s, spin_s)
         if self.server in r:
             try:
                 new, addr = self.server.accept()
