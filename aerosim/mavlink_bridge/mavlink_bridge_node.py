@@ -6,7 +6,8 @@ FC -> simulator: HIL_ACTUATOR_CONTROLS -> effector_command (aerosim_msgs/Aircraf
 The sensors come from the same SensorSuite as sensors_node (same parameters, same seed: the
 same samples), driven by vehicle_state. Topics: subscribes vehicle_state, /sim/status;
 publishes effector_command, mavlink/status (aerosim_msgs/MavlinkLinkStatus, latched) and the
-link's DiagnosticStatus on /diagnostics (FC connected or not, rates, rejects by kind).
+link's DiagnosticStatus on /diagnostics (FC connected or not, rates, rejects by kind); with
+sensor_topics (hil_plant) also the ROS sensor topics of the samples it sends.
 
 Two links. The HIL link carries the sensors and the actuator outputs (UDP, or the TCP server
 PX4 SITL's simulator_mavlink connects to). PX4 ignores everything else on that link
@@ -61,6 +62,7 @@ from sim_core.ros.run import run_node
 from sim_core.scenario import load_scenario
 from sim_sensors.core.suite import SensorSuite
 from sim_sensors.params import declare_suite, describe
+from sim_sensors.topics import declare_frames, SensorTopics
 
 RECV_POLL_S = 0.1
 # Reject kinds: no complete frame in a datagram; a frame pymavlink refused (CRC, unknown id,
@@ -163,6 +165,11 @@ class MavlinkBridge(PortNode):
         allow_ids = d('allow_system_ids', '', 'MAVLink systems whose messages are taken, '
                       "comma-separated; '' = any. Others are counted as rejected_peer",
                       any_type=True)
+        sensor_topics = d('sensor_topics', False,
+                          'Also publish the ROS sensor topics (imu, imu/data, mag, baro, '
+                          'baro/temperature, gnss, gnss/fix, /tf_static) from the samples sent '
+                          'to the FC: hil_plant does, instead of a sensors_node process')
+        frames = declare_frames(self)
         spin_us = d('spin_wait_us', 1000,
                     'As fast as possible (time_scale 0): poll the HIL link this long for the '
                     "FC's answer before sleeping on it [µs], while answers come that fast (a "
@@ -196,6 +203,7 @@ class MavlinkBridge(PortNode):
         self.scenario = load_scenario(scenario_file)
         self.suite = SensorSuite(self.suite_cfg, self.scenario)
         self.encoder = hil.HilSensorEncoder()
+        self.topics = SensorTopics(self, *frames) if sensor_topics else None
         self.dec_state = Decimator(state_rate) if state_rate > 0.0 else None
         self.mission = MissionServer(items_from_scenario(self.scenario.mission),
                                      mission_timeout, mission_retries)
@@ -370,6 +378,8 @@ class MavlinkBridge(PortNode):
             if s.imu is not None:
                 self._last_sensor_ns = t_ns
         self.hil.send(*out)
+        if self.topics is not None:      # after the FC has its sensors: it computes meanwhile
+            self.topics.publish(s, time_msg(t_ns))
         if hold:
             self._publish_command(self._throttles, t_ns)
 

@@ -252,7 +252,8 @@ HIL_ARGS = (
               'payload link 127.0.0.1:(14280 + px4_instance)'),
     LaunchArg('mission_bind', '', "Our UDP host:port on the mission link; '' = an ephemeral "
               'port, or with fc:=px4 127.0.0.1:(14030 + px4_instance), where PX4 sends'),
-    LaunchArg('sensor_topics', 'true', 'Also publish the ROS sensor topics (sensors_node)',
+    LaunchArg('sensor_topics', 'true', 'Also publish the ROS sensor topics (composition:=plant: '
+              'hil_plant, from the samples sent to the FC; split: sensors_node)',
               ('true', 'false')),
     LaunchArg('report', 'false', 'Judge the mission on ground truth, write a summary and plot, '
               'and end the run when the mission is done', ('true', 'false')),
@@ -319,7 +320,9 @@ HIL_PLANT = NodeSpec(
     params_file=('dynamics_params',) + MAVLINK_BRIDGE.params_file, use_sim_time=False,
     rename=False, condition=('composition', 'plant'),
     parameters=DYNAMICS.parameters + tuple(
-        p for p in MAVLINK_BRIDGE.parameters if p not in DYNAMICS.parameters))
+        p for p in MAVLINK_BRIDGE.parameters if p not in DYNAMICS.parameters)
+    # the bridge publishes the sensor topics from the samples it sends (no sensors_node)
+    + (('sensor_topics', Arg('sensor_topics', 'bool')),))
 
 SIM_QUAD_HIL = Graph(
     name='sim_quad_hil',
@@ -328,7 +331,7 @@ SIM_QUAD_HIL = Graph(
     args=COMMON_ARGS + with_defaults(SIM_ARGS, lockstep='true', camera='false') + HIL_ARGS
     + view_args('aerosim.rviz', 'sim_quad_hil'),
     nodes=(replace(DYNAMICS, condition=('composition', 'split')),
-           replace(SENSORS, condition=('sensor_topics', 'true')),
+           replace(SENSORS, condition=(('sensor_topics', 'true'), ('composition', 'split'))),
            CAMERA, replace(MAVLINK_BRIDGE, condition=('composition', 'split')), HIL_PLANT,
            BUILTIN_FC, FLIGHT_REPORT)
     # report:=true: flight_report writes the summary (and ends the run)

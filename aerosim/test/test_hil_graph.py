@@ -174,6 +174,87 @@ def test_composed_plant_steps_only_on_the_answer_to_its_latest_sensor_frame(proc
     node.destroy_node()
 
 
+def test_composed_plant_publishes_the_sensor_topics_of_the_frames_it_sends(procs, ros_context):
+    """hil_plant with sensor_topics (sim_quad_hil's default; no sensors_node in the graph).
+
+    Every HIL_SENSOR frame has its imu message, stamped with the frame's time_usec and holding
+    the same sample (FLU on ROS, FRD on MAVLink); mag and baro where the frame flags them; the
+    GNSS fixes are those of HIL_GPS.
+    """
+    from aerosim_msgs.msg import IMU
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import FluidPressure, MagneticField, NavSatFix
+    from conftest import probe_node, spin_until
+    from mavlink_bridge.core.mav import BARO, MAG
+
+    node, ex = probe_node(ros_context, 'probe', '/quad')
+    got = {'imu': [], 'mag': [], 'baro': [], 'gnss/fix': []}
+    deep = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+    for topic, typ in (('imu', IMU), ('mag', MagneticField), ('baro', FluidPressure),
+                       ('gnss/fix', NavSatFix)):
+        node.create_subscription(typ, topic, got[topic].append, deep)
+    port = free_ports(2)
+    peer = Peer(port + 1, port)
+    plant = procs.node('mavlink_bridge.hil_plant', None, {
+        'lockstep': True, 'time_scale': 0.0, 'lockstep_timeout_s': 30.0, 'sensor_topics': True,
+        'gps_utc_start': '2026-11-22T12:00:00Z',
+        'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'})
+    hover = [0.7213] * 4 + [0.0] * 12
+    frames, fixes = {}, []
+    # the first answer engages lockstep (before it the plant free-runs, thousands of frames a
+    # second: a probe that does not keep up may lose some, as any KEEP_LAST reader may); from
+    # then on each answered frame is one step, and the last 150 are checked one by one
+    deadline = time.monotonic() + 120.0
+    while time.monotonic() < deadline and (len(frames) < 600 or len(got['gnss/fix']) < 3):
+        for m in peer.recv(0.05):
+            if m.get_type() == 'HIL_SENSOR':
+                frames[m.time_usec] = m
+                peer.send(peer.mav.hil_actuator_controls_encode(m.time_usec, hover, 129, 1))
+            elif m.get_type() == 'HIL_GPS':
+                fixes.append(m)
+            ex.spin_once(timeout_sec=0.0)
+        ex.spin_once(timeout_sec=0.0)
+    assert len(frames) >= 600 and len(got['gnss/fix']) >= 3, \
+        ({k: len(v) for k, v in got.items()}, len(frames), procs.output(plant)[-2000:])
+    checked = sorted(frames)[-150:]
+    assert spin_until(node, ex, lambda: got['imu'] and time_us(got['imu'][-1]) >= checked[-1],
+                      10.0)
+    stamps = [time_us(x) for x in got['imu']]
+    assert stamps == sorted(set(stamps))
+    # every one of the last 150 frames has its imu message: none dropped, none extra
+    assert [t for t in stamps if t >= checked[0]] == checked
+    for im in got['imu']:
+        f = frames[time_us(im)]
+        a, w = im.acceleration, im.gyroscope
+        assert (a.x, -a.y, -a.z) == pytest.approx((f.xacc, f.yacc, f.zacc), abs=1e-5)
+        assert (w.x, -w.y, -w.z) == pytest.approx((f.xgyro, f.ygyro, f.zgyro), abs=1e-6)
+    for mg in got['mag']:
+        f = frames.get(time_us(mg))
+        if f is None:
+            continue                # a frame read before the probe heard the plant
+        b = mg.magnetic_field
+        assert f.fields_updated & MAG
+        assert (b.x * 1e4, -b.y * 1e4, -b.z * 1e4) == pytest.approx((f.xmag, f.ymag, f.zmag),
+                                                                    abs=1e-6)
+    assert sum(1 for mg in got['mag'] if time_us(mg) in frames) >= 10
+    baro = [(fp, frames[time_us(fp)]) for fp in got['baro'] if time_us(fp) in frames]
+    assert len(baro) >= 5
+    for fp, f in baro:
+        assert f.fields_updated & BARO
+        assert fp.fluid_pressure == pytest.approx(f.abs_pressure * 100.0, abs=0.02)
+    utc0 = int(datetime(2026, 11, 22, 12, tzinfo=timezone.utc).timestamp() * 1e6)
+    gps = {g.time_usec - utc0: g for g in fixes}          # HIL_GPS time: UTC of the fix
+    matched = [n for n in got['gnss/fix'] if time_us(n) in gps]
+    assert len(matched) >= 3
+    for n in matched:
+        g = gps[time_us(n)]
+        assert n.latitude == pytest.approx(g.lat * 1e-7, abs=1.5e-7)
+        assert n.longitude == pytest.approx(g.lon * 1e-7, abs=1.5e-7)
+        assert n.altitude == pytest.approx(g.alt * 1e-3, abs=1.5e-3)
+    assert 'Traceback' not in procs.output(plant)
+    node.destroy_node()
+
+
 def time_us(msg) -> int:
     """A message's header stamp [µs]."""
     return msg.header.stamp.sec * 1_000_000 + msg.header.stamp.nanosec // 1000

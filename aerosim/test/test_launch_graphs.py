@@ -92,15 +92,21 @@ def test_launch_file_declares_exactly_the_description(fake_launch, graph_name):
 def test_hil_graph_composes_dynamics_and_bridge_in_one_unrenamed_process(fake_launch):
     graph = get_graph('sim_quad_hil')
     nodes = resolve(graph)
-    assert [n.name for n in nodes] == ['sensors_node', 'hil_plant', 'builtin_fc', 'summary_node']
-    plant = nodes[1]
+    # no sensors_node: the bridge in hil_plant publishes the sensor topics of its samples
+    assert [n.name for n in nodes] == ['hil_plant', 'builtin_fc', 'summary_node']
+    plant = nodes[0]
     assert plant.module == 'mavlink_bridge.hil_plant' and not plant.rename
     assert [Path(f).name for f in plant.params_files] == [
         'dynamics_node.yaml', 'sensors_node.yaml', 'mavlink_bridge.yaml']
     split = {n.name: n for n in resolve(graph, {'composition': 'split'})}
-    # The composed process takes the union of both nodes' parameters, unchanged.
+    # The composed process takes the union of both nodes' parameters, unchanged, and
+    # sensor_topics (sensors_node's job in the split graph).
     assert plant.parameters == {**split['dynamics_node'].parameters,
-                                **split['mavlink_bridge'].parameters, 'use_sim_time': False}
+                                **split['mavlink_bridge'].parameters, 'use_sim_time': False,
+                                'sensor_topics': True}
+    assert 'sensors_node' in split and 'sensor_topics' not in split['mavlink_bridge'].parameters
+    off = resolve(graph, {'sensor_topics': 'false'})
+    assert off[0].parameters['sensor_topics'] is False
     cmd = node_command(plant, python='python3')
     assert not any(a.startswith('__node:=') for a in cmd) and '__ns:=/quad' in cmd
     ld = load_launch_file(LAUNCH_DIR / 'sim_quad_hil.launch.py')

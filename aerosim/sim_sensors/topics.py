@@ -1,0 +1,103 @@
+"""The ROS sensor topics of SensorSuite samples (sensors_node, and the bridge in hil_plant).
+
+imu (aerosim_msgs/IMU), imu/data (sensor_msgs/Imu), mag (sensor_msgs/MagneticField), baro
+(sensor_msgs/FluidPressure), baro/temperature (sensor_msgs/Temperature), gnss
+(aerosim_msgs/GNSS), gnss/fix (sensor_msgs/NavSatFix), each stamped with the measurement's sim
+time, and the sensor frames on /tf_static. The messages are reused (filled in place): this
+runs at the IMU rate.
+"""
+
+from aerosim_msgs.msg import GNSS, IMU
+from sensor_msgs.msg import FluidPressure, Imu, MagneticField, NavSatFix, NavSatStatus, Temperature
+
+from sim_core.ros import qos
+from sim_core.ros.convert import set_vec3, time_msg
+from sim_core.ros.params import declare
+from sim_core.ros.static_tf import publish_static
+
+KELVIN = 273.15
+
+
+def declare_frames(node):
+    """Declare the sensor frame parameters on node: (imu_frame_id, gnss_frame_id, body)."""
+    return (declare(node, 'imu_frame_id', 'imu_link', 'IMU/mag/baro frame id (FLU)'),
+            declare(node, 'gnss_frame_id', 'gnss_link', 'GNSS antenna frame id'),
+            declare(node, 'body_frame_id', 'base_link', 'Body frame id (FLU): parent of the '
+                    'sensor frames on /tf_static'))
+
+
+class SensorTopics:
+    """Publishers of the sensor topics of one vehicle, and its sensor frames on /tf_static."""
+
+    def __init__(self, node, imu_frame_id: str, gnss_frame_id: str, body_frame_id: str):
+        """Create the publishers (relative names) on node and send the static transforms."""
+        c = node.create_publisher
+        self.pub_imu = c(IMU, 'imu', qos.SENSOR_PUB)
+        self.pub_imu_std = c(Imu, 'imu/data', qos.SENSOR_PUB)
+        self.pub_mag = c(MagneticField, 'mag', qos.SENSOR_PUB)
+        self.pub_baro = c(FluidPressure, 'baro', qos.SENSOR_PUB)
+        self.pub_temp = c(Temperature, 'baro/temperature', qos.SENSOR_PUB)
+        self.pub_gnss = c(GNSS, 'gnss', qos.SENSOR_PUB)
+        self.pub_fix = c(NavSatFix, 'gnss/fix', qos.SENSOR_PUB)
+        self.imu, self.imu_std, self.mag = IMU(), Imu(), MagneticField()
+        self.baro, self.temp = FluidPressure(), Temperature()
+        for m in (self.imu, self.mag, self.baro, self.temp):
+            m.header.frame_id = imu_frame_id
+        self.imu_std.header.frame_id = imu_frame_id
+        self.imu_std.orientation_covariance[0] = -1.0      # no orientation estimate
+        self.gnss_frame_id = gnss_frame_id
+        # the IMU (with mag and baro) and the GNSS antenna sit at the body origin, body axes
+        identity = ((0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0))
+        self.tf_static = publish_static(node, [(body_frame_id, imu_frame_id, *identity),
+                                               (body_frame_id, gnss_frame_id, *identity)])
+
+    def publish(self, s, stamp) -> None:
+        """Publish what SensorSample s holds, stamped stamp (builtin_interfaces/Time)."""
+        if s.mag_new:
+            m = self.mag
+            m.header.stamp = stamp
+            set_vec3(m.magnetic_field, s.mag)
+            self.pub_mag.publish(m)
+        if s.imu is not None:
+            f_B, w_B = s.imu
+            im = self.imu
+            im.header.stamp = stamp
+            set_vec3(im.acceleration, f_B)
+            set_vec3(im.gyroscope, w_B)
+            set_vec3(im.magnetic_field, s.mag)
+            self.pub_imu.publish(im)
+            std = self.imu_std
+            std.header.stamp = stamp
+            std.linear_acceleration = im.acceleration
+            std.angular_velocity = im.gyroscope
+            self.pub_imu_std.publish(std)
+        if s.baro is not None:
+            pres, temp, _ = s.baro
+            fp, tm = self.baro, self.temp
+            fp.header.stamp = tm.header.stamp = stamp
+            fp.fluid_pressure = pres
+            self.pub_baro.publish(fp)
+            tm.temperature = temp - KELVIN
+            self.pub_temp.publish(tm)
+        for fix in s.gnss:
+            self._publish_fix(fix)
+
+    def _publish_fix(self, fix):
+        g = GNSS()
+        g.header.stamp, g.header.frame_id = time_msg(fix.t_ns), self.gnss_frame_id
+        g.latitude, g.longitude, g.altitude = fix.lat_deg, fix.lon_deg, fix.alt_m
+        set_vec3(g.velocity, fix.vel_enu)
+        g.heading = fix.course_deg
+        g.fix_type = fix.fix_type
+        g.eph, g.epv = fix.eph_m, fix.epv_m
+        g.satellites_visible = fix.satellites
+        self.pub_gnss.publish(g)
+        n = NavSatFix()
+        n.header = g.header
+        n.status.status = NavSatStatus.STATUS_FIX
+        n.status.service = NavSatStatus.SERVICE_GPS
+        n.latitude, n.longitude, n.altitude = fix.lat_deg, fix.lon_deg, fix.alt_m
+        h2, v2 = fix.eph_m ** 2, fix.epv_m ** 2
+        n.position_covariance = [h2, 0.0, 0.0, 0.0, h2, 0.0, 0.0, 0.0, v2]
+        n.position_covariance_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+        self.pub_fix.publish(n)
