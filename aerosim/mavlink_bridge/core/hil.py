@@ -69,11 +69,14 @@ class HilSensorEncoder:
     def encode(self, mav, sample, time_usec: int):
         """Return HIL_SENSOR for a sample that has an IMU value (body FRD, gauss, hPa, degC)."""
         f_B, w_B = sample.imu
-        acc = flu_to_frd(f_B)
-        gyr = flu_to_frd(w_B)
+        # FLU -> FRD (y and z negated), as floats: this runs at the IMU rate
+        fx, fy, fz = float(f_B[0]), float(f_B[1]), float(f_B[2])
+        wx, wy, wz = float(w_B[0]), float(w_B[1]), float(w_B[2])
         fields = ACCEL | GYRO
         if sample.mag_new:
-            self.mag_frd_gauss = tuple(flu_to_frd(sample.mag) * GAUSS_PER_TESLA)
+            b = sample.mag
+            self.mag_frd_gauss = (float(b[0]) * GAUSS_PER_TESLA, -float(b[1]) * GAUSS_PER_TESLA,
+                                  -float(b[2]) * GAUSS_PER_TESLA)
             fields |= MAG
         if sample.baro is not None:
             p_pa, t_k, alt = sample.baro
@@ -83,8 +86,7 @@ class HilSensorEncoder:
             fields |= BARO
         m = self.mag_frd_gauss
         return mav.hil_sensor_encode(
-            time_usec, float(acc[0]), float(acc[1]), float(acc[2]),
-            float(gyr[0]), float(gyr[1]), float(gyr[2]), float(m[0]), float(m[1]), float(m[2]),
+            time_usec, fx, -fy, -fz, wx, -wy, -wz, m[0], m[1], m[2],
             self.abs_pressure_hpa, 0.0, self.pressure_alt_m, self.temperature_c, fields, 0)
 
 
