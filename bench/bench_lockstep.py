@@ -3,7 +3,8 @@
 1. The floor: model, sensors, MAVLink framing and the built-in FC's core in one process, no
    ROS, no sockets (mavlink_bridge.fc.offline): µs per step.
 2. The simulator alone: the graph as shipped (`sim_quad_hil fc:=external time_scale:=0`:
-   hil_plant, summary_node; with and without sensors_node) against a zero-cost peer, a
+   hil_plant publishing the sensor topics too, summary_node; and with sensor_topics:=false)
+   against a zero-cost peer, a
    process that answers each HIL_SENSOR at once with one HIL_ACTUATOR_CONTROLS stamped with
    the frame's time_usec (as PX4 does), slightly above hover throttle; it sleeps on its
    socket as PX4 does (so each sensor datagram wakes it). Over a 10 s window: the loop's
@@ -154,7 +155,7 @@ def main():
     print(f'offline floor (model + sensors + MAVLink framing + FC core, 1 process, no ROS, no '
           f'sockets): {floor_us:.0f} µs per step (RTF {STEP_S * 1e6 / floor_us:.1f}; mission '
           f'{"complete" if judge.done else "INCOMPLETE"})', flush=True)
-    for what, args in (('as shipped (sensors_node on)', ()),
+    for what, args in (('as shipped (sensor topics on)', ()),
                        ('sensor_topics:=false', ('sensor_topics:=false',))):
         r = against_zero_cost_peer(*args)
         print(f'simulator vs zero-cost peer, {what}: the bridge\'s work {r["work_us"]} µs per '
