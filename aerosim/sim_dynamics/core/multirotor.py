@@ -15,8 +15,8 @@ spin vector +z_B; -1 CW):
 Ground: a flat plane at z = 0 (the landing-gear contact point is base_link). In contact, the
 plane supports the vehicle (no downward acceleration), damps horizontal and angular motion, and
 the position is clamped after each step: no sinking, no bounce.
-Integration: classic RK4 at a fixed step, quaternion renormalized after each step. The state is
-kept in plain Python floats: for a 17-element state this is several times faster than numpy.
+Integration: classic RK4 at a fixed step, quaternion renormalized after each step, compiled with
+numba (sim_dynamics.core.multirotor_kernel: the equations above as array code).
 Not modelled: rotor gyroscopic effects, blade flapping, ground effect, battery sag.
 """
 
@@ -29,6 +29,7 @@ import numpy as np
 
 from sim_core.errors import ConfigError
 from sim_core.paths import read_yaml
+from sim_dynamics.core import multirotor_kernel as kern
 
 GRAVITY = 9.80665  # m/s^2, standard gravity
 # Ground contact damping: rates at which horizontal and angular velocity decay when resting [1/s].
@@ -218,13 +219,20 @@ class Multirotor:
         """Start at rest on the ground at the origin, level, facing east (ENU yaw 0)."""
         p = self.params
         self._n = len(p.rotors)
-        # Per-rotor constants and the body constants, read once: _deriv runs 4 times a step.
-        self._rotor_k = tuple((r.position[1] * p.k_f, -r.position[0] * p.k_f,
-                               -r.direction * p.k_m) for r in p.rotors)
-        self._body_k = (p.k_f, 1.0 / p.mass, tuple(p.inertia),
-                        tuple(1.0 / i for i in p.inertia), tuple(p.drag_linear),
-                        tuple(p.drag_quadratic), tuple(p.drag_angular))
-        self._d = None           # derivative at the current state (rigid-body part)
+        # The constants of the compiled kernel (sim_dynamics.core.multirotor_kernel)
+        self._rotor_k = np.array([(r.position[1] * p.k_f, -r.position[0] * p.k_f,
+                                   -r.direction * p.k_m) for r in p.rotors], dtype=float)
+        k = np.zeros(kern.BODY_K_LEN)
+        k[kern.K_F], k[kern.INV_M] = p.k_f, 1.0 / p.mass
+        k[kern.IXX:kern.IZZ + 1] = p.inertia
+        k[kern.INV_IXX:kern.INV_IZZ + 1] = [1.0 / i for i in p.inertia]
+        k[kern.CL:kern.CL + 3], k[kern.CQ:kern.CQ + 3] = p.drag_linear, p.drag_quadratic
+        k[kern.CA:kern.CA + 3] = p.drag_angular
+        k[kern.GRAVITY], k[kern.TAU_UP], k[kern.TAU_DOWN] = self.gravity, p.tau_up, p.tau_down
+        k[kern.GROUND_LIN], k[kern.GROUND_ANG] = GROUND_LINEAR_DAMPING, GROUND_ANGULAR_DAMPING
+        self._body_k = k
+        self._wind = np.array(self.wind_W, dtype=float)
+        self._d = np.zeros(13)    # rigid-body derivative at the current state
         self.reset()
 
     def reset(self, p_W=(0.0, 0.0, 0.0), yaw=0.0, v_W=(0.0, 0.0, 0.0), omega=None) -> None:
@@ -232,125 +240,42 @@ class Multirotor:
         om = [0.0] * self._n if omega is None else [float(x) for x in omega]
         if len(om) != self._n:
             raise ValueError(f'omega: expected {self._n} rotor speeds, got {len(om)}')
-        self._s = [float(p_W[0]), float(p_W[1]), max(0.0, float(p_W[2])),
-                   float(v_W[0]), float(v_W[1]), float(v_W[2]),
-                   math.cos(yaw / 2.0), 0.0, 0.0, math.sin(yaw / 2.0),
-                   0.0, 0.0, 0.0] + om
-        self._cmd = list(om)
-        self._update_acc()
+        self._s = np.array([float(p_W[0]), float(p_W[1]), max(0.0, float(p_W[2])),
+                            float(v_W[0]), float(v_W[1]), float(v_W[2]),
+                            math.cos(yaw / 2.0), 0.0, 0.0, math.sin(yaw / 2.0),
+                            0.0, 0.0, 0.0] + om)
+        self._cmd = np.array(om)
+        kern.body_deriv(self._s, self._rotor_k, self._body_k, self._wind, self._d)
+        self._outputs()
 
     # --- integration -------------------------------------------------------------------------
-    def _rotor_deriv(self, om, cmd):
-        """Rotor speed derivatives [rad/s^2] for speeds om and commanded speeds cmd."""
-        up, down = self.params.tau_up, self.params.tau_down
-        return [(c - o) / (up if c > o else down) for o, c in zip(om, cmd)]
-
-    def _body_deriv(self, s):
-        """Time derivative of the rigid-body part of state s (the first 13 floats).
-
-        Independent of the commands: thrust and torques come from the rotor speeds in s.
-        """
-        _, _, pz, vx, vy, vz, qw, qx, qy, qz, wx, wy, wz = s[:13]
-        kf, inv_m, (ixx, iyy, izz), inv_i, cl, cq, ca = self._body_k
-        wind, g = self.wind_W, self.gravity
-        # rotors: thrust along +z_B, roll/pitch torques from the arms, reaction torques
-        thrust = tx = ty = tz = 0.0
-        for (kx, ky, kz), o in zip(self._rotor_k, s[13:]):
-            o2 = o * o
-            thrust += o2
-            tx += kx * o2
-            ty += ky * o2
-            tz += kz * o2
-        thrust *= kf
-        # rotation matrix R_WB
-        xx, yy, zz = qx * qx, qy * qy, qz * qz
-        xy, xz, yz = qx * qy, qx * qz, qy * qz
-        wxq, wyq, wzq = qw * qx, qw * qy, qw * qz
-        r00, r01, r02 = 1 - 2 * (yy + zz), 2 * (xy - wzq), 2 * (xz + wyq)
-        r10, r11, r12 = 2 * (xy + wzq), 1 - 2 * (xx + zz), 2 * (yz - wxq)
-        r20, r21, r22 = 2 * (xz - wyq), 2 * (yz + wxq), 1 - 2 * (xx + yy)
-        # air-relative velocity in body, drag
-        ax_, ay_, az_ = vx - wind[0], vy - wind[1], vz - wind[2]
-        ub = r00 * ax_ + r10 * ay_ + r20 * az_
-        vb = r01 * ax_ + r11 * ay_ + r21 * az_
-        wb = r02 * ax_ + r12 * ay_ + r22 * az_
-        sp = math.sqrt(ub * ub + vb * vb + wb * wb)
-        fbx = -(cl[0] + cq[0] * sp) * ub
-        fby = -(cl[1] + cq[1] * sp) * vb
-        fbz = thrust - (cl[2] + cq[2] * sp) * wb
-        ax = (r00 * fbx + r01 * fby + r02 * fbz) * inv_m
-        ay = (r10 * fbx + r11 * fby + r12 * fbz) * inv_m
-        az = (r20 * fbx + r21 * fby + r22 * fbz) * inv_m - g
-        # rotational dynamics
-        mx = tx - ca[0] * wx - (wy * izz * wz - wz * iyy * wy)
-        my = ty - ca[1] * wy - (wz * ixx * wx - wx * izz * wz)
-        mz = tz - ca[2] * wz - (wx * iyy * wy - wy * ixx * wx)
-        dwx, dwy, dwz = mx * inv_i[0], my * inv_i[1], mz * inv_i[2]
-        # ground contact: the plane supports the vehicle when it pushes down on it
-        if pz <= 0.0 and az <= 0.0:
-            az = 0.0 if vz >= 0.0 else -vz * GROUND_LINEAR_DAMPING
-            ax = -vx * GROUND_LINEAR_DAMPING
-            ay = -vy * GROUND_LINEAR_DAMPING
-            dwx = -wx * GROUND_ANGULAR_DAMPING
-            dwy = -wy * GROUND_ANGULAR_DAMPING
-            dwz = -wz * GROUND_ANGULAR_DAMPING
-        # quaternion kinematics q' = 0.5 q (x) (0, w)
-        dqw = 0.5 * (-qx * wx - qy * wy - qz * wz)
-        dqx = 0.5 * (qw * wx + qy * wz - qz * wy)
-        dqy = 0.5 * (qw * wy - qx * wz + qz * wx)
-        dqz = 0.5 * (qw * wz + qx * wy - qy * wx)
-        return [vx, vy, vz, ax, ay, az, dqw, dqx, dqy, dqz, dwx, dwy, dwz]
-
-    def _deriv(self, s, cmd):
-        """Time derivative of state s for commanded rotor speeds cmd (plain floats)."""
-        return self._body_deriv(s) + self._rotor_deriv(s[13:], cmd)
-
     def set_throttles(self, throttles: Sequence[float]) -> None:
         """Set the motor commands (0..1 each, motor index order). Values are clipped to 0..1."""
         if len(throttles) != self._n:
             raise ValueError(f'throttles: expected {self._n} values, got {len(throttles)}')
         f = self.params.throttle_to_omega
-        self._cmd = [f(min(1.0, max(0.0, float(t)))) for t in throttles]
+        self._cmd = np.array([f(min(1.0, max(0.0, float(t)))) for t in throttles])
 
     def step(self, dt: float, throttles: Sequence[float] = None) -> None:
         """Advance the state by dt [s] (RK4); optionally set new throttles first."""
         if throttles is not None:
             self.set_throttles(throttles)
-        s, cmd, f = self._s, self._cmd, self._deriv
-        h2 = 0.5 * dt
-        # k1: the rigid-body derivative at this state is known from the last step (it does not
-        # depend on the commands); the rotor part takes the new commands
-        k1 = self._d + self._rotor_deriv(s[13:], cmd)
-        k2 = f([a + h2 * b for a, b in zip(s, k1)], cmd)
-        k3 = f([a + h2 * b for a, b in zip(s, k2)], cmd)
-        k4 = f([a + dt * b for a, b in zip(s, k3)], cmd)
-        h6 = dt / 6.0
-        s = [a + h6 * (b1 + 2.0 * b2 + 2.0 * b3 + b4)
-             for a, b1, b2, b3, b4 in zip(s, k1, k2, k3, k4)]
-        n = math.sqrt(s[6] * s[6] + s[7] * s[7] + s[8] * s[8] + s[9] * s[9])
-        s[6] /= n
-        s[7] /= n
-        s[8] /= n
-        s[9] /= n
-        if s[2] < 0.0:           # no sinking, no bounce
-            s[2] = 0.0
-            if s[5] < 0.0:
-                s[5] = 0.0
-        for i in range(13, 13 + self._n):
-            if s[i] < 0.0:
-                s[i] = 0.0
-        self._s = s
-        self._update_acc()
+        self._s = kern.rk4_step(self._s, self._cmd, self._rotor_k, self._body_k, self._wind,
+                                float(dt), self._d)
+        self._outputs()
 
-    def _update_acc(self) -> None:
-        d = self._d = self._body_deriv(self._s)
-        self._acc = (d[3], d[4], d[5], d[10], d[11], d[12])
+    def _outputs(self) -> None:
+        """The state and acceleration as floats, read once per step by the accessors."""
+        self._raw = tuple(self._s.tolist())
+        d = self._d
+        self._acc = (float(d[3]), float(d[4]), float(d[5]), float(d[10]), float(d[11]),
+                     float(d[12]))
 
     # --- accessors -----------------------------------------------------------------------------
     @property
     def on_ground(self) -> bool:
         """True when resting on (or touching) the ground plane."""
-        return self._s[2] <= 1e-9
+        return self._raw[2] <= 1e-9
 
     def state(self) -> MultirotorState:
         """Return a snapshot of the state as numpy arrays."""
@@ -363,7 +288,7 @@ class Multirotor:
     @property
     def raw(self) -> tuple:
         """The state as a tuple of floats: p_W(3), v_W(3), q_WB(4), w_B(3), omega(n)."""
-        return tuple(self._s)
+        return self._raw
 
     @property
     def acceleration(self) -> tuple:
