@@ -108,7 +108,7 @@ class MavlinkBridge(PortNode):
     """HIL bridge node."""
 
     # destroy_node() may run on a half-built node (a configuration error in __init__)
-    hil = mlink = _stop = None
+    hil = mlink = _stop = _count = None
     _readers = ()
 
     def __init__(self, direct_state: bool = False):
@@ -615,7 +615,7 @@ class MavlinkBridge(PortNode):
             self._stop.set()
         for t in self._readers:
             t.join(timeout=1.0)
-        n = self._count['actuators'] if self.hil is not None else 0
+        n = self._count['actuators'] if self._count else 0
         if n:
             self.get_logger().info(
                 f'{n} FC answers taken: {1e6 * self._work_s / n:.0f} µs of work per answer '

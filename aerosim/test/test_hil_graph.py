@@ -349,6 +349,8 @@ def test_builtin_fc_survives_garbage_on_its_port(procs):
     ('gps_utc_start', 'yesterday', 'gps_utc_start: expected ISO-8601'),
     ('realtime_priority', '100', 'realtime_priority out of range. Min: 0, Max: 99'),
     ('realtime_priority', 'high', "expecting type 'INTEGER': realtime_priority"),
+    # after the links are open: the half-built node is destroyed without a second error
+    ('scenario_file', 'no_such_scenario', "file 'no_such_scenario' not found"),
 ])
 def test_bridge_bad_configuration_is_a_clear_error(procs, param, value, message):
     p = procs.node('mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge', {param: value})
