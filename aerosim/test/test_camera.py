@@ -156,7 +156,8 @@ def test_sensor_and_camera_nodes_send_all_their_frames_in_one_static_message(mon
     rclpy.init(args=['--ros-args', '-p', 'pitch_down_deg:=30.0'])
     try:
         sensors, camera = SensorsNode(), CameraNode()
-        frames = {(t.header.frame_id, t.child_frame_id): t for t in sensors.topics.tf_static.latched}
+        frames = {(t.header.frame_id, t.child_frame_id): t
+                  for t in sensors.topics.tf_static.latched}
         assert set(frames) == {('base_link', 'imu_link'), ('base_link', 'gnss_link')}
         assert all(t.transform.rotation.w == 1.0 for t in frames.values())
         (t,) = camera.tf_static.latched
