@@ -42,6 +42,7 @@ import time
 from aerosim_msgs.msg import (AircraftEffectorCommand, MavlinkLinkStatus, MavlinkPeer, SimStatus,
                               VehicleState)
 from rclpy.clock import Clock, ClockType
+import rclpy.logging
 
 from mavlink_bridge.core import hil
 from mavlink_bridge.core.autostart import AutoStart
@@ -616,13 +617,14 @@ class MavlinkBridge(PortNode):
         for t in self._readers:
             t.join(timeout=1.0)
         n = self._count['actuators'] if self._count else 0
-        if n:
-            self.get_logger().info(
-                f'{n} FC answers taken: {1e6 * self._work_s / n:.0f} µs of work per answer '
-                '(decode, mix; composed: integrate, sensors, HIL_SENSOR out, topics)')
         if self.mlink is not None:
             self.mlink.link.close()
+        log = self.get_logger().name
         super().destroy_node()
+        if n:      # once the node is gone: after Ctrl-C its logger could not reach /rosout
+            rclpy.logging.get_logger(log).info(
+                f'{n} FC answers taken: {1e6 * self._work_s / n:.0f} µs of work per answer '
+                '(decode, mix; composed: integrate, sensors, HIL_SENSOR out, topics)')
 
 
 def main(args=None):

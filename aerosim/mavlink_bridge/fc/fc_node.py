@@ -10,6 +10,7 @@ services (`ros2 param get /quad/builtin_fc ...`).
 
 import time
 
+import rclpy.logging
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -32,6 +33,7 @@ class BuiltinFc(Node):
     """Parameters, link and the receive loop around the Autopilot core."""
 
     link = None                 # destroy_node() may run on a half-built node
+    _cost = ''                  # the cost line logged at the end
 
     def __init__(self):
         """Declare parameters and open the UDP endpoint."""
@@ -128,16 +130,13 @@ class BuiltinFc(Node):
         finally:
             services.shutdown(timeout_sec=1.0)
             thread.join(1.0)
-            self._say_cost()
-
-    def _say_cost(self):
-        """Log the FC's own cost per answered HIL_SENSOR (a peer's cost, measured apart)."""
-        if self.answered:
-            self.get_logger().info(
-                f'answered {self.answered} HIL_SENSOR: {1e6 * self.busy_s / self.answered:.0f}'
-                f' µs of work per answer (parse, estimate, control, send), loop thread CPU '
-                f'{1e6 * (time.thread_time() - self._cpu0) / self.answered:.0f} µs per answer '
-                '(with its polling while waiting)')
+            if self.answered:
+                self._cost = (
+                    f'answered {self.answered} HIL_SENSOR: '
+                    f'{1e6 * self.busy_s / self.answered:.0f} µs of work per answer (parse, '
+                    'estimate, control, send), loop thread CPU '
+                    f'{1e6 * (time.thread_time() - self._cpu0) / self.answered:.0f} µs per '
+                    'answer (with its polling while waiting)')
 
     def _loop(self):
         import rclpy
@@ -215,10 +214,17 @@ class BuiltinFc(Node):
                     self.ap.set_mission(self.mission.items)
 
     def destroy_node(self):
-        """Close the UDP endpoint."""
+        """Close the UDP endpoint; log the FC's own cost per answer (a peer's, measured apart).
+
+        Logged once the node is gone: after Ctrl-C the context is shut down, and a node's
+        logger would then fail to publish the line on /rosout.
+        """
         if self.link is not None:
             self.link.close()
+        log = self.get_logger().name
         super().destroy_node()
+        if self._cost:
+            rclpy.logging.get_logger(log).info(self._cost)
 
     def _drain_events(self):
         for src in (self.mission.events, self.ap.events):
