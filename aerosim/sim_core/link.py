@@ -223,7 +223,7 @@ class UdpLink:
             if self.allow.permits(addr):
                 return data, addr
             self.on_refused(addr)
-            timeout_s = 0.0
+            timeout_s = spin_s = 0.0      # only what is already queued: no wait for a stranger
         return None, None
 
     def describe(self) -> str:
