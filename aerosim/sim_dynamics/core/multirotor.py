@@ -210,9 +210,10 @@ class Multirotor:
     """A multirotor integrated with RK4 at a fixed step. Call ``step(dt, throttles)``."""
 
     params: MultirotorParams
+    # read once at construction into the compiled kernel's constants
     wind_W: tuple = (0.0, 0.0, 0.0)        # m/s, ENU, air velocity over ground
     gravity: float = GRAVITY               # m/s^2
-    _s: list = field(default=None, repr=False)
+    _s: np.ndarray = field(default=None, repr=False)
     _acc: tuple = field(default=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0), repr=False)
 
     def __post_init__(self):
