@@ -76,6 +76,22 @@ def check_params_files(nodes, argv) -> None:
         nodes[0].get_logger().warning(line)
 
 
+def ignore_late_interrupts() -> None:
+    """From here on SIGINT does nothing: the process is already stopping.
+
+    rclpy's handler shuts the context down at once and the executor returns; Python's own
+    KeyboardInterrupt for the same Ctrl-C may be raised a few bytecodes later, inside the
+    cleanup, and print a traceback. A late one landing on this very call is swallowed too.
+    SIGTERM still ends a cleanup that hangs.
+    """
+    for _ in range(3):
+        try:
+            signal.signal(signal.SIGINT, lambda *_: None)
+            return
+        except KeyboardInterrupt:
+            continue
+
+
 def run_node(node_cls, name: str, args=None, body=spin) -> None:
     """Create node_cls() and run body(node) (default: spin) until it returns or Ctrl-C/SIGTERM.
 
@@ -104,6 +120,7 @@ def run_node(node_cls, name: str, args=None, body=spin) -> None:
         if rclpy.ok():
             raise
     finally:
+        ignore_late_interrupts()
         for n in node if isinstance(node, tuple) else (node,):
             if n is not None:
                 n.destroy_node()
