@@ -6,8 +6,8 @@ from setuptools import find_packages, setup
 
 PACKAGE = 'aerosim'
 PYTHON_PACKAGES = [
-    'sim_core', 'sim_bag', 'sim_viz', 'sim_dynamics', 'sim_sensors', 'mavlink_bridge',
-    'imc_bridge', 'usv_bridge',
+    'sim_core', 'sim_ros', 'sim_launch', 'sim_report', 'sim_bag', 'sim_viz', 'sim_dynamics',
+    'sim_sensors', 'mavlink_bridge', 'imc_bridge', 'usv_bridge',
 ]
 
 setup(
@@ -34,14 +34,14 @@ setup(
     tests_require=['pytest'],
     entry_points={
         'console_scripts': [
-            'aerosim = sim_core.cli:main',
+            'aerosim = sim_launch.cli:main',
             'dynamics_node = sim_dynamics.dynamics_node:main',
             'sensors_node = sim_sensors.sensors_node:main',
             'camera_node = sim_sensors.camera_node:main',
             'mavlink_bridge_node = mavlink_bridge.mavlink_bridge_node:main',
             'builtin_fc = mavlink_bridge.fc.fc_node:main',
             'hil_plant = mavlink_bridge.hil_plant:main',
-            'flight_report = sim_core.ros.flight_report:main',
+            'flight_report = sim_report.flight_report:main',
             'usv_node = sim_dynamics.usv_node:main',
             'imc_bridge_node = imc_bridge.imc_bridge_node:main',
             'usv_swarm_node = sim_dynamics.usv_swarm_node:main',
@@ -50,7 +50,7 @@ setup(
             'player = sim_bag.player:main',
             'viz_node = sim_viz.viz_node:main',
             'foxglove_node = sim_viz.foxglove_node:main',
-            'summary_node = sim_viz.summary_node:main',
+            'summary_node = sim_report.summary_node:main',
         ],
     },
 )

@@ -35,7 +35,7 @@ def run_graph(scenario: str, *args: str) -> dict:
     with tempfile.TemporaryDirectory() as out:
         env = dict(os.environ, ROS_DOMAIN_ID=os.environ.get('ROS_DOMAIN_ID', '91'))
         t0 = time.perf_counter()
-        p = subprocess.run([sys.executable, '-m', 'sim_core.cli', 'launch', 'sim_quad_hil',
+        p = subprocess.run([sys.executable, '-m', 'sim_launch.cli', 'launch', 'sim_quad_hil',
                             'report:=true', 'sensor_topics:=false', f'scenario:={scenario}',
                             f'output_dir:={out}', *args], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=1200)

@@ -91,7 +91,7 @@ def against_zero_cost_peer(*args: str) -> dict:
     peer.start()
     ready.wait(30)
     out = tempfile.TemporaryFile(mode='w+', encoding='utf-8')
-    p = subprocess.Popen([sys.executable, '-m', 'sim_core.cli', 'launch', 'sim_quad_hil',
+    p = subprocess.Popen([sys.executable, '-m', 'sim_launch.cli', 'launch', 'sim_quad_hil',
                           'fc:=external', 'autostart:=false', 'time_scale:=0',
                           f'bind:=127.0.0.1:{sim_port}', f'fc_address:=127.0.0.1:{fc_port}',
                           *args], stdout=out, stderr=subprocess.STDOUT,
@@ -119,7 +119,7 @@ def against_zero_cost_peer(*args: str) -> dict:
 def run_graph(*args: str) -> tuple:
     """sim_quad_hil with report:=true: (summary, output)."""
     with tempfile.TemporaryDirectory() as d:
-        p = subprocess.run([sys.executable, '-m', 'sim_core.cli', 'launch', 'sim_quad_hil',
+        p = subprocess.run([sys.executable, '-m', 'sim_launch.cli', 'launch', 'sim_quad_hil',
                             'report:=true', 'sensor_topics:=false', 'time_scale:=0',
                             f'output_dir:={d}', *args],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

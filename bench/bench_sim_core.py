@@ -54,7 +54,7 @@ def rotorpy_rate(aero):
 
 def camera_fps():
     from sim_core.scenario import load_scenario
-    from sim_sensors.core.camera import CameraParams, encode, PinholeCamera
+    from sim_sensors.core.camera import CameraParams, PinholeCamera, encode
     cam = PinholeCamera(CameraParams(), load_scenario('default').objects)
     q = np.array([1.0, 0.0, 0.0, 0.0])
     pose = {'k': 0}

@@ -31,7 +31,7 @@ import pymap3d
 ROOT = Path(__file__).resolve().parent.parent / 'aerosim'
 sys.path.insert(0, str(ROOT))
 
-from sim_dynamics.core.usv import BoatSwarm, SPEED_LOSS_PER_SEA_STATE  # noqa: E402
+from sim_dynamics.core.usv import SPEED_LOSS_PER_SEA_STATE, BoatSwarm  # noqa: E402
 from sim_dynamics.core.usv_control import PidControl  # noqa: E402
 from sim_dynamics.core.usv_swarm import SwarmParams, SwarmSim, TypeTable  # noqa: E402
 from usv_bridge.core import protocol as P  # noqa: E402
@@ -189,7 +189,7 @@ def graph(n=1000, wall_s=10.0):
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
         port = s.getsockname()[1]
-    cmd = [sys.executable, '-m', 'sim_core.cli', 'launch', 'sim_usv_swarm', 'transport:=tcp',
+    cmd = [sys.executable, '-m', 'sim_launch.cli', 'launch', 'sim_usv_swarm', 'transport:=tcp',
            f'ui_bind:=127.0.0.1:{port}', 'summary:=false']
     p = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True)
@@ -290,6 +290,7 @@ def main():
         print(f'{n:>7} boats: 21 {rate:5.1f}/s, sim/wall {rtf:.3f} ({count} states); burst '
               f'{burst:7.0f} commands/s; latency {lat * 1e3:6.1f} ms ({lat / 0.1:.1f}x the '
               'state period)')
+
 
 if __name__ == '__main__':
     main()

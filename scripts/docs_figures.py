@@ -11,10 +11,10 @@ demo's own output: `bash scripts/demo.sh` then copy aerosim_runs/sim_quad_hil.pn
 import math
 import sys
 
-from sim_dynamics.core.usv_swarm import SwarmParams, SwarmSim
 from sim_dynamics.core.swarm_config import load_swarm_config
-from sim_dynamics.core.usv_swarm import TypeTable
-from sim_viz.core import scene, summary
+from sim_dynamics.core.usv_swarm import SwarmParams, SwarmSim, TypeTable
+from sim_report.core import boats
+from sim_viz.core import scene
 from usv_bridge.core import protocol as P
 
 DT = 0.1
@@ -33,7 +33,7 @@ def main(out='docs/img/swarm_summary.png', seconds=300.0):
     cfg = load_swarm_config('SimConfig.json', types.boats, types.obstacles, 1000)[0]
     sim = SwarmSim(cfg, types, SwarmParams())
     sim.damage_enabled = False
-    tracks = {int(i): summary.BoatTrack(team=int(t)) for i, t in zip(sim.ids, sim.team)}
+    tracks = {int(i): boats.BoatTrack(team=int(t)) for i, t in zip(sim.ids, sim.team)}
     for k in range(int(seconds / DT) + 1):
         t = k * DT
         for fields in COMMANDS.get(round(t, 1), ()):
@@ -46,7 +46,7 @@ def main(out='docs/img/swarm_summary.png', seconds=300.0):
                 tr.add(t, sim.boats.e[i], sim.boats.n[i],
                        math.hypot(c['speed_forward'][i], c['speed_lateral'][i]), c['health'][i])
         sim.step(DT)
-    s = summary.plot_swarm(tracks, scene.swarm_map(cfg, types), sum(sim.collisions.values()),
+    s = boats.plot_swarm(tracks, scene.swarm_map(cfg, types), sum(sim.collisions.values()),
                            out, 'sim_usv_swarm (SimConfig.json)')
     print(f'wrote {out}: {s["boats"]} boats, {s["sim_time_s"]} s, {s["collisions"]} collisions')
 

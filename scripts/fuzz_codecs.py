@@ -31,7 +31,7 @@ with atheris.instrument_imports(include=['usv_bridge', 'imc_bridge', 'mavlink_br
 
     from imc_bridge.core import codec
     from mavlink_bridge.core.mav import mavlink, new_mav
-    from mavlink_bridge.core.mission import items_from_scenario, MissionServer
+    from mavlink_bridge.core.mission import MissionServer, items_from_scenario
     from mavlink_bridge.core.mixer import ActuatorError, Mixer
     from sim_core.errors import ConfigError
     from sim_core.scenario import load_scenario, scenario_from_dict

@@ -37,19 +37,34 @@ import math
 import socket
 import time
 
-from aerosim_msgs.msg import (AcousticData, AircraftEffectorCommand, AutopilotCommand,
-                              LeakState, VehicleState)
 import imcpy
 import numpy as np
-from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, SetParametersAtomically
 from rclpy.clock import Clock, ClockType
 
+from aerosim_msgs.msg import (
+    AcousticData,
+    AircraftEffectorCommand,
+    AutopilotCommand,
+    LeakState,
+    VehicleState,
+)
 from imc_bridge.core import codec
-from imc_bridge.core.acoustic import AcousticLink, AcousticParams, PING, PING_REPLY
-from imc_bridge.core.control import (ACTUATORS, BROADCAST, BROADCASTS, ControlArbiter,
-                                     GUIDANCE, rudder_aerosim, RUDDER_SENSES, Stamper,
-                                     throttle_aerosim, THRUSTER_SENSES)
+from imc_bridge.core.acoustic import PING, PING_REPLY, AcousticLink, AcousticParams
+from imc_bridge.core.control import (
+    ACTUATORS,
+    BROADCAST,
+    BROADCASTS,
+    GUIDANCE,
+    RUDDER_SENSES,
+    THRUSTER_SENSES,
+    ControlArbiter,
+    Stamper,
+    rudder_aerosim,
+    throttle_aerosim,
+)
 from imc_bridge.core.discovery import DISCOVERY_GROUP, parse_ports, service_uris
 from imc_bridge.core.leaks import LeakState as Leaks
 from imc_bridge.core.state import imc_kinematics, stream_velocity_ned
@@ -57,13 +72,13 @@ from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
 from sim_core.geodesy import KNOT_MPS
 from sim_core.link import parse_endpoint, parse_id_list
-from sim_core.ros import qos
-from sim_core.ros.convert import time_msg, time_ns, vehicle_state_arrays
-from sim_core.ros.params import declare
-from sim_core.ros.port_node import PortNode
-from sim_core.ros.run import run_node
 from sim_core.scenario import load_scenario
 from sim_core.timeutil import NS_PER_S
+from sim_ros import qos
+from sim_ros.convert import time_msg, time_ns, vehicle_state_arrays
+from sim_ros.params import declare
+from sim_ros.port_node import PortNode
+from sim_ros.run import run_node
 
 # DUNE's ASV leak entities (etc/asv/simulator.ini, Simulators.Leaks).
 DUNE_ASV_LEAKS = ['Leak Sensor - Port Pontoon', 'Leak Sensor - Starboard Pontoon']
@@ -275,6 +290,7 @@ class ImcBridge(PortNode):
                 else '0.0.0.0', 0))
         s.setblocking(False)
         return s
+
     def destinations(self):
         """Static peers plus the dynamic peers heard within peer_timeout_s."""
         now = time.monotonic()
@@ -631,6 +647,7 @@ class ImcBridge(PortNode):
             self.counts, [('acoustic_in_flight', len(self.acoustic)),
                           ('control_level', self.arbiter.level),
                           ('leaking', ','.join(self.leaks.active()) or 'none')])
+
 
 def main(args=None):
     """Run imc_bridge."""

@@ -1,11 +1,11 @@
 """ros2 launch aerosim sim_quad.launch.py: multirotor dynamics + sensors (graph 'sim_quad').
 
-The graph is described once in sim_core/graphs.py; `aerosim launch sim_quad` starts the same
+The graph is described once in sim_launch/graphs.py; `aerosim launch sim_quad` starts the same
 graph without launch_ros. Arguments: `ros2 launch aerosim sim_quad.launch.py --show-args`.
 """
 
-from sim_core.graphs import get_graph
-from sim_core.launch_builder import launch_description
+from sim_launch.graphs import get_graph
+from sim_launch.launch_builder import launch_description
 
 
 def generate_launch_description():

@@ -2,12 +2,12 @@
 
 Dynamics, sensors, the MAVLink HIL bridge and, with fc:=builtin (default), the built-in flight
 controller; fc:=px4 for PX4 SITL v1.16, fc:=external for another autopilot. The graph is
-described once in sim_core/graphs.py; `aerosim launch sim_quad_hil` starts the same graph
+described once in sim_launch/graphs.py; `aerosim launch sim_quad_hil` starts the same graph
 without launch_ros.
 """
 
-from sim_core.graphs import get_graph
-from sim_core.launch_builder import launch_description
+from sim_launch.graphs import get_graph
+from sim_launch.launch_builder import launch_description
 
 
 def generate_launch_description():

@@ -13,8 +13,8 @@ services are served. Start it without a node-name remap (it would rename both no
 """
 
 from mavlink_bridge.mavlink_bridge_node import MavlinkBridge
-from sim_core.ros.run import run_node
 from sim_dynamics.dynamics_node import DynamicsNode
+from sim_ros.run import run_node
 
 
 def compose():

@@ -39,31 +39,36 @@ from datetime import datetime, timezone
 import threading
 import time
 
-from aerosim_msgs.msg import (AircraftEffectorCommand, MavlinkLinkStatus, MavlinkPeer, SimStatus,
-                              VehicleState)
 from rclpy.clock import Clock, ClockType
 import rclpy.logging
 
+from aerosim_msgs.msg import (
+    AircraftEffectorCommand,
+    MavlinkLinkStatus,
+    MavlinkPeer,
+    SimStatus,
+    VehicleState,
+)
 from mavlink_bridge.core import hil
 from mavlink_bridge.core.autostart import AutoStart
 from mavlink_bridge.core.endpoint import Endpoint, is_signed
 from mavlink_bridge.core.mav import mavlink
-from mavlink_bridge.core.mission import DONE, items_from_scenario, MissionServer, SENDING
+from mavlink_bridge.core.mission import DONE, SENDING, MissionServer, items_from_scenario
 from mavlink_bridge.core.mixer import ActuatorError, Mixer
-from mavlink_bridge.core.peers import is_flight_controller, ServedFc
+from mavlink_bridge.core.peers import ServedFc, is_flight_controller
 from sim_core.clock import SimState
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
-from sim_core.link import is_loopback, parse_endpoint, parse_id_list, SpinWait, UdpLink
-from sim_core.ros import qos
-from sim_core.ros.convert import time_msg, vehicle_state_arrays
-from sim_core.ros.params import apply_realtime, declare, declare_realtime
-from sim_core.ros.port_node import PortNode
-from sim_core.ros.run import run_node
+from sim_core.link import SpinWait, UdpLink, is_loopback, parse_endpoint, parse_id_list
 from sim_core.scenario import load_scenario
+from sim_ros import qos
+from sim_ros.convert import time_msg, vehicle_state_arrays
+from sim_ros.params import apply_realtime, declare, declare_realtime
+from sim_ros.port_node import PortNode
+from sim_ros.run import run_node
 from sim_sensors.core.suite import SensorSuite
 from sim_sensors.params import declare_suite, describe
-from sim_sensors.topics import declare_frames, SensorTopics
+from sim_sensors.topics import SensorTopics, declare_frames
 
 RECV_POLL_S = 0.1
 # Reject kinds: no complete frame in a datagram; a frame pymavlink refused (CRC, unknown id,

@@ -27,14 +27,12 @@ from rclpy.qos import ReliabilityPolicy
 from rosgraph_msgs.msg import Clock as ClockMsg
 from std_srvs.srv import Trigger
 
-from sim_bag.core.bagio import (DEFAULT_EXCLUDE, TopicFilter, bag_messages, bag_topics,
-                                open_reader)
+from sim_bag.core.bagio import DEFAULT_EXCLUDE, TopicFilter, bag_messages, bag_topics, open_reader
 from sim_core.errors import ConfigError
-from sim_core.ros import qos
-from sim_core.ros.convert import time_msg
-from sim_core.ros.monitor import message_class
-from sim_core.ros.params import declare
-from sim_core.ros.run import make_executor, run_node
+from sim_ros import qos
+from sim_ros.convert import message_class, time_msg
+from sim_ros.params import declare
+from sim_ros.run import make_executor, run_node
 
 # Longest wait between executor turns while a message is not yet due [s] (services, /clock).
 POLL_S = 0.005

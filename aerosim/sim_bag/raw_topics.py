@@ -9,8 +9,8 @@ every message (on_message(topic, raw)).
 
 from rclpy.clock import Clock, ClockType
 
-from sim_core.ros import qos
-from sim_core.ros.monitor import message_class
+from sim_ros import qos
+from sim_ros.convert import message_class
 
 
 class RawTopics:

@@ -22,8 +22,8 @@ from rclpy.node import Node
 
 from sim_bag.core.bagio import DEFAULT_EXCLUDE, BagWriter, TopicFilter, qos_to_bag
 from sim_bag.raw_topics import RawTopics
-from sim_core.ros.params import declare
-from sim_core.ros.run import run_node, until_stopped
+from sim_ros.params import declare
+from sim_ros.run import run_node, until_stopped
 
 # Per-subscription queue: deep enough that a burst while the bag flushes a chunk loses nothing.
 QUEUE_DEPTH = 1000
@@ -96,6 +96,7 @@ def main(args=None) -> None:
             idle = idle + 1 if node.bag.total() == before else 0
         node.close()
     run_node(Recorder, 'recorder', args, body=body)
+
 
 if __name__ == '__main__':
     main()

@@ -1,1 +1,1 @@
-"""aerosim sim_core."""
+"""aerosim sim_core: the pure foundation (frames, clock, geodesy, links, scenario; no rclpy)."""

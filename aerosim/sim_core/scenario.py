@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 import math
 from pathlib import Path
 
-
 from sim_core.errors import ConfigError
 from sim_core.geodesy import GeoOrigin
 from sim_core.paths import read_yaml, resolve_config_path

@@ -3,7 +3,7 @@
 Publishes /clock, vehicle_state (aerosim_msgs/VehicleState), odom (nav_msgs/Odometry) every
 step and /sim/status (latched); serves /sim/pause, /sim/step, /sim/reset, /sim/set_time_scale;
 subscribes effector_command (aerosim_msgs/AircraftEffectorCommand).
-This node is the time source (sim_core.ros.sim_time_node.SimTimeNode: pacing, lockstep,
+This node is the time source (sim_ros.sim_time_node.SimTimeNode: pacing, lockstep,
 services, status): it runs on the steady wall clock, never with use_sim_time.
 
 Composition (mavlink_bridge.hil_plant): another node of the same process may take the state
@@ -16,18 +16,17 @@ thread than the executor's.
 import math
 
 from aerosim_msgs.msg import AircraftEffectorCommand
-
 from sim_core.clock import SimState
 from sim_core.errors import ConfigError
-from sim_core.ros import qos
-from sim_core.ros.convert import time_ns
-from sim_core.ros.params import declare
-from sim_core.ros.run import run_node
-from sim_core.ros.sim_time_node import serialized, SimTimeNode
-from sim_core.ros.vehicle_pub import VehicleStatePublisher
 from sim_core.paths import resolve_config_path
 from sim_core.scenario import load_scenario
 from sim_dynamics.core.multirotor import Multirotor, MultirotorParams
+from sim_ros import qos
+from sim_ros.convert import time_ns
+from sim_ros.params import declare
+from sim_ros.run import run_node
+from sim_ros.sim_time_node import SimTimeNode, serialized
+from sim_ros.vehicle_pub import VehicleStatePublisher
 
 
 class DynamicsNode(SimTimeNode):
@@ -83,7 +82,7 @@ class DynamicsNode(SimTimeNode):
     def state_arrays(self):
         """(t_ns, p_enu, v_enu, q_wb (w, x, y, z), a_enu, w_flu) of the current step.
 
-        The tuple of sim_core.ros.convert.vehicle_state_arrays and SensorSuite.sample.
+        The tuple of sim_ros.convert.vehicle_state_arrays and SensorSuite.sample.
         """
         s, acc = self.model.raw, self.model.acceleration
         return (self.clock.t_ns, s[0:3], s[3:6], s[6:10], acc[0:3], s[10:13])

@@ -6,7 +6,6 @@ meaning set by control_mode) so that a real boat's driver reads what the UI sent
 """
 
 from aerosim_msgs.msg import BoatCommand
-
 from sim_dynamics.core.swarm_orders import Motion, Order, Task, Waypoint
 
 

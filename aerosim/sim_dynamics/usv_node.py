@@ -1,6 +1,6 @@
 """usv_node: owns simulation time and integrates a surface vessel (the USV model, one boat).
 
-The marine counterpart of dynamics_node (same base, sim_core.ros.sim_time_node: /clock,
+The marine counterpart of dynamics_node (same base, sim_ros.sim_time_node: /clock,
 /sim/status, /sim/* services, pacing, lockstep). The boat and its environment (current, wind,
 sea state) come from a scenario with ``vehicle.kind: boat``.
 
@@ -18,22 +18,21 @@ The hold gains tas2acc_pgain and bank2p_pgain are parameters that may change at 
 
 import math
 
-from aerosim_msgs.msg import AircraftEffectorCommand, AutopilotCommand
 from rcl_interfaces.msg import SetParametersResult
 
+from aerosim_msgs.msg import AircraftEffectorCommand, AutopilotCommand
 from sim_core.errors import ConfigError
 from sim_core.geodesy import KNOT_MPS
 from sim_core.paths import resolve_config_path
-from sim_core.ros import qos
-from sim_core.ros.convert import time_ns
-from sim_core.ros.params import declare
-from sim_core.ros.run import run_node
-from sim_core.ros.sim_time_node import serialized, SimTimeNode
-from sim_core.ros.vehicle_pub import VehicleStatePublisher
 from sim_core.scenario import load_scenario
-from sim_dynamics.core.usv import BoatSwarm, boat_state_ned, BoatType, rudder_aerosim_starboard
-from sim_dynamics.core.usv_control import (HEADING_GAIN_RANGE, HeadingSpeedControl,
-                                           SPEED_GAIN_RANGE)
+from sim_dynamics.core.usv import BoatSwarm, BoatType, boat_state_ned, rudder_aerosim_starboard
+from sim_dynamics.core.usv_control import HEADING_GAIN_RANGE, SPEED_GAIN_RANGE, HeadingSpeedControl
+from sim_ros import qos
+from sim_ros.convert import time_ns
+from sim_ros.params import declare
+from sim_ros.run import run_node
+from sim_ros.sim_time_node import SimTimeNode, serialized
+from sim_ros.vehicle_pub import VehicleStatePublisher
 
 # Run-time settable gains: parameter name -> (HeadingSpeedControl attribute, default [1/s],
 # range [1/s], description).

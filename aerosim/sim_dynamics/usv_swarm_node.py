@@ -1,6 +1,6 @@
 """usv_swarm_node: owns simulation time and simulates the USV swarm of the USV UI (seed 004).
 
-The time source of sim_usv_swarm (base: sim_core.ros.sim_time_node). The swarm itself is
+The time source of sim_usv_swarm (base: sim_ros.sim_time_node). The swarm itself is
 sim_dynamics.core.usv_swarm.SwarmSim: N boats, PID speed/heading control with the init's gains,
 the motion modes and tasks of the orders, health/attack, obstacles, map bounds, collisions.
 
@@ -20,25 +20,36 @@ boat_<id>/vehicle_state and boat_<id>/odom for the first boat_topics_max boats.
 import array
 import math
 
-from aerosim_msgs.msg import (BoatCommand, JsonData, SwarmInput, SwarmInputResult,
-                              SwarmInputResults, SwarmInputs, SwarmState)
 import numpy as np
 from std_msgs.msg import UInt8
 
+from aerosim_msgs.msg import (
+    BoatCommand,
+    JsonData,
+    SwarmInput,
+    SwarmInputResult,
+    SwarmInputResults,
+    SwarmInputs,
+    SwarmState,
+)
 from sim_core.clock import SimState
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
-from sim_core.ros import qos
-from sim_core.ros.convert import time_msg
-from sim_core.ros.params import declare
-from sim_core.ros.run import run_node
-from sim_core.ros.sim_time_node import serialized, SimTimeNode
-from sim_core.ros.vehicle_pub import VehicleStatePublisher
 from sim_core.validate import FieldError
-from sim_dynamics.core.swarm_config import json_object, load_swarm_config, \
-    parse_swarm_config, SwarmConfig
+from sim_dynamics.core.swarm_config import (
+    SwarmConfig,
+    json_object,
+    load_swarm_config,
+    parse_swarm_config,
+)
 from sim_dynamics.core.usv_swarm import SwarmParams, SwarmSim, TypeTable
 from sim_dynamics.swarm_msgs import order_from_msg
+from sim_ros import qos
+from sim_ros.convert import time_msg
+from sim_ros.params import declare
+from sim_ros.run import run_node
+from sim_ros.sim_time_node import SimTimeNode, serialized
+from sim_ros.vehicle_pub import VehicleStatePublisher
 
 # At most this many event lines (collisions, waypoints) are logged per step; the rest counted.
 MAX_EVENT_LINES = 5

@@ -7,20 +7,20 @@ camera/camera_info (sensor_msgs/CameraInfo) and camera/image_raw/compressed
 
 from dataclasses import dataclass
 
-from aerosim_msgs.msg import VehicleState
 import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image
 
-from sim_core.errors import ConfigError
-from sim_core.ros import qos
-from sim_core.ros.convert import time_ns
-from sim_core.ros.params import declare
-from sim_core.ros.run import run_node
-from sim_core.ros.static_tf import publish_static
-from sim_core.scenario import load_scenario
-from sim_sensors.core.camera import CameraParams, encode, PinholeCamera
+from aerosim_msgs.msg import VehicleState
 from sim_core.decimator import Decimator
+from sim_core.errors import ConfigError
+from sim_core.scenario import load_scenario
+from sim_ros import qos
+from sim_ros.convert import time_ns
+from sim_ros.params import declare
+from sim_ros.run import run_node
+from sim_ros.static_tf import publish_static
+from sim_sensors.core.camera import CameraParams, PinholeCamera, encode
 
 
 @dataclass(frozen=True)

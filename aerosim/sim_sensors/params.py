@@ -1,6 +1,6 @@
 """Sensor-suite parameters, declared the same way by sensors_node and the MAVLink bridge."""
 
-from sim_core.ros.params import declare
+from sim_ros.params import declare
 from sim_sensors.core.suite import SuiteConfig
 
 

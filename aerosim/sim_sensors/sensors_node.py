@@ -7,18 +7,18 @@ MAVLink bridge publishes the same topics from the samples it sends to the FC, an
 starts no sensors_node.
 """
 
-from aerosim_msgs.msg import VehicleState
 import numpy as np
 from rclpy.node import Node
 
-from sim_core.ros import qos
-from sim_core.ros.convert import time_ns, vehicle_state_arrays
-from sim_core.ros.params import declare
-from sim_core.ros.run import run_node
+from aerosim_msgs.msg import VehicleState
 from sim_core.scenario import load_scenario
+from sim_ros import qos
+from sim_ros.convert import time_ns, vehicle_state_arrays
+from sim_ros.params import declare
+from sim_ros.run import run_node
 from sim_sensors.core.suite import SensorSuite
 from sim_sensors.params import declare_suite, describe
-from sim_sensors.topics import declare_frames, SensorTopics
+from sim_sensors.topics import SensorTopics, declare_frames
 
 
 class SensorsNode(Node):

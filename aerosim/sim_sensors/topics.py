@@ -7,13 +7,13 @@ time, and the sensor frames on /tf_static. The messages are reused (filled in pl
 runs at the IMU rate.
 """
 
-from aerosim_msgs.msg import GNSS, IMU
 from sensor_msgs.msg import FluidPressure, Imu, MagneticField, NavSatFix, NavSatStatus, Temperature
 
-from sim_core.ros import qos
-from sim_core.ros.convert import set_vec3, time_msg
-from sim_core.ros.params import declare
-from sim_core.ros.static_tf import publish_static
+from aerosim_msgs.msg import GNSS, IMU
+from sim_ros import qos
+from sim_ros.convert import set_vec3, time_msg
+from sim_ros.params import declare
+from sim_ros.static_tf import publish_static
 
 KELVIN = 273.15
 

@@ -1,1 +1,1 @@
-"""aerosim sim_viz: rviz2/Foxglove views and run summaries."""
+"""aerosim sim_viz: rviz2/Foxglove views."""

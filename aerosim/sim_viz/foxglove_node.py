@@ -16,8 +16,8 @@ from rclpy.node import Node
 from sim_bag.core.bagio import DEFAULT_EXCLUDE, TopicFilter, msgdef
 from sim_bag.raw_topics import RawTopics
 from sim_core.errors import ConfigError
-from sim_core.ros.params import declare
-from sim_core.ros.run import run_node
+from sim_ros.params import declare
+from sim_ros.run import run_node
 
 QUEUE_DEPTH = 10            # a viewer wants the newest data, not a backlog
 

@@ -1,7 +1,7 @@
 """Parameters the sim_viz nodes share."""
 
 from sim_core.errors import ConfigError
-from sim_core.ros.params import declare
+from sim_ros.params import declare
 
 MODES = ('vehicle', 'swarm')
 

@@ -15,24 +15,25 @@ replayed bag draws the same.
 
 import math
 
-from aerosim_msgs.msg import JsonData, SwarmState
 from geometry_msgs.msg import Point, PoseStamped, TransformStamped
 from nav_msgs.msg import Odometry, Path
 from rclpy.node import Node
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
+from aerosim_msgs.msg import JsonData, SwarmState
 from sim_core.decimator import Decimator
 from sim_core.frames import euler_ned_to_quat, q_ned_frd_to_enu_flu
-from sim_core.ros import qos
-from sim_core.ros.convert import set_quat, set_vec3, time_ns
-from sim_core.ros.params import declare
-from sim_core.ros.run import run_node
 from sim_core.scenario import load_scenario
 from sim_core.timeutil import NS_PER_S
-from sim_dynamics.core.swarm_config import (json_object, load_swarm_config,
-                                            parse_swarm_config)
+from sim_dynamics.core.swarm_config import json_object, load_swarm_config, parse_swarm_config
+from sim_dynamics.core.usv import BoatType
 from sim_dynamics.core.usv_swarm import TypeTable
+from sim_report.core.mission import item_points
+from sim_ros import qos
+from sim_ros.convert import set_quat, set_vec3, time_ns
+from sim_ros.params import declare
+from sim_ros.run import run_node
 from sim_viz.core import scene
 from sim_viz.params import declare_mode
 
@@ -100,17 +101,16 @@ class VizNode(Node):
 
     # --- one vehicle -------------------------------------------------------------------------
     def _init_vehicle(self, scenario_file):
-        from sim_core.report import item_points
         sc = load_scenario(scenario_file)
         self.static = scene.mission_shapes(item_points(sc), [it.command for it in sc.mission]) \
             if sc.mission else []
         if sc.vehicle_kind == 'multirotor':
+            # deferred: the multirotor model loads numba (its compiled kernel): boats need none
             from sim_dynamics.core.multirotor import MultirotorParams
             v = MultirotorParams.from_yaml(sc.vehicle_file)
             rotors = [(r.position, r.direction) for r in v.rotors]
             self.body = lambda p, q: scene.quad_shapes(rotors, p, q)
         else:
-            from sim_dynamics.core.usv import BoatType
             length = BoatType.from_yaml(sc.vehicle_file).length_m
             self.body = lambda p, q: scene.boat_shapes(length, p, q)
         self.track = scene.Track(*self.track_args)

@@ -61,7 +61,7 @@ import time
 import zlib
 
 from mavlink_bridge.core.mav import mavlink, new_mav, pack
-from mavlink_bridge.fc.autopilot import Autopilot, DONE, NavConfig, WAIT
+from mavlink_bridge.fc.autopilot import DONE, WAIT, Autopilot, NavConfig
 from mavlink_bridge.fc.control import Gains
 
 RETRY_US = 250_000          # MAVLINK_MISSION_RETRY_TIMEOUT_DEFAULT

@@ -11,17 +11,17 @@ from pathlib import Path
 import socket
 import time
 
-from aerosim_msgs.msg import MavlinkLinkStatus
 from diagnostic_msgs.msg import DiagnosticArray
 import imcpy
 import pytest
 
-from conftest import free_ports, PKG_DIR, port_counts, probe_node, spin_until
+from aerosim_msgs.msg import MavlinkLinkStatus
 from mavlink_bridge.core.mav import mavlink, new_mav
-from sim_core.graphs import GRAPHS, resolve
 from sim_core.link import Allowlist, is_loopback, parse_id_list
-from sim_core.ros import qos
+from sim_launch.graphs import GRAPHS, resolve
+from sim_ros import qos
 
+from conftest import PKG_DIR, free_ports, port_counts, probe_node, spin_until
 
 
 def test_allowlist_and_id_lists():

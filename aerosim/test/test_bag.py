@@ -12,22 +12,28 @@ import signal
 import sys
 import time
 
-from aerosim_msgs.msg import SimStatus, VehicleState
-from aerosim_msgs.srv import SetPaused
 import pytest
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
 from std_srvs.srv import Trigger
 import yaml
 
-from conftest import probe_node, spin_for, spin_until
-from sim_bag.core.bagio import (BagWriter, TopicFilter, bag_messages, bag_topics, msgdef,
-                                open_reader)
+from aerosim_msgs.msg import SimStatus, VehicleState
+from aerosim_msgs.srv import SetPaused
+from sim_bag.core.bagio import (
+    BagWriter,
+    TopicFilter,
+    bag_messages,
+    bag_topics,
+    msgdef,
+    open_reader,
+)
 from sim_bag.player import Timeline
 from sim_core.errors import ConfigError
-from sim_core.ros import qos
-from sim_core.ros.convert import time_ns
-from sim_core.ros.monitor import message_class
+from sim_ros import qos
+from sim_ros.convert import message_class, time_ns
+
+from conftest import probe_node, spin_for, spin_until
 
 NS = 1_000_000_000
 STEP_NS = 4_000_000                 # dynamics_node at 250 Hz

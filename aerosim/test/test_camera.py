@@ -11,7 +11,7 @@ from transforms3d import quaternions as tq
 
 from sim_core.errors import ConfigError
 from sim_core.scenario import SceneObject
-from sim_sensors.core.camera import CameraParams, encode, PinholeCamera
+from sim_sensors.core.camera import CameraParams, PinholeCamera, encode
 
 LEVEL_EAST = np.array([1.0, 0.0, 0.0, 0.0])      # body x = east
 
@@ -148,7 +148,9 @@ class StaticBroadcasterStandIn:
 
 def test_sensor_and_camera_nodes_send_all_their_frames_in_one_static_message(monkeypatch):
     import types
+
     import rclpy
+
     from sim_sensors.camera_node import CameraNode
     from sim_sensors.sensors_node import SensorsNode
     monkeypatch.setitem(sys.modules, 'tf2_ros', types.SimpleNamespace(

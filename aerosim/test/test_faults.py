@@ -11,11 +11,17 @@ import time
 
 from aerosim_msgs.msg import SimStatus
 from aerosim_msgs.srv import SetPaused
+from sim_ros import qos
 
-from conftest import (free_ports, mavsdk_gcs, output_lines, probe_node, spin_for, spin_until,
-                      wait_line)
-from sim_core.ros import qos
-
+from conftest import (
+    free_ports,
+    mavsdk_gcs,
+    output_lines,
+    probe_node,
+    spin_for,
+    spin_until,
+    wait_line,
+)
 
 
 class Relay:

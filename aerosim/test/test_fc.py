@@ -10,7 +10,7 @@ from ahrs.filters import Mahony
 import numpy as np
 
 from mavlink_bridge.fc.autopilot import DONE
-from mavlink_bridge.fc.control import Controller, QUAD_X
+from mavlink_bridge.fc.control import QUAD_X, Controller
 from mavlink_bridge.fc.mahony import MahonyFilter
 from mavlink_bridge.fc.offline import fly
 from sim_core.scenario import load_scenario, scenario_from_dict

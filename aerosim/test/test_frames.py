@@ -3,7 +3,8 @@
 import math
 
 import numpy as np
-from transforms3d import euler, quaternions as tq
+from transforms3d import euler
+from transforms3d import quaternions as tq
 
 from sim_core import frames
 

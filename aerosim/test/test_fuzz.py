@@ -20,16 +20,23 @@ import subprocess
 import sys
 import time
 
-from aerosim_msgs.msg import (AircraftEffectorCommand, AutopilotCommand, BoatCommand, JsonData,
-                              LeakState, SimStatus)
 from diagnostic_msgs.msg import DiagnosticArray
 import pytest
 from std_msgs.msg import UInt8
 
-from conftest import free_ports, port_counts, probe_node, REPO_DIR, spin_for, spin_until
-from fuzzing import blast, ImcInputs, MavlinkInputs, mutated_text, UsvInputs, wait_drained
+from aerosim_msgs.msg import (
+    AircraftEffectorCommand,
+    AutopilotCommand,
+    BoatCommand,
+    JsonData,
+    LeakState,
+    SimStatus,
+)
 from sim_core.errors import ConfigError
-from sim_core.ros import qos
+from sim_ros import qos
+
+from conftest import REPO_DIR, free_ports, port_counts, probe_node, spin_for, spin_until
+from fuzzing import ImcInputs, MavlinkInputs, UsvInputs, blast, mutated_text, wait_drained
 
 N = int(os.environ.get('AEROSIM_FUZZ_N', 3000))              # inputs per port
 FILE_N = int(os.environ.get('AEROSIM_FUZZ_FILE_N', 300))     # mutants per config file
@@ -186,8 +193,8 @@ def test_fuzz_config_files_raise_only_config_errors(tmp_path):
 def test_config_files_that_fuzzing_broke_are_config_errors(tmp_path):
     """What the config fuzzing found (each raised something other than ConfigError)."""
     from sim_core.scenario import load_scenario
-    from sim_dynamics.core.usv import BoatType
     from sim_dynamics.core.swarm_config import load_swarm_config
+    from sim_dynamics.core.usv import BoatType
     from sim_dynamics.core.usv_swarm import TypeTable
     types = TypeTable.load('usv_types.yaml')
     f = tmp_path / 'f.yaml'

@@ -4,7 +4,7 @@ import numpy as np
 import pymap3d
 import pytest
 
-from sim_core.geodesy import ecef_to_geodetic, GeoOrigin
+from sim_core.geodesy import GeoOrigin, ecef_to_geodetic
 
 
 @pytest.mark.parametrize('lat0', [-89.99, -60.0, -33.9, 0.0, 38.7, 47.397742, 80.0, 89.99])

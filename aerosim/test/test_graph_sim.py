@@ -8,13 +8,14 @@ import math
 import struct
 import time
 
-from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus, VehicleState
-from aerosim_msgs.srv import Reset, SetPaused, SetTimeScale, Step
 from rosgraph_msgs.msg import Clock
 
+from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus, VehicleState
+from aerosim_msgs.srv import Reset, SetPaused, SetTimeScale, Step
+from sim_ros import qos
+from sim_ros.convert import message_class
+
 from conftest import probe_node, spin_for, spin_until
-from sim_core.ros import qos
-from sim_core.ros.monitor import message_class
 
 NS = 1_000_000_000
 TOPICS = {  # topic: (type, expected rate Hz)
@@ -190,7 +191,6 @@ def test_lockstep_advances_one_step_per_answer_and_never_deadlocks(procs, ros_co
     assert time.monotonic() - t0 < 40
 
 
-
 def test_refused_state_publication_holds_the_step_and_loses_nothing(ros_context, monkeypatch):
     """A refused state publication holds the step; it goes out later, none lost.
 
@@ -201,6 +201,7 @@ def test_refused_state_publication_holds_the_step_and_loses_nothing(ros_context,
     rclpy, ctx = ros_context
     import rclpy as rclpy_mod
     from rclpy.impl.implementation_singleton import rclpy_implementation as impl
+
     from sim_dynamics.dynamics_node import DynamicsNode
     monkeypatch.setattr(rclpy_mod.node.Node, '__init__', _node_init_in(ctx))
     node = DynamicsNode()
@@ -245,10 +246,12 @@ def test_paced_lockstep_is_driven_by_the_answers_not_the_timer(ros_context, monk
     """
     import queue
     import threading
+
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
-    from sim_core.ros.sim_time_node import LOCKSTEP_POLL_S
+
     from sim_dynamics.dynamics_node import DynamicsNode
+    from sim_ros.sim_time_node import LOCKSTEP_POLL_S
     rclpy, ctx = ros_context
     monkeypatch.setattr(rclpy.node.Node, '__init__', _node_init_in(
         ctx, [Parameter('time_scale', value=1.0), Parameter('lockstep', value=True)]))

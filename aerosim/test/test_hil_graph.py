@@ -16,9 +16,9 @@ import time
 
 import pytest
 
-from conftest import free_ports, mavsdk_gcs, tcp_client, UdpPeer
 from mavlink_bridge.core.mav import mavlink, new_mav
 
+from conftest import UdpPeer, free_ports, mavsdk_gcs, tcp_client
 
 
 def hil_nodes(procs, port, peer_port, **bridge):
@@ -118,7 +118,8 @@ def test_composed_plant_steps_only_on_the_answer_to_its_latest_sensor_frame(proc
     and effector_command (answer stamped with the frame's sim time).
     """
     from aerosim_msgs.msg import AircraftEffectorCommand, VehicleState
-    from sim_core.ros import qos
+    from sim_ros import qos
+
     from conftest import probe_node, spin_until
 
     node, ex = probe_node(ros_context, 'probe', '/quad')
@@ -181,11 +182,13 @@ def test_composed_plant_publishes_the_sensor_topics_of_the_frames_it_sends(procs
     the same sample (FLU on ROS, FRD on MAVLink); mag and baro where the frame flags them; the
     GNSS fixes are those of HIL_GPS.
     """
-    from aerosim_msgs.msg import IMU
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import FluidPressure, MagneticField, NavSatFix
-    from conftest import probe_node, spin_until
+
+    from aerosim_msgs.msg import IMU
     from mavlink_bridge.core.mav import BARO, MAG
+
+    from conftest import probe_node, spin_until
 
     node, ex = probe_node(ros_context, 'probe', '/quad')
     got = {'imu': [], 'mag': [], 'baro': [], 'gnss/fix': []}
@@ -332,7 +335,7 @@ def test_sim_quad_hil_graph_flies_a_mission_with_the_builtin_fc(tmp_path, domain
     port = free_ports(2)
     env = os.environ.copy()
     env['ROS_DOMAIN_ID'] = str(domain_id)
-    cmd = [sys.executable, '-m', 'sim_core.cli', 'launch', 'sim_quad_hil', 'report:=true',
+    cmd = [sys.executable, '-m', 'sim_launch.cli', 'launch', 'sim_quad_hil', 'report:=true',
            'time_scale:=0', 'scenario:=short_hop', 'sensor_topics:=false',
            f'bind:=127.0.0.1:{port}', f'fc_address:=127.0.0.1:{port + 1}',
            f'output_dir:={tmp_path}']

@@ -6,7 +6,7 @@ import struct
 import imcpy
 import pytest
 
-from imc_bridge.core.codec import Address, decode, ImcError, simulated_state
+from imc_bridge.core.codec import Address, ImcError, decode, simulated_state
 
 ADDR = Address(src=0x2001, src_ent=42)
 

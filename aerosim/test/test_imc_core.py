@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 from transforms3d import euler as te
 
-from imc_bridge.core.acoustic import (AcousticLink, AcousticParams, DATA, PING, PING_REPLY)
-from imc_bridge.core.codec import (Address, announce, decode, entity_list_report,
-                                   estimated_state)
-from imc_bridge.core.leaks import LeakState, OFF, ON
+from imc_bridge.core.acoustic import DATA, PING, PING_REPLY, AcousticLink, AcousticParams
+from imc_bridge.core.codec import Address, announce, decode, entity_list_report, estimated_state
+from imc_bridge.core.leaks import OFF, ON, LeakState
 from imc_bridge.core.state import imc_kinematics, stream_velocity_ned
 from sim_core.errors import ConfigError
 from sim_core.frames import euler_ned_to_quat, q_ned_frd_to_enu_flu
@@ -141,7 +140,7 @@ def test_estimated_state_announce_and_entity_list_parse_back():
 
 # --- control level, signs, timestamps, discovery ------------------------------------------------
 def test_one_control_level_at_a_time():
-    from imc_bridge.core.control import ACTUATORS, ControlArbiter, GUIDANCE
+    from imc_bridge.core.control import ACTUATORS, GUIDANCE, ControlArbiter
     arb = ControlArbiter(ACTUATORS, 0x3F01)
     assert arb.decide(ACTUATORS, 0xFFFF) == (True, False)      # DUNE's rudder commands
     assert arb.decide(GUIDANCE, 0xFFFF) == (False, False)      # its Desired* telemetry copies
@@ -208,7 +207,9 @@ def test_shipped_dune_configuration_matches_the_sim_imc_defaults():
     """
     import configparser
     from pathlib import Path
+
     import yaml
+
     from sim_core.scenario import load_scenario
     root = Path(__file__).resolve().parents[1]
     ini = configparser.ConfigParser(strict=False, inline_comment_prefixes=('#',))

@@ -13,10 +13,11 @@ import time
 
 import imcpy
 import pytest
-
-from conftest import free_ports, port_counts, probe_node, spin_until, UdpPeer, wait_line
-from imc_bridge.core.codec import decode
 from test_imc_codec import forged
+
+from imc_bridge.core.codec import decode
+
+from conftest import UdpPeer, free_ports, port_counts, probe_node, spin_until, wait_line
 
 SYS = 0x3F01
 CLIENT_SYS = 0x0022
@@ -156,8 +157,8 @@ def test_state_presence_and_driving_the_boat_over_imc(procs):
 def test_leaks_acoustics_and_dynamics_parameters(procs, ros_context):
     from aerosim_msgs.msg import AcousticData, LeakState, SimStatus
     from aerosim_msgs.srv import SetPaused
-    from sim_core.ros import qos
-    from sim_core.ros.convert import time_ns
+    from sim_ros import qos
+    from sim_ros.convert import time_ns
     port = free_ports(2)
     cport = port + 1
     # the remote modem 1500 m north of the origin
@@ -333,7 +334,7 @@ def test_garbage_is_counted_and_changes_nothing(procs, ros_context):
 
 def test_usv_node_rejects_garbage_commands_and_counts_them(procs, ros_context):
     from aerosim_msgs.msg import AircraftEffectorCommand, AutopilotCommand, SimStatus
-    from sim_core.ros import qos
+    from sim_ros import qos
     port = free_ports(2)
     cport = port + 1
     start_graph(procs, port, cport)

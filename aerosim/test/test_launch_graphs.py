@@ -11,8 +11,8 @@ import types
 
 import pytest
 
-from sim_core.graphs import GRAPHS, get_graph, resolve
-from sim_core.runner import node_command
+from sim_launch.graphs import GRAPHS, get_graph, resolve
+from sim_launch.runner import node_command
 
 LAUNCH_DIR = Path(__file__).resolve().parent.parent / 'launch'
 

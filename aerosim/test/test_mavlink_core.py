@@ -14,7 +14,7 @@ import pytest
 
 from mavlink_bridge.core import hil
 from mavlink_bridge.core.mav import mavlink, new_mav
-from mavlink_bridge.core.mission import DONE, FAILED, items_from_scenario, MissionServer
+from mavlink_bridge.core.mission import DONE, FAILED, MissionServer, items_from_scenario
 from mavlink_bridge.core.mixer import ActuatorError, Mixer
 from mavlink_bridge.fc.mission_client import MissionClient
 from sim_core.clock import SimState

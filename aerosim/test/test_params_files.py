@@ -14,10 +14,11 @@ import time
 import pytest
 import yaml
 
-from sim_core.graphs import get_graph, GRAPHS, resolve
 from sim_core.paramfiles import flatten, key_matches, sections
 from sim_core.paths import resolve_config_path
-from conftest import call_service, DEADLINE_SCALE, free_ports, probe_node
+from sim_launch.graphs import GRAPHS, get_graph, resolve
+
+from conftest import DEADLINE_SCALE, call_service, free_ports, probe_node
 
 PY = sys.executable
 
@@ -163,7 +164,7 @@ def test_each_params_file_applies_in_its_graphs_namespace(graph, tmp_path, procs
     expected = expected_values(graph, overrides)
     used = {x for r in resolve(g, overrides) for x in r.params_files}
     changed = {(n, CHANGES[f][0]) for n in expected for f in CHANGES if str(copies[f]) in used}
-    p = procs.start([PY, '-m', 'sim_core.cli', 'launch', graph] + args)
+    p = procs.start([PY, '-m', 'sim_launch.cli', 'launch', graph] + args)
     node, ex = probe_node(ros_context, 'params_probe')
     try:
         reported = {}

@@ -9,16 +9,17 @@ a reason instead of "successful" and no effect; the live ones are few and named 
 import sys
 import time
 
+import pytest
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue
+from rcl_interfaces.srv import DescribeParameters, GetParameters, ListParameters, SetParameters
+
 from aerosim_msgs.msg import SimStatus
 from aerosim_msgs.srv import SetTimeScale
-import pytest
-from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
-from rcl_interfaces.srv import (DescribeParameters, GetParameters, ListParameters,
-                                SetParameters)
+from sim_launch.graphs import get_graph, resolve
+from sim_ros import qos
 
 from conftest import call_service, free_ports, probe_node, spin_until
-from sim_core.graphs import get_graph, resolve
-from sim_core.ros import qos
 
 # parameters applied while a node runs (everything else is read once at start-up)
 LIVE = {'dynamics_node': {'time_scale'}, 'usv_node': {'time_scale', 'tas2acc_pgain',
@@ -60,7 +61,7 @@ def test_every_parameter_of_every_node_is_live_or_refused(graph, procs, ros_cont
                  'sim_imc': {'imc_bind': f'127.0.0.1:{port}'},
                  'sim_usv_swarm': {'ui_bind': f'127.0.0.1:{port}',
                                    'ui_address': f'127.0.0.1:{port + 1}'}}[graph])
-    cmd = [sys.executable, '-m', 'sim_core.cli', 'launch', graph] + \
+    cmd = [sys.executable, '-m', 'sim_launch.cli', 'launch', graph] + \
         [f'{k}:={v}' for k, v in args.items()]
     run = procs.start(cmd)
     expected = graph_nodes(graph, args)

@@ -15,19 +15,27 @@ import subprocess
 import sys
 import time
 
-from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus
 from diagnostic_msgs.msg import DiagnosticArray
 import pytest
 
-from conftest import (free_ports, output_lines, PKG_DIR, port_counts, probe_node,
-                      spin_until, UdpPeer)
-from mavlink_bridge.core.autostart import AutoStart, FAILED, STARTED
+from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus
+from mavlink_bridge.core.autostart import FAILED, STARTED, AutoStart
 from mavlink_bridge.core.mav import mavlink, new_mav, pack
-from mavlink_bridge.core.mission import DONE, FAILED as MISSION_FAILED, items_from_scenario
-from mavlink_bridge.core.mission import MissionServer
-from px4_sitl import MissionManager, Px4Sitl, RETRY_US
-from sim_core.ros import qos
+from mavlink_bridge.core.mission import DONE, MissionServer, items_from_scenario
+from mavlink_bridge.core.mission import FAILED as MISSION_FAILED
 from sim_core.scenario import MissionItem
+from sim_ros import qos
+
+from conftest import (
+    PKG_DIR,
+    UdpPeer,
+    free_ports,
+    output_lines,
+    port_counts,
+    probe_node,
+    spin_until,
+)
+from px4_sitl import RETRY_US, MissionManager, Px4Sitl
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -217,7 +225,7 @@ def test_px4_flies_the_mission_served_on_its_instance_link(procs, tmp_path):
     tcp = free_ports(1)
     mav = free_ports(2)                 # PX4's instance port, and ours (its remote port)
     peer = px4_peer(procs, tcp, mav, mav + 1)
-    cmd = [sys.executable, '-m', 'sim_core.cli', 'launch', 'sim_quad_hil', 'fc:=px4',
+    cmd = [sys.executable, '-m', 'sim_launch.cli', 'launch', 'sim_quad_hil', 'fc:=px4',
            'report:=true', 'time_scale:=0', f'output_dir:={tmp_path}',     # default mission
            f'tcp_bind:=127.0.0.1:{tcp}', f'mission_link:=127.0.0.1:{mav}',
            f'mission_bind:=127.0.0.1:{mav + 1}', 'sensor_topics:=false']
@@ -413,7 +421,7 @@ def test_a_refused_answer_releases_its_step_and_a_silent_fc_disengages_lockstep(
 @pytest.mark.parametrize('args', [['fc:=px4', 'px4_instance:=two'],
                                   ['fc:=px4', 'mission_link:=nonsense']])
 def test_bad_px4_arguments_are_a_clear_error(args):
-    r = subprocess.run([sys.executable, '-m', 'sim_core.cli', 'launch', 'sim_quad_hil'] + args,
+    r = subprocess.run([sys.executable, '-m', 'sim_launch.cli', 'launch', 'sim_quad_hil'] + args,
                        capture_output=True, text=True, timeout=120, cwd=str(PKG_DIR))
     assert r.returncode == 2, r.stdout[-2000:] + r.stderr[-2000:]
     assert 'px4_instance' in r.stderr or 'mission_link' in (r.stdout + r.stderr)

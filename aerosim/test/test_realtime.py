@@ -11,9 +11,9 @@ import threading
 import time
 
 from aerosim_msgs.srv import SetTimeScale
+from sim_core.realtime import fifo_permitted, set_thread_priority, thread_priority
 
 from conftest import free_ports, output_lines, probe_node, spin_until
-from sim_core.realtime import fifo_permitted, set_thread_priority, thread_priority
 
 FIFO = 1   # SCHED_FIFO in /proc/<pid>/task/<tid>/stat
 

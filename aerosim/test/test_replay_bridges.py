@@ -16,18 +16,19 @@ import signal
 import sys
 import time
 
-from aerosim_msgs.msg import VehicleState
-from aerosim_msgs.srv import SetPaused, Step
 import imcpy
 from rclpy.serialization import deserialize_message
 from std_srvs.srv import Trigger
-
-from conftest import free_ports, probe_node, Procs, spin_for, spin_until
-from imc_bridge.core.codec import decode
-from sim_bag.core.bagio import bag_messages, open_reader, TopicFilter
-from sim_core.ros.convert import time_ns
 from test_hil_graph import Peer
 from test_imc_graph import ImcPeer
+
+from aerosim_msgs.msg import VehicleState
+from aerosim_msgs.srv import SetPaused, Step
+from imc_bridge.core.codec import decode
+from sim_bag.core.bagio import TopicFilter, bag_messages, open_reader
+from sim_ros.convert import time_ns
+
+from conftest import Procs, free_ports, probe_node, spin_for, spin_until
 
 HIL_OUT = ('HIL_SENSOR', 'HIL_GPS', 'HIL_STATE_QUATERNION')
 IMC_OUT = ('SimulatedState', 'EstimatedState')

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from sim_core.runner import Runner
+from sim_launch.runner import Runner
 
 PY = sys.executable
 
@@ -49,7 +49,7 @@ def test_a_dying_node_stops_the_graph_with_nonzero_exit():
 
 
 def test_stubborn_processes_are_escalated_to_sigkill(monkeypatch):
-    import sim_core.runner as runner_mod
+    import sim_launch.runner as runner_mod
     monkeypatch.setattr(runner_mod, 'STOP_GRACE_S', 0.5)
     out = io.StringIO()
     r = Runner(out)
@@ -64,7 +64,7 @@ def test_stubborn_processes_are_escalated_to_sigkill(monkeypatch):
 
 
 def test_cli_ctrl_c_stops_the_real_graph_cleanly(procs):
-    p = procs.start([PY, '-m', 'sim_core.cli', 'launch', 'sim_quad', 'camera:=false',
+    p = procs.start([PY, '-m', 'sim_launch.cli', 'launch', 'sim_quad', 'camera:=false',
                      'summary:=false'])
     lines = p.lines
 
@@ -89,7 +89,7 @@ def test_cli_ctrl_c_stops_the_real_graph_cleanly(procs):
 
 def test_a_node_of_the_real_graph_killed_ends_the_run_nonzero_without_leftovers(procs):
     """SIGKILL to sensors_node mid-run: the runner says so, stops the rest, exits non-zero."""
-    p = procs.start([PY, '-m', 'sim_core.cli', 'launch', 'sim_quad', 'camera:=false',
+    p = procs.start([PY, '-m', 'sim_launch.cli', 'launch', 'sim_quad', 'camera:=false',
                      'summary:=false'])
     lines = p.lines
 
@@ -113,10 +113,10 @@ def test_a_node_of_the_real_graph_killed_ends_the_run_nonzero_without_leftovers(
 
 
 def test_cli_rejects_unknown_graph_and_bad_arguments():
-    r = subprocess.run([PY, '-m', 'sim_core.cli', 'launch', 'nope'], capture_output=True,
+    r = subprocess.run([PY, '-m', 'sim_launch.cli', 'launch', 'nope'], capture_output=True,
                        text=True)
     assert r.returncode == 2 and 'unknown graph' in r.stderr
-    r = subprocess.run([PY, '-m', 'sim_core.cli', 'launch', 'sim_quad', 'gps:=maybe'],
+    r = subprocess.run([PY, '-m', 'sim_launch.cli', 'launch', 'sim_quad', 'gps:=maybe'],
                        capture_output=True, text=True)
     assert r.returncode == 2 and 'not one of' in r.stderr
 
@@ -143,7 +143,8 @@ def test_one_renderer_gives_nodes_the_values_launch_ros_gives():
     """`-p k:=<ros_value(v)>` as rcl parses it == what launch_ros passes, for every kind."""
     import rclpy
     from rclpy.context import Context
-    from sim_core.runner import ros_value
+
+    from sim_launch.runner import ros_value
     args = ['--ros-args']
     for k, v in enumerate(VALUES):
         args += ['-p', f'p{k}:={ros_value(v)}']
@@ -168,10 +169,12 @@ def _our_node_classes():
     import importlib
     import inspect
     import pkgutil
+
     from rclpy.node import Node
+
     from conftest import PKG_DIR
     found = {}
-    for pkg in ('sim_core', 'sim_dynamics', 'sim_sensors', 'sim_viz', 'sim_bag',
+    for pkg in ('sim_ros', 'sim_report', 'sim_dynamics', 'sim_sensors', 'sim_viz', 'sim_bag',
                 'mavlink_bridge', 'imc_bridge', 'usv_bridge'):
         for info in pkgutil.walk_packages([str(PKG_DIR / pkg)], prefix=f'{pkg}.'):
             if '.core' in info.name or info.name.endswith('.__main__'):
@@ -216,7 +219,8 @@ def test_ctrl_c_on_the_hil_graph_ends_every_node_within_its_grace(procs, tmp_pat
     """
     from conftest import free_ports, wait_line
     port = free_ports(2)
-    p = procs.start([PY, '-m', 'sim_core.cli', 'launch', 'sim_quad_hil', f'output_dir:={tmp_path}',
+    p = procs.start([PY, '-m', 'sim_launch.cli', 'launch', 'sim_quad_hil',
+                     f'output_dir:={tmp_path}',
                      f'bind:=127.0.0.1:{port}', f'fc_address:=127.0.0.1:{port + 1}',
                      'sensor_topics:=false'])
     assert wait_line(p.lines, 'mission: accepted', 120.0, (p,)), ''.join(p.lines)[-3000:]

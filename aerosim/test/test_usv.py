@@ -7,7 +7,7 @@ import pytest
 
 from sim_core.errors import ConfigError
 from sim_core.paths import resolve_config_path
-from sim_dynamics.core.usv import BoatSwarm, boat_state_ned, BoatType, rudder_aerosim_starboard
+from sim_dynamics.core.usv import BoatSwarm, BoatType, boat_state_ned, rudder_aerosim_starboard
 from sim_dynamics.core.usv_control import HeadingSpeedControl
 
 DT = 0.05

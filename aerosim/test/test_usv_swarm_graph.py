@@ -14,10 +14,19 @@ import time
 import pytest
 
 from aerosim_msgs.msg import SwarmState
-from conftest import (DEADLINE_SCALE, free_ports, port_counts, probe_node, spin_for, spin_until,
-                      tcp_client, UdpPeer)
-from sim_core.ros import qos
+from sim_ros import qos
 from usv_bridge.core import protocol as P
+
+from conftest import (
+    DEADLINE_SCALE,
+    UdpPeer,
+    free_ports,
+    port_counts,
+    probe_node,
+    spin_for,
+    spin_until,
+    tcp_client,
+)
 
 CONFIG = Path(__file__).resolve().parent.parent / 'config'
 TIME_SCALE = 10
@@ -94,9 +103,10 @@ def seconds(ts):
 
 
 def test_init_session_and_control_with_21_at_its_rate(procs, ros_context):
-    from aerosim_msgs.msg import SwarmState
     from nav_msgs.msg import Odometry
-    from sim_core.ros import qos
+
+    from aerosim_msgs.msg import SwarmState
+    from sim_ros import qos
     port = free_ports(2)
     ui_port = port + 1
     swarm, bridge = start_graph(procs, port, ui_port)

@@ -10,7 +10,6 @@ import os
 import signal
 import time
 
-from aerosim_msgs.msg import JsonData, SwarmState
 import numpy as np
 from PIL import Image
 import pytest
@@ -18,16 +17,19 @@ from rclpy.serialization import deserialize_message
 from visualization_msgs.msg import Marker, MarkerArray
 from websockets.sync.client import connect
 
-from conftest import free_ports, probe_node, spin_until, wait_line
+from aerosim_msgs.msg import JsonData, SwarmState
 from sim_bag.core.bagio import msgdef
-from sim_core.ros import qos
-from sim_core.ros.convert import time_ns
-from sim_core.report import MissionJudge
 from sim_core.scenario import load_scenario
 from sim_dynamics.core.multirotor import MultirotorParams
 from sim_dynamics.core.swarm_config import load_swarm_config
 from sim_dynamics.core.usv_swarm import TypeTable
-from sim_viz.core import scene, summary
+from sim_report.core import boats
+from sim_report.core.mission import MissionJudge
+from sim_ros import qos
+from sim_ros.convert import time_ns
+from sim_viz.core import scene
+
+from conftest import free_ports, probe_node, spin_until, wait_line
 
 
 def test_quad_markers_follow_the_attitude_and_colour_rotors_by_spin():
@@ -89,10 +91,10 @@ def test_summary_plots_are_written_and_readable(tmp_path):
     judge.plot(str(tmp_path / 'quad.png'), 'quad')
     assert _png_size(tmp_path / 'quad.png') == (1200, 640)
     # boat
-    tr = summary.BoatTrack()
+    tr = boats.BoatTrack()
     for k in range(100):
         tr.add(k * 0.5, 2.0 * k * 0.5, 0.0, 2.0)
-    s = summary.plot_boat(tr, str(tmp_path / 'boat.png'), 'boat')
+    s = boats.plot_boat(tr, str(tmp_path / 'boat.png'), 'boat')
     assert s['distance_m'] == pytest.approx(99.0) and s['max_speed_mps'] == 2.0
     assert _png_size(tmp_path / 'boat.png') == (1040, 440)
     # swarm: two teams, one boat out of action
@@ -101,11 +103,11 @@ def test_summary_plots_are_written_and_readable(tmp_path):
     smap = scene.swarm_map(cfg, types)
     tracks = {}
     for bid, team in ((1, 0), (2, 0), (11, 1)):
-        b = tracks[bid] = summary.BoatTrack(team=team)
+        b = tracks[bid] = boats.BoatTrack(team=team)
         for k in range(60):
             b.add(k, 10.0 * bid + k, 5.0 * k, 1.0, 100.0 - (k if bid == 11 else 0))
     tracks[11].alive = False
-    s = summary.plot_swarm(tracks, smap, 3, str(tmp_path / 'swarm.png'), 'swarm')
+    s = boats.plot_swarm(tracks, smap, 3, str(tmp_path / 'swarm.png'), 'swarm')
     assert s['out_of_action'] == [11] and s['final_health'] == {1: 100.0, 2: 100.0, 11: 41.0}
     assert s['collisions'] == 3 and s['boats'] == 3
     assert _png_size(tmp_path / 'swarm.png') == (1200, 560)
@@ -126,7 +128,7 @@ def test_foxglove_serves_the_graph_and_summary_is_written_at_the_end(procs, tmp_
     port = free_ports()
     procs.node('sim_dynamics.dynamics_node', 'dynamics_node', {'time_scale': 1.0})
     procs.node('sim_viz.viz_node', 'viz_node', {'use_sim_time': True})
-    summ = procs.node('sim_viz.summary_node', 'summary_node',
+    summ = procs.node('sim_report.summary_node', 'summary_node',
                       {'use_sim_time': True, 'output_dir': str(tmp_path), 'title': 'hover'})
     procs.node('sim_viz.foxglove_node', 'foxglove_node', {'port': port,
                                                           'discovery_period_s': 0.1})
@@ -215,7 +217,7 @@ def test_swarm_markers_and_summary(procs, ros_context, tmp_path):
                {'session': 1, 'clock_rate_hz': 20.0}, ns='/swarm')
     viz = procs.node('sim_viz.viz_node', 'viz_node', {'use_sim_time': True, 'mode': 'swarm'},
                      ns='/swarm')
-    summ = procs.node('sim_viz.summary_node', 'summary_node',
+    summ = procs.node('sim_report.summary_node', 'summary_node',
                       {'use_sim_time': True, 'mode': 'swarm', 'output_dir': str(tmp_path),
                        'title': 'swarm'}, ns='/swarm')
     node, ex = probe_node(ros_context, 'viz_probe', '/swarm')

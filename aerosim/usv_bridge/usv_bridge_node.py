@@ -34,21 +34,21 @@ import json
 import random
 import time
 
-from aerosim_msgs.msg import SwarmInput, SwarmInputResults, SwarmInputs, SwarmState
 import numpy as np
 from rclpy.clock import Clock, ClockType
 
+from aerosim_msgs.msg import SwarmInput, SwarmInputResults, SwarmInputs, SwarmState
 from sim_core.errors import ConfigError
-from sim_core.ros import qos
-from sim_core.ros.convert import time_ns
-from sim_core.ros.params import declare
-from sim_core.ros.port_node import PortNode
-from sim_core.ros.run import run_node
 from sim_core.timeutil import NS_PER_S
 from sim_core.validate import FieldError
 from sim_dynamics.core.swarm_config import load_swarm_config
 from sim_dynamics.core.usv_swarm import TypeTable
 from sim_dynamics.swarm_msgs import order_to_msg
+from sim_ros import qos
+from sim_ros.convert import time_ns
+from sim_ros.params import declare
+from sim_ros.port_node import PortNode
+from sim_ros.run import run_node
 from usv_bridge.core import protocol as P
 
 KINDS = {'init': SwarmInput.KIND_INIT, P.CMD_SESSION: SwarmInput.KIND_SESSION,

@@ -6,9 +6,9 @@ simulator is ENU/FLU inside, MAVLink is NED/FRD; conversions via sim_core.frames
 
 import math
 
-from sim_core.frames import enu_to_ned, flu_to_frd, q_enu_flu_to_ned_frd
 from mavlink_bridge.core.mav import ACCEL, ARMED_GUIDED, BARO, GYRO, MAG, mavlink
 from sim_core.clock import SimState
+from sim_core.frames import enu_to_ned, flu_to_frd, q_enu_flu_to_ned_frd
 
 GAUSS_PER_TESLA = 1.0e4
 PA_PER_HPA = 100.0

@@ -15,14 +15,14 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
-from sim_core.link import parse_endpoint, SpinWait, UdpLink
 from mavlink_bridge.core.mav import mavlink, new_mav, pack, reset_parser
-from mavlink_bridge.fc.autopilot import Autopilot, DONE, NavConfig
+from mavlink_bridge.fc.autopilot import DONE, Autopilot, NavConfig
 from mavlink_bridge.fc.control import Gains
 from mavlink_bridge.fc.mission_client import MissionClient
 from sim_core.errors import ConfigError
-from sim_core.ros.params import apply_realtime, declare, declare_realtime
-from sim_core.ros.run import run_node
+from sim_core.link import SpinWait, UdpLink, parse_endpoint
+from sim_ros.params import apply_realtime, declare, declare_realtime
+from sim_ros.run import run_node
 
 PROGRESS_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                           durability=DurabilityPolicy.TRANSIENT_LOCAL)

@@ -10,9 +10,9 @@ import math
 from mavlink_bridge.core import hil
 from mavlink_bridge.core.mav import new_mav, pack
 from mavlink_bridge.core.mission import items_from_scenario
-from mavlink_bridge.fc.autopilot import Autopilot, DONE
-from sim_core.report import MissionJudge
+from mavlink_bridge.fc.autopilot import DONE, Autopilot
 from sim_dynamics.core.multirotor import Multirotor, MultirotorParams
+from sim_report.core.mission import MissionJudge
 from sim_sensors.core.suite import SensorSuite, SuiteConfig
 
 

@@ -13,8 +13,14 @@ from pathlib import Path
 import re
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness, QosReliability,
-                                QosTime)
+from rosbags.interfaces import (
+    Qos,
+    QosDurability,
+    QosHistory,
+    QosLiveliness,
+    QosReliability,
+    QosTime,
+)
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 

@@ -33,8 +33,8 @@ from typing import Sequence
 import numpy as np
 
 from sim_core.errors import ConfigError
-from sim_core.paths import read_yaml
 from sim_core.frames import wrap_pi
+from sim_core.paths import read_yaml
 
 # WMO sea state code -> significant wave height [m] (middle of each band; 9: "over 14 m").
 WMO_WAVE_HEIGHT_M = (0.0, 0.05, 0.3, 0.875, 1.875, 3.25, 5.0, 7.5, 11.5, 14.0)

@@ -22,7 +22,7 @@ gas_p/i/d, steering_p/i/d) around a throttle trim; see its docstring for the uni
 import numpy as np
 
 from sim_core.frames import wrap_pi
-from sim_dynamics.core.usv import BoatSwarm, SPEED_LOSS_PER_SEA_STATE
+from sim_dynamics.core.usv import SPEED_LOSS_PER_SEA_STATE, BoatSwarm
 
 # Ranges of the gains [1/s] (parameters and IMC DynamicsSimParam are checked against them).
 SPEED_GAIN_RANGE = (0.01, 10.0)

@@ -47,8 +47,14 @@ from sim_core.frames import wrap_pi
 from sim_core.paths import read_yaml, resolve_config_path
 from sim_core.validate import FieldError
 from sim_dynamics.core.swarm_config import SwarmConfig
-from sim_dynamics.core.swarm_orders import (check_order, Motion, Order, Task,
-                                             TASKS_WITH_TARGET, WAYPOINT_MOTIONS)
+from sim_dynamics.core.swarm_orders import (
+    TASKS_WITH_TARGET,
+    WAYPOINT_MOTIONS,
+    Motion,
+    Order,
+    Task,
+    check_order,
+)
 from sim_dynamics.core.usv import BoatSwarm, BoatType
 from sim_dynamics.core.usv_control import PidControl
 

@@ -9,9 +9,9 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
+from sim_core.decimator import Decimator
 from sim_core.scenario import Scenario
 from sim_sensors.core.barometer import BaroModel, BaroParams
-from sim_core.decimator import Decimator
 from sim_sensors.core.gnss import GnssFix, GnssModel, GnssParams
 from sim_sensors.core.imu import ImuModel, ImuParams
 from sim_sensors.core.magnetometer import MagModel, MagParams, earth_field_enu

@@ -1,1 +1,1 @@
-"""Pure viewer geometry and summary plots (no rclpy)."""
+"""Pure viewer geometry and colours (no rclpy)."""

@@ -2,7 +2,7 @@
 
 Every shape is placed in the world frame (ENU `map`) from the vehicle's pose, so rviz2 and
 Foxglove draw it without TF. The node (sim_viz.viz_node) turns Shapes into
-visualization_msgs/Marker; the run summaries (sim_viz.core.summary) use the same geometry.
+visualization_msgs/Marker; the run summaries (sim_report.core.boats) use the same geometry.
 """
 
 from collections import deque

@@ -19,10 +19,17 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from sim_core.validate import FieldError, integer, is_number, number
-from sim_dynamics.core.swarm_config import MAX_ID, parse_swarm_config, SwarmConfig
-from sim_dynamics.core.swarm_orders import (MAX_SPEED_MPS, MAX_WAYPOINTS, Motion, Order,
-                                            RUDDER_LIMIT_DEG, Task, TASKS_WITH_TARGET,
-                                            Waypoint)
+from sim_dynamics.core.swarm_config import MAX_ID, SwarmConfig, parse_swarm_config
+from sim_dynamics.core.swarm_orders import (
+    MAX_SPEED_MPS,
+    MAX_WAYPOINTS,
+    RUDDER_LIMIT_DEG,
+    TASKS_WITH_TARGET,
+    Motion,
+    Order,
+    Task,
+    Waypoint,
+)
 
 # Reject kinds (counters): what went wrong with an input. 'state': the simulation refused it
 # (no session, a boat out of action); 'busy': more inputs queued than max_pending.

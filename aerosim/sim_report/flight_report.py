@@ -2,7 +2,7 @@
 
 Subscribes odom (nav_msgs/Odometry, every step), effector_command (are the motors stopped?)
 and /sim/status. When every mission item of the
-scenario has been reached (judged on ground truth, sim_core.report) or max_sim_s passed, it
+scenario has been reached (judged on ground truth, sim_report.core.mission) or max_sim_s passed, it
 prints a summary (mission result, items reached, max tracking error, landing error, real-time
 factor), writes it as JSON and a PNG plot, and exits: code 0 if the mission is complete, 1 if
 not. In a graph it is the supervisor: the run ends with it.
@@ -13,16 +13,16 @@ import math
 from pathlib import Path
 import time
 
-from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 
-from sim_core.report import MissionJudge, preload_plotting
-from sim_core.ros import qos
-from sim_core.ros.convert import time_ns
-from sim_core.ros.params import declare
-from sim_core.ros.run import make_executor, run_node
+from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus
 from sim_core.scenario import LANDING_COMMANDS, load_scenario
+from sim_report.core.mission import MissionJudge, preload_plotting
+from sim_ros import qos
+from sim_ros.convert import time_ns
+from sim_ros.params import declare
+from sim_ros.run import make_executor, run_node
 
 
 class FlightReport(Node):

@@ -1,6 +1,6 @@
 """Run summaries of boats and swarms: tracks on the map, speed and health (pure, headless).
 
-The quad's summary is sim_core.report.MissionJudge (mission judged on ground truth); these
+The quad's summary is sim_report.core.mission.MissionJudge (mission judged on ground truth); these
 cover the marine graphs. matplotlib with the Agg backend: no display needed.
 """
 

@@ -14,23 +14,29 @@ import functools
 import threading
 import time
 
-from aerosim_msgs.msg import SimStatus
-from aerosim_msgs.srv import Reset, SetPaused, SetTimeScale, Step
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
-from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock as ClockMsg
 
-from sim_core.clock import (LockstepGate, MAX_TIME_SCALE, MIN_TIME_SCALE, SimClock, SimState,
-                            validate_time_scale)
+from aerosim_msgs.msg import SimStatus
+from aerosim_msgs.srv import Reset, SetPaused, SetTimeScale, Step
+from sim_core.clock import (
+    MAX_TIME_SCALE,
+    MIN_TIME_SCALE,
+    LockstepGate,
+    SimClock,
+    SimState,
+    validate_time_scale,
+)
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
-from sim_core.ros import qos
-from sim_core.ros.convert import time_msg
-from sim_core.ros.params import apply_realtime, declare, declare_realtime
 from sim_core.timeutil import NS_PER_S
+from sim_ros import qos
+from sim_ros.convert import time_msg
+from sim_ros.params import apply_realtime, declare, declare_realtime
 
 RCLError = _rclpy.RCLError
 # Wall time one timer callback may spend stepping as fast as possible before it yields to other

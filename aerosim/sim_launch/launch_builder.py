@@ -3,7 +3,7 @@
 launch and launch_ros are imported inside the functions: the pip-only path never needs them.
 """
 
-from sim_core.graphs import Graph, resolve
+from sim_launch.graphs import Graph, resolve
 
 
 def launch_description(graph: Graph):

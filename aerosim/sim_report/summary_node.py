@@ -1,7 +1,7 @@
 """summary_node: samples a run and writes its summary (JSON + PNG) when the run stops.
 
 mode:=vehicle follows `odom`: a multirotor is judged against its scenario's mission
-(sim_core.report.MissionJudge: top and side views flown vs planned, altitude, speed and
+(sim_report.core.mission.MissionJudge: top and side views flown vs planned, altitude, speed and
 tracking error over time), a boat gets its track and speed. mode:=swarm follows `state`
 (SwarmState): every boat's track on the map with obstacles and bounds, health over time.
 Files: <output_dir>/<title>_summary.json and <title>.png, written on SIGINT/SIGTERM (the end
@@ -12,20 +12,21 @@ import json
 import math
 from pathlib import Path
 
-from aerosim_msgs.msg import SwarmState
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 
+from aerosim_msgs.msg import SwarmState
 from sim_core.decimator import Decimator
-from sim_core.ros import qos
-from sim_core.ros.convert import time_ns
-from sim_core.ros.params import declare
-from sim_core.ros.run import run_node, until_stopped
-from sim_core.report import preload_plotting
 from sim_core.scenario import load_scenario
 from sim_dynamics.core.swarm_config import load_swarm_config
 from sim_dynamics.core.usv_swarm import TypeTable
-from sim_viz.core import scene, summary
+from sim_report.core import boats
+from sim_report.core.mission import MissionJudge, preload_plotting
+from sim_ros import qos
+from sim_ros.convert import time_ns
+from sim_ros.params import declare
+from sim_ros.run import run_node, until_stopped
+from sim_viz.core import scene
 from sim_viz.params import declare_mode
 
 
@@ -55,10 +56,9 @@ class SummaryNode(Node):
         if self.mode == 'vehicle':
             sc = load_scenario(declare(self, 'scenario_file', 'default', 'Scenario YAML'))
             if sc.vehicle_kind == 'multirotor':
-                from sim_core.report import MissionJudge
                 self.judge = MissionJudge(sc)
             else:
-                self.track = summary.BoatTrack()
+                self.track = boats.BoatTrack()
             self.create_subscription(Odometry, 'odom', self._on_odom, qos.SENSOR_SUB)
         else:
             types = TypeTable.load(declare(self, 'types_file', 'usv_types.yaml', 'Type table'))
@@ -101,7 +101,7 @@ class SummaryNode(Node):
             bid = int(msg.id[i])
             tr = self.tracks.get(bid)
             if tr is None:
-                tr = self.tracks[bid] = summary.BoatTrack(team=int(msg.team[i]))
+                tr = self.tracks[bid] = boats.BoatTrack(team=int(msg.team[i]))
             tr.alive = msg.status[i] != 0
             tr.add(t_ns * 1e-9, msg.x_east_m[i], msg.y_north_m[i],
                    math.hypot(msg.speed_forward[i], msg.speed_lateral[i]), msg.health[i])
@@ -118,9 +118,9 @@ class SummaryNode(Node):
                 s.pop(k, None)
             self.judge.plot(png, self.title)
         elif self.track is not None:
-            s = summary.plot_boat(self.track, png, self.title)
+            s = boats.plot_boat(self.track, png, self.title)
         else:
-            s = summary.plot_swarm(self.tracks, self.smap, self.collisions, png, self.title)
+            s = boats.plot_swarm(self.tracks, self.smap, self.collisions, png, self.title)
         s['plot'] = png
         (self.out_dir / f'{self.title}_summary.json').write_text(json.dumps(s, indent=2))
         self.get_logger().info(f'SUMMARY {json.dumps(s)[:300]}; wrote {png}')

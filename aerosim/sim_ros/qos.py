@@ -1,7 +1,12 @@
 """Named QoS profiles (REP-2003): every node takes its QoS from here."""
 
-from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
-                       qos_profile_sensor_data)
+from rclpy.qos import (
+    DurabilityPolicy,
+    HistoryPolicy,
+    QoSProfile,
+    ReliabilityPolicy,
+    qos_profile_sensor_data,
+)
 
 # Publishers of sensor data and state: system default (reliable, keep last), with a history
 # of 100 (0.4 s of 250 Hz IMU) so a reliable reader that stalls that long on a loaded machine

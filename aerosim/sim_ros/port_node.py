@@ -11,9 +11,9 @@ import time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
 
-from sim_core.link import Allowlist, is_loopback, parse_endpoint, TcpServerLink, UdpLink
-from sim_core.ros import qos
-from sim_core.ros.params import declare
+from sim_core.link import Allowlist, TcpServerLink, UdpLink, is_loopback, parse_endpoint
+from sim_ros import qos
+from sim_ros.params import declare
 
 # Datagrams read per poll of the socket (the poll timer runs every 10 ms).
 MAX_DATAGRAMS_PER_POLL = 500

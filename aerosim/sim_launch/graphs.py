@@ -2,12 +2,14 @@
 
 A graph is data: launch arguments and nodes (executable, module, parameter file, parameters,
 remappings, condition). ``launch/<graph>.launch.py`` turns it into launch_ros actions
-(sim_core.launch_builder); ``aerosim launch <graph>`` starts it as processes (sim_core.runner).
+(sim_launch.launch_builder); ``aerosim launch <graph>`` starts it as processes (sim_launch.runner).
 No rclpy, no launch import here.
 """
 
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional, Tuple, Union
+
+from sim_core.paths import resolve_config_path, resolve_package_path
 
 
 @dataclass(frozen=True)
@@ -176,6 +178,7 @@ CAMERA = NodeSpec(
     params_file='camera_params', condition=('camera', 'true'),
     parameters=(('scenario_file', Arg('scenario')),))
 
+
 def view_args(rviz_config: str, title: str):
     """Launch arguments of the viewers and the run summary (every graph)."""
     return (
@@ -206,7 +209,7 @@ def view_nodes(mode: str, source: Tuple[Tuple[str, Value], ...], summary_conditi
         NodeSpec(name='foxglove_node', executable='foxglove_node',
                  module='sim_viz.foxglove_node', condition=('foxglove', 'true'),
                  parameters=(('port', Arg('foxglove_port', 'int')),)),
-        NodeSpec(name='summary_node', executable='summary_node', module='sim_viz.summary_node',
+        NodeSpec(name='summary_node', executable='summary_node', module='sim_report.summary_node',
                  condition=(('summary', 'true'),) + summary_condition,
                  stop_grace_s=WRITER_GRACE_S,
                  parameters=(('mode', mode), ('output_dir', Arg('output_dir')),
@@ -222,7 +225,6 @@ SIM_QUAD = Graph(
     nodes=(DYNAMICS, SENSORS, CAMERA)
     + view_nodes('vehicle', (('scenario_file', Arg('scenario')),)),
 )
-
 
 
 def with_defaults(args, **defaults):
@@ -267,6 +269,7 @@ HIL_ARGS = (
               'bridge on another host)', ('plant', 'split')),
 )
 
+
 def _px4(values) -> Optional[int]:
     """The PX4 SITL instance number with fc:=px4, else None (ValueError if not a number)."""
     if values['fc'] != 'px4':
@@ -309,7 +312,7 @@ BUILTIN_FC = NodeSpec(
                 ('realtime_priority', Arg('realtime_priority', 'int'))))
 
 FLIGHT_REPORT = NodeSpec(
-    name='flight_report', executable='flight_report', module='sim_core.ros.flight_report',
+    name='flight_report', executable='flight_report', module='sim_report.flight_report',
     condition=('report', 'true'), supervisor=True, use_sim_time=False,   # stamps only
     stop_grace_s=WRITER_GRACE_S,
     parameters=(('scenario_file', Arg('scenario')), ('output_dir', Arg('output_dir')),
@@ -504,7 +507,6 @@ def resolve_args(graph: Graph, overrides: dict) -> dict:
 
 def resolve(graph: Graph, overrides: dict = None) -> Tuple[ResolvedNode, ...]:
     """Return the graph's nodes with launch arguments substituted (conditions applied)."""
-    from sim_core.paths import resolve_config_path, resolve_package_path
     values = resolve_args(graph, overrides or {})
 
     def sub(v):

@@ -12,8 +12,8 @@ import shutil
 import sys
 
 from sim_core.errors import ConfigError
-from sim_core.graphs import GRAPHS, get_graph, resolve
-from sim_core.runner import Runner, node_command, ros_value
+from sim_launch.graphs import GRAPHS, get_graph, resolve
+from sim_launch.runner import Runner, node_command, ros_value
 
 
 def parse_overrides(items):
@@ -59,7 +59,7 @@ def cmd_launch(args) -> int:
                      grace_s=n.stop_grace_s or None)
     if args.sim_seconds is not None:
         ns = nodes[0].namespace if nodes else '/'
-        cmd = [sys.executable, '-m', 'sim_core.ros.monitor', '--ros-args', '-r', '__node:=monitor',
+        cmd = [sys.executable, '-m', 'sim_report.monitor', '--ros-args', '-r', '__node:=monitor',
                '-r', f'__ns:={ns}',
                '-p', f'stop_after_sim_s:={ros_value(float(args.sim_seconds))}',
                '-p', 'use_sim_time:=true']
@@ -78,7 +78,7 @@ def ros_args(pairs, extra=()) -> list:
 
 def cmd_record(args) -> int:
     """Record topics into a bag until Ctrl-C (sim_bag.recorder)."""
-    from sim_bag import recorder
+    from sim_bag import recorder  # deferred: rclpy loads only for record
     topics = list(args.topics) if args.topics else None
     recorder.main(['aerosim-record'] + ros_args([
         ('output', args.output), ('storage', args.storage), ('topics', topics),
@@ -89,7 +89,7 @@ def cmd_record(args) -> int:
 
 def cmd_play(args) -> int:
     """Play a bag (sim_bag.player)."""
-    from sim_bag import player
+    from sim_bag import player  # deferred: rclpy loads only for play
     topics = list(args.topics) if args.topics else None
     remaps = [x for r in args.remap for x in ('-r', r)]
     player.main(['aerosim-play'] + ros_args([

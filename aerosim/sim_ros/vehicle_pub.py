@@ -1,12 +1,18 @@
 """One vehicle's state out: vehicle_state every step, odom decimated (dynamics_node, usv_node)."""
 
-from aerosim_msgs.msg import VehicleState
 from nav_msgs.msg import Odometry
 
-from sim_core.frames import (euler_ned_to_quat, frd_to_flu, ned_to_enu, q_ned_frd_to_enu_flu,
-                             quat_rotate_inverse)
-from sim_core.ros import qos
-from sim_core.ros.convert import set_quat, set_vec3
+from aerosim_msgs.msg import VehicleState
+from sim_core.frames import (
+    euler_ned_to_quat,
+    frd_to_flu,
+    ned_to_enu,
+    q_ned_frd_to_enu_flu,
+    quat_rotate_inverse,
+)
+from sim_dynamics.core.usv import boat_state_ned
+from sim_ros import qos
+from sim_ros.convert import set_quat, set_vec3
 
 
 class VehicleStatePublisher:
@@ -54,7 +60,6 @@ class VehicleStatePublisher:
 
     def publish_boat(self, stamp, boat, i: int, odom: bool):
         """Publish boat i of a BoatSwarm (sim_dynamics.core.usv) at stamp (NED -> ENU/FLU)."""
-        from sim_dynamics.core.usv import boat_state_ned
         p, v, euler, w_frd, a = boat_state_ned(boat, i)
         self.publish(stamp, ned_to_enu(p), q_ned_frd_to_enu_flu(euler_ned_to_quat(*euler)),
                      ned_to_enu(v), frd_to_flu(w_frd), ned_to_enu(a),

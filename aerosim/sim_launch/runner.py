@@ -14,7 +14,7 @@ import threading
 import time
 from typing import List, Optional, Sequence
 
-from sim_core.graphs import ResolvedNode
+from sim_launch.graphs import ResolvedNode
 
 STOP_GRACE_S = 5.0
 

@@ -1,5 +1,7 @@
 """Conversions between sim-core values and ROS messages."""
 
+import importlib
+
 from builtin_interfaces.msg import Time
 
 from sim_core.timeutil import NS_PER_S
@@ -38,3 +40,10 @@ def vehicle_state_arrays(msg):
     v, a, w = msg.velocity, msg.acceleration, msg.angular_velocity
     return (time_ns(msg.header.stamp), (p.x, p.y, p.z), (v.x, v.y, v.z), (o.w, o.x, o.y, o.z),
             (a.x, a.y, a.z), (w.x, w.y, w.z))
+
+
+def message_class(type_name: str):
+    """'pkg/msg/Type' -> the Python message class."""
+    pkg, kind, name = type_name.split('/')
+    return getattr(importlib.import_module(f'{pkg}.{kind}'), name)
+

@@ -8,7 +8,6 @@ periods): a graph running as fast as possible is seconds of sim time ahead of th
 then, and a report over a window the monitor did not watch would list nothing.
 """
 
-import importlib
 import time
 
 import rclpy
@@ -18,16 +17,10 @@ from rclpy.node import Node
 from rclpy.serialization import deserialize_message
 from rosgraph_msgs.msg import Clock as ClockMsg
 
-from sim_core.ros import qos
-from sim_core.ros.convert import time_ns
-from sim_core.ros.params import declare
 from sim_core.timeutil import NS_PER_S
-
-
-def message_class(type_name: str):
-    """'pkg/msg/Type' -> the Python message class."""
-    pkg, kind, name = type_name.split('/')
-    return getattr(importlib.import_module(f'{pkg}.{kind}'), name)
+from sim_ros import qos
+from sim_ros.convert import message_class, time_ns
+from sim_ros.params import declare
 
 
 def summarize(topic: str, msg) -> str:

@@ -1,0 +1,1 @@
+"""aerosim sim_report: run reports of every vehicle kind (mission judged, tracks, plots)."""
