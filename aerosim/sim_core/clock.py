@@ -7,6 +7,7 @@ whether the effector command answering the last step has arrived.
 
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Optional
 
 from sim_core.errors import ConfigError
 from sim_core.timeutil import NS_PER_S
@@ -63,7 +64,7 @@ class SimClock:
     steps: int = 0
     state: SimState = SimState.RUNNING
     late_steps: int = 0
-    _anchor_wall: float = field(default=None, repr=False)
+    _anchor_wall: Optional[float] = field(default=None, repr=False)
     _anchor_steps: int = field(default=0, repr=False)
     _late_mark: int = field(default=0, repr=False)   # steps up to this count already counted late
 
@@ -125,8 +126,9 @@ class SimClock:
             return 1 << 30
         if self._anchor_wall is None:
             self.reanchor(wall_now)
+        anchor = wall_now if self._anchor_wall is None else self._anchor_wall
         target = self._anchor_steps + int(
-            (wall_now - self._anchor_wall) * self.time_scale * NS_PER_S // self.step_ns)
+            (wall_now - anchor) * self.time_scale * NS_PER_S // self.step_ns)
         behind = target - self.steps
         if behind > 1:
             # steps self.steps+1 .. target-1 start more than a period after their deadline;
@@ -166,7 +168,7 @@ class LockstepGate:
     timeouts: int = 0
     disengagements: int = 0
     _run: int = field(default=0, repr=False)
-    _waiting_for_ns: int = field(default=None, repr=False)
+    _waiting_for_ns: Optional[int] = field(default=None, repr=False)
     _since_wall: float = field(default=0.0, repr=False)
     _active: bool = field(default=False, repr=False)
 

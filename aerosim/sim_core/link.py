@@ -14,7 +14,7 @@ import select
 import socket
 import threading
 import time
-from typing import Callable, Optional, Tuple
+from typing import Callable, Dict, Optional, Tuple
 
 Address = Tuple[str, int]
 MAX_DATAGRAM = 65535
@@ -56,7 +56,7 @@ class Allowlist:
                 except (OSError, UnicodeError):
                     raise ValueError(f'{what}: {e!r} is not an IP address, a network '
                                      '(a.b.c.d/n) or a known host name') from None
-        self._seen = {}
+        self._seen: Dict[str, bool] = {}
 
     def __bool__(self) -> bool:
         return bool(self.nets)
@@ -68,6 +68,7 @@ class Allowlist:
         host = addr[0]
         ok = self._seen.get(host)
         if ok is None:
+            ok = False
             try:
                 ip = ipaddress.ip_address(host)
                 ok = any(ip in n for n in self.nets)
@@ -259,8 +260,8 @@ class TcpServerLink:
             raise OSError(f'cannot bind TCP {bind[0]}:{bind[1]}: {exc.strerror}') from exc
         self.server.listen(1)
         self.local = self.server.getsockname()
-        self.client = None
-        self.remote = None
+        self.client: Optional[socket.socket] = None
+        self.remote: Optional[Tuple[str, int]] = None
         self.send_errors = 0
         self.sent = 0
         self.clients = 0

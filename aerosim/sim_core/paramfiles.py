@@ -89,7 +89,7 @@ def check_nodes(files: Iterable[Tuple[str, dict]],
             applied = applied or bool(mine)
             # a section for every node ('/**:') may hold parameters meant for another one
             named = [v for k, v in mine.items() if '*' not in k.rsplit('/', 1)[-1]]
-            unknown = sorted({n for v in named for n in flatten(v)} - declared)
+            unknown = sorted({n for v in named for n in flatten(v)} - set(declared))
             if unknown:
                 problems.append(f'parameter file {path}: {fqn} has no parameter '
                                 f'{", ".join(unknown)} (ignored)')

@@ -1,6 +1,7 @@
 """Where aerosim's config files live: the source tree, or share/aerosim/config when installed."""
 
 from pathlib import Path
+from typing import Optional
 
 from sim_core.errors import ConfigError
 
@@ -18,7 +19,7 @@ def config_dirs():
     return dirs
 
 
-def resolve_config_path(name: str, base_dir: Path = None, subdir: str = '') -> Path:
+def resolve_config_path(name: str, base_dir: Optional[Path] = None, subdir: str = '') -> Path:
     """Find a config file: as given, relative to base_dir, or in <config>/subdir (.yaml optional).
 
     The first match wins; raises ConfigError naming every folder searched.

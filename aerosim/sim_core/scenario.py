@@ -8,6 +8,7 @@ to the package's config/ folder.
 from dataclasses import dataclass, field
 import math
 from pathlib import Path
+from typing import Optional
 
 from sim_core.errors import ConfigError
 from sim_core.geodesy import GeoOrigin
@@ -100,7 +101,7 @@ class Scenario:
     environment: Environment = field(default_factory=Environment)
     mission: tuple = ()
     objects: tuple = ()                 # SceneObject: rendered by the camera
-    path: Path = None
+    path: Optional[Path] = None
 
 
 def _num(d, key, where, default=None, lo=None, hi=None):
@@ -139,7 +140,8 @@ def _map(d, key, where, required=False):
     return v
 
 
-def scenario_from_dict(d: dict, base_dir: Path = None, path: Path = None) -> Scenario:
+def scenario_from_dict(d: dict, base_dir: Optional[Path] = None,
+                       path: Optional[Path] = None) -> Scenario:
     """Validate a parsed scenario mapping."""
     if not isinstance(d, dict):
         raise ConfigError(f'scenario: must be a mapping, got {type(d).__name__}')

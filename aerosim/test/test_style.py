@@ -27,6 +27,21 @@ def test_ruff_clean():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def test_mypy_clean_on_the_pure_layers():
+    """The pure layers (0-4 of test_layers' table) type-check clean (../mypy.ini)."""
+    from test_layers import PURE, layer, sources
+    try:
+        import mypy  # noqa: F401
+    except ImportError:     # a ROS install's colcon test: mypy is a pip-only tool of ours
+        pytest.skip('mypy (requirements.txt, pip-only path) is not installed here')
+    files = [str(path) for mod, path in sources() if layer(mod) <= PURE]
+    assert len(files) > 50
+    r = subprocess.run([sys.executable, '-m', 'mypy', '--config-file',
+                        str(REPO_DIR / 'mypy.ini'), '--no-incremental', *files],
+                       capture_output=True, text=True, cwd=REPO_DIR)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 ELEMENT_TYPES = {'MavlinkPeer.msg', 'SwarmInput.msg', 'SwarmInputResult.msg'}
 
 

@@ -13,6 +13,7 @@ import heapq
 import itertools
 import math
 import random
+from typing import Any, List
 
 from sim_core.errors import ConfigError
 
@@ -65,7 +66,7 @@ class AcousticLink:
         """Channel with params; an empty queue."""
         self.params = params
         self._rng = random.Random(params.seed)
-        self._queue = []
+        self._queue: List[Any] = []
         self._seq = itertools.count()
         self.sent = 0
         self.lost = 0

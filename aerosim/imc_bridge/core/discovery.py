@@ -27,7 +27,7 @@ _SIOCGIFADDR = 0x8915
 
 def parse_ports(text: str, what: str = 'discovery_ports') -> Tuple[int, ...]:
     """'30100-30104' or '30100,30102' (or a mix) -> port numbers; ValueError if malformed."""
-    ports = []
+    ports: List[int] = []
     for part in str(text).split(','):
         part = part.strip()
         if not part:

@@ -32,6 +32,11 @@ class ImcKinematics(NamedTuple):
     v_ned: Vec3        # NED velocity over ground [m/s]
 
 
+def vec3(v) -> Vec3:
+    """Three numbers as a tuple of floats."""
+    return (float(v[0]), float(v[1]), float(v[2]))
+
+
 def imc_kinematics(p_enu, v_enu, q_wb, w_flu, stream_ned=(0.0, 0.0, 0.0)) -> ImcKinematics:
     """Vehicle state -> ImcKinematics.
 
@@ -41,13 +46,11 @@ def imc_kinematics(p_enu, v_enu, q_wb, w_flu, stream_ned=(0.0, 0.0, 0.0)) -> Imc
     q = q_enu_flu_to_ned_frd(q_wb)
     v_ned = enu_to_ned(v_enu)
     r_t = tq.quat2mat(q).T
-    return ImcKinematics(tuple(float(c) for c in enu_to_ned(p_enu)), quat_to_euler_ned(q),
-                         tuple(float(c) for c in r_t @ (v_ned - np.asarray(stream_ned))),
-                         tuple(float(c) for c in r_t @ v_ned),
-                         tuple(float(c) for c in flu_to_frd(w_flu)),
-                         tuple(float(c) for c in v_ned))
+    return ImcKinematics(vec3(enu_to_ned(p_enu)), vec3(quat_to_euler_ned(q)),
+                         vec3(r_t @ (v_ned - np.asarray(stream_ned))), vec3(r_t @ v_ned),
+                         vec3(flu_to_frd(w_flu)), vec3(v_ned))
 
 
 def stream_velocity_ned(current_enu) -> Vec3:
     """Water current ENU [m/s] -> the (svx north, svy east, svz down) of SimulatedState."""
-    return tuple(float(c) for c in enu_to_ned(np.asarray(current_enu, dtype=float)))
+    return vec3(enu_to_ned(np.asarray(current_enu, dtype=float)))

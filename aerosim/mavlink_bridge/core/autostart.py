@@ -89,7 +89,7 @@ class AutoStart:
             self.events.append('autostart: the FC passed its pre-flight checks (STANDBY): arming')
         if self.state not in (ARMING, STARTING) or now < self._next_at:
             return []
-        if now - self._ready_at > self.timeout_s:
+        if self._ready_at is not None and now - self._ready_at > self.timeout_s:
             self.state = FAILED
             self.events.append(f'autostart: gave up after {self.timeout_s:g} s: the FC would not '
                                f'{"arm" if self._cmd == ARM else "start the mission"}')

@@ -1,7 +1,7 @@
 """Who is on the MAVLink link: heartbeats seen per (system id, component id) (pure)."""
 
 from dataclasses import dataclass
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from mavlink_bridge.core.mav import mavlink
 
@@ -94,7 +94,7 @@ class ServedFc:
     def __init__(self, sysid: int, compid: int):
         """sysid, compid: the FC's ids (0 = any, learned from the first FC heard)."""
         self.want = (sysid, compid)
-        self.ids = None
+        self.ids: Optional[Tuple[int, int]] = None
 
     def matches(self, sysid: int, compid: int) -> bool:
         """True if (sysid, compid) is the served FC (or may be, before it was heard)."""

@@ -11,6 +11,7 @@ answers each HIL_SENSOR with motor throttles. Mission execution (NED around home
 
 from dataclasses import dataclass
 import math
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 import pymap3d
@@ -43,23 +44,23 @@ LANDING_COMMANDS = (mavlink.MAV_CMD_NAV_LAND, mavlink.MAV_CMD_NAV_RETURN_TO_LAUN
 class Autopilot:
     """Estimator + navigator + controller."""
 
-    def __init__(self, gains: Gains = None, nav: NavConfig = None):
+    def __init__(self, gains: Optional[Gains] = None, nav: Optional[NavConfig] = None):
         """gains: control gains; nav: mission-execution settings."""
         self.est = Estimator()
         self.ctl = Controller(gains)
         self.nav = nav or NavConfig()
-        self.items = []
+        self.items: List[Any] = []          # MISSION_ITEM_INT messages of the mission
         self.index = -1
         self.phase = WAIT
         self.armed = False
-        self.events = []
-        self.reached = []        # (item index, sim time s)
+        self.events: List[str] = []
+        self.reached: List[Tuple[int, float]] = []        # (item index, sim time s)
         self.sp = np.zeros(3)    # position setpoint NED
         self.yaw_sp = 0.0
         self._hold_until = None
-        self._ready_since = None
+        self._ready_since: Optional[float] = None
         self._landed_since = None
-        self._last_us = None
+        self._last_us: Optional[int] = None
         self._land_xy = None
         self.rejected = 0        # HIL_SENSOR frames refused (non-finite values)
         self._out = [0.0, 0.0, 0.0, 0.0]
@@ -125,7 +126,7 @@ class Autopilot:
 
     def start(self) -> bool:
         """Arm and start the mission (auto_arm False); False if not ready or nothing to fly."""
-        if self.phase != WAIT or not self.items or not self.ready:
+        if self.phase != WAIT or not self.items or not self.ready or self._last_us is None:
             return False
         self._arm(self._last_us * 1e-6)
         return True

@@ -8,6 +8,7 @@ with thrust model (thrust ~ throttle^2, PX4's THR_MDL_FAC = 1). All in NED / FRD
 
 from dataclasses import dataclass
 import math
+from typing import Optional
 
 import numpy as np
 
@@ -65,7 +66,7 @@ def _clamp(v, limit):
 class Controller:
     """Position/velocity/attitude/rate cascade; step() returns four motor throttles 0..1."""
 
-    def __init__(self, gains: Gains = None):
+    def __init__(self, gains: Optional[Gains] = None):
         """gains: defaults are PX4's for a ~1.5 kg quad."""
         g = self.g = gains or Gains()
         # Per-axis gain vectors, built once (small numpy constructions dominate a step).

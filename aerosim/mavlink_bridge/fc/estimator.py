@@ -11,6 +11,7 @@ takeoff, see baro()); the barometer leads the height, as in PX4 (GNSS height de-
 """
 
 import math
+from typing import Optional
 
 from ahrs.common.orientation import ecompass
 from filterpy.kalman import KalmanFilter
@@ -47,12 +48,12 @@ class Estimator:
         self._H_baro = np.array([[0.0, 0.0, 1.0, 0.0, 0.0, 0.0]])
         self._dt = None
         self.home = None            # (lat deg, lon deg, alt m MSL)
-        self._baro0 = None          # pressure altitude of height 0 [m]
+        self._baro0: Optional[float] = None     # pressure altitude of height 0 [m]
         self._baro_sum = 0.0
         self._baro_n = 0
         self.baro_reference_fixed = False
         self.gps_ok = False
-        self.t_us = None
+        self.t_us = 0               # time of the last IMU sample taken [µs]
         self.attitude_ok = False
         self._samples = 0
         self._mag = None
@@ -125,6 +126,7 @@ class Estimator:
             self._baro0 = self._baro_sum / self._baro_n
             if self._baro_n == 1:
                 return
+        assert self._baro0 is not None      # fixed by fix_baro_reference() or set above
         self.kf.update(np.array([[-(pressure_alt_m - self._baro0)]]), R=self._baro_R,
                        H=self._H_baro)
 

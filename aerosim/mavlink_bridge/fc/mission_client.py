@@ -6,6 +6,8 @@ ignored; after the last item, MISSION_ACK ACCEPTED. request_list() asks the peer
 (MISSION_REQUEST_LIST), used when no count arrives.
 """
 
+from typing import Any, List, Optional, Tuple
+
 from mavlink_bridge.core.mav import mavlink
 
 MISSION = mavlink.MAV_MISSION_TYPE_MISSION
@@ -18,15 +20,15 @@ class MissionClient:
         """timeout_s: wait per item [s]; retries: re-requests before giving up."""
         self.timeout_s = timeout_s
         self.retries = retries
-        self.items = []
+        self.items: List[Any] = []          # MISSION_ITEM_INT messages, in sequence order
         self.complete = False
         self.failed = ''
-        self.count = None
-        self.peer = None
-        self.events = []
+        self.count: Optional[int] = None
+        self.peer: Optional[Tuple[int, int]] = None
+        self.events: List[str] = []
         self.rerequests = 0
-        self._pending = []
-        self._deadline = None
+        self._pending: List[Any] = []
+        self._deadline: Optional[float] = None
         self._tries = 0
 
     def on_count(self, mav, msg, now):

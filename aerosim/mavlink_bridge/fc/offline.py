@@ -6,6 +6,7 @@ floor of the closed loop's cost.
 """
 
 import math
+from typing import Optional
 
 from mavlink_bridge.core import hil
 from mavlink_bridge.core.mav import new_mav, pack
@@ -20,7 +21,7 @@ def _decode(rx, msg, tx):
     return rx.decode(bytearray(pack(tx, msg)))
 
 
-def fly(scenario, suite_cfg: SuiteConfig = None, max_sim_s: float = 300.0, rate_hz=250.0,
+def fly(scenario, suite_cfg: Optional[SuiteConfig] = None, max_sim_s: float = 300.0, rate_hz=250.0,
         fc_from_s: float = 0.0):
     """Fly the scenario's mission; returns (autopilot, judge, steps).
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import os
 from pathlib import Path
 import re
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple
 
 from rosbags.interfaces import (
     Qos,
@@ -27,7 +27,7 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from sim_core.errors import ConfigError
 
 STORAGES = {'mcap': StoragePlugin.MCAP, 'sqlite3': StoragePlugin.SQLITE3}
-BAG_VERSION = 9                       # rosbag2 metadata version of Jazzy/Kilted
+BAG_VERSION: Literal[9] = 9                       # rosbag2 metadata version of Jazzy/Kilted
 DEFAULT_EXCLUDE = r'^/(rosout|parameter_events)$'   # ros2 bag records these; we don't by default
 
 _STORE = None
@@ -37,7 +37,7 @@ def msg_files(prefixes: Optional[Sequence[str]] = None) -> Dict[str, Path]:
     """Every installed message definition: {'pkg/msg/Name': path}; earlier prefixes win."""
     if prefixes is None:
         prefixes = [p for p in os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep) if p]
-    out = {}
+    out: Dict[str, Path] = {}
     for pre in prefixes:
         for f in sorted(Path(pre, 'share').glob('*/msg/*.msg')):
             out.setdefault(f'{f.parent.parent.name}/msg/{f.stem}', f)
@@ -143,7 +143,7 @@ class BagWriter:
         plugin = storage_plugin(storage)
         self.writer = Writer(self.path, version=BAG_VERSION, storage_plugin=plugin)
         self.writer.open()
-        self.connections = {}
+        self.connections: Dict[str, Any] = {}
         self.counts: Dict[str, int] = {}
         self.closed = False
 
@@ -215,7 +215,8 @@ def open_reader(path) -> Reader:
 
 def bag_topics(reader: Reader) -> List[BagTopic]:
     """The topics of an open bag."""
-    return [BagTopic(c.topic, c.msgtype, c.msgcount, tuple(c.ext.offered_qos_profiles))
+    return [BagTopic(c.topic, c.msgtype, c.msgcount,
+                     tuple(getattr(c.ext, 'offered_qos_profiles', ())))   # rosbag1: none
             for c in reader.connections]
 
 

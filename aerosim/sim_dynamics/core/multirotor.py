@@ -23,7 +23,7 @@ Not modelled: rotor gyroscopic effects, blade flapping, ground effect, battery s
 from dataclasses import dataclass, field
 import math
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -213,7 +213,7 @@ class Multirotor:
     # read once at construction into the compiled kernel's constants
     wind_W: tuple = (0.0, 0.0, 0.0)        # m/s, ENU, air velocity over ground
     gravity: float = GRAVITY               # m/s^2
-    _s: np.ndarray = field(default=None, repr=False)
+    _s: np.ndarray = field(init=False, repr=False)     # the kernel's state vector
     _acc: tuple = field(default=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0), repr=False)
 
     def __post_init__(self):
@@ -257,7 +257,7 @@ class Multirotor:
         f = self.params.throttle_to_omega
         self._cmd = np.array([f(min(1.0, max(0.0, float(t)))) for t in throttles])
 
-    def step(self, dt: float, throttles: Sequence[float] = None) -> None:
+    def step(self, dt: float, throttles: Optional[Sequence[float]] = None) -> None:
         """Advance the state by dt [s] (RK4); optionally set new throttles first."""
         if throttles is not None:
             self.set_throttles(throttles)

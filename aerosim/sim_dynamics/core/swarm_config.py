@@ -12,7 +12,7 @@ A refused object raises sim_core.validate.FieldError naming the first bad field,
 from dataclasses import dataclass
 import json
 from pathlib import Path
-from typing import Dict, Iterable, Sequence, Tuple
+from typing import Any, Dict, Iterable, Sequence, Tuple
 
 from sim_core.clock import MAX_TIME_SCALE, MIN_TIME_SCALE
 from sim_core.errors import ConfigError
@@ -151,7 +151,7 @@ def parse_swarm_config(obj, boat_types: Iterable[int], obstacle_types: Iterable[
                              f'{len(v) if isinstance(v, list) else v!r}')
         return v
 
-    seen = {}
+    seen: Dict[Any, str] = {}
 
     def placed(item, where, keys, types, what):
         """The fields boats and obstacles share: (id, type, lon, lat, startAngle)."""
@@ -202,7 +202,8 @@ def parse_swarm_config(obj, boat_types: Iterable[int], obstacle_types: Iterable[
         task_area_lon_deg=ta_lon, task_area_lat_deg=ta_lat,
         task_area_radius_m=number(g['task_area_radius'], 'task_area_radius', 0.0, 1e7,
                                   lo_open=True),
-        gas_pid=tuple(gains[:3]), steering_pid=tuple(gains[3:]), ignored=tuple(ignored))
+        gas_pid=(gains[0], gains[1], gains[2]),
+        steering_pid=(gains[3], gains[4], gains[5]), ignored=tuple(ignored))
 
 
 def _no_constant(name):

@@ -36,7 +36,7 @@ leave. One event is counted per contact (not per blocked step).
 from dataclasses import dataclass
 import math
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import pymap3d
@@ -112,7 +112,7 @@ class TypeTable:
     @classmethod
     def load(cls, types_file: str) -> 'TypeTable':
         """The type table (config/usv_types.yaml, or a path); boat files from config/boats."""
-        boats_dir = resolve_config_path('wamv', None, 'boats').parent
+        boats_dir = resolve_config_path('wamv', subdir='boats').parent
         return cls.from_yaml(resolve_config_path(types_file), boats_dir)
 
 
@@ -159,9 +159,9 @@ def check_layout(boats_ne, radius, obstacles_ne, obstacles_r, obstacle_ids) -> N
             d = np.hypot(*(boats_ne[a] - boats_ne[c]).T)
             bad = np.flatnonzero(d < radius[a] + radius[c])
             if len(bad):
-                i, j = sorted((int(a[bad[0]]), int(c[bad[0]])))
-                raise FieldError('value', f'boats[{j}]: starts {d[bad[0]]:.1f} m from '
-                                      f'boats[{i}], closer than their hulls allow')
+                lo, hi = sorted((int(a[bad[0]]), int(c[bad[0]])))   # boat indices
+                raise FieldError('value', f'boats[{hi}]: starts {d[bad[0]]:.1f} m from '
+                                      f'boats[{lo}], closer than their hulls allow')
 
 
 class SwarmSim:
@@ -254,7 +254,7 @@ class SwarmSim:
         for k in self.collisions:
             self.collisions[k] = 0
         self._contact = {k: np.zeros(n, dtype=bool) for k in self.collisions}
-        self._pairs = None                                  # neighbour list (boat contacts)
+        self._pairs: Optional[np.ndarray] = None            # neighbour list (boat contacts)
         self._pairs_pos = None
         self.t = 0.0
 
@@ -531,7 +531,7 @@ class SwarmSim:
         hit_any = np.zeros(self.n_boats, dtype=bool)
         for kind, hit, near in kinds:
             was = self._contact[kind]
-            for k in np.flatnonzero(hit & ~was):           # a contact is one event
+            for k in map(int, np.flatnonzero(hit & ~was)):     # a contact is one event
                 self.collisions[kind] += 1
                 self.events.append(f'boat {self.ids[k]}: collision ({kind}) at n '
                                    f'{b.n[k]:.1f} e {b.e[k]:.1f} m; stopped')

@@ -12,7 +12,7 @@ point) while airborne.
 from dataclasses import dataclass, field
 import math
 import threading
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -148,13 +148,13 @@ class MissionJudge:
     def summary(self, wall_s: float) -> dict:
         """Mission result, reached items, errors, sim and wall time, real-time factor."""
         t = self.samples[-1].t if self.samples else 0.0
+        landing = self.landing_error()
         return {
             'result': 'complete' if self.done else 'incomplete',
             'items_reached': len(self.reached), 'items': len(self.points),
             'reached_at_s': [round(x, 2) for x in self.reached],
             'max_tracking_error_m': round(self.max_track_err, 3),
-            'landing_error_m': None if self.landing_error() is None
-            else round(self.landing_error(), 3),
+            'landing_error_m': None if landing is None else round(landing, 3),
             'sim_time_s': round(t, 3), 'wall_time_s': round(wall_s, 3),
             'real_time_factor': round(t / wall_s, 2) if wall_s > 0 else None,
         }
@@ -169,7 +169,7 @@ class MissionJudge:
         matplotlib.use('Agg')
         import matplotlib.pyplot as plt
         s = self.samples
-        t = np.array([x.t for x in s])
+        ts = np.array([x.t for x in s])
         P = np.array([x.p for x in s]) if s else np.zeros((0, 3))
         v = np.array([x.speed for x in s])
         err = np.array([x.track_err for x in s])
@@ -183,7 +183,7 @@ class MissionJudge:
                                                            'side view (looking north)'))):
             ax.plot(plan[:, i], plan[:, j], 'k--', lw=1, label='planned')
             ax.plot(P[:, i], P[:, j], 'C0', lw=1.5, label='flown (truth)')
-            labels = {}         # items drawn at the same place share one label
+            labels: Dict[Tuple[float, float], List[str]] = {}  # items at one place: one label
             for k, p in enumerate(pts):
                 ok = k < len(self.reached)
                 ax.plot(p[i], p[j], 'o', ms=9, mfc='C2' if ok else 'none',
@@ -202,8 +202,8 @@ class MissionJudge:
         series = ((axes[0, 1], P[:, 2] if len(P) else P, 'altitude [m]', 'C0'),
                   (axes[1, 1], v, 'speed [m/s]', 'C1'),
                   (axes[0, 2], err, 'tracking error [m] (airborne)', 'C3'))
-        for ax, y, name, c in series:
-            ax.plot(t, y, c)
+        for ax, ys, name, c in series:
+            ax.plot(ts, ys, c)
             for tr in self.reached:
                 ax.axvline(tr, color='C2', lw=0.8, alpha=0.6)
             ax.set_ylabel(name)

@@ -8,6 +8,7 @@ t + latency_s.
 from collections import deque
 from dataclasses import dataclass
 import math
+from typing import Any, Deque
 
 import numpy as np
 
@@ -78,7 +79,7 @@ class GnssModel:
         self.origin = origin
         self._rng = rng
         self._err = np.zeros(3)
-        self._queue = deque()
+        self._queue: Deque[Any] = deque()
         dt = 1.0 / params.rate_hz
         self._phi = math.exp(-dt / params.tau_s)
         drive = math.sqrt(1.0 - self._phi ** 2)

@@ -8,13 +8,14 @@ visualization_msgs/Marker; the run summaries (sim_report.core.boats) use the sam
 from collections import deque
 from dataclasses import dataclass
 import math
-from typing import List, Sequence, Tuple
+from typing import Deque, List, Sequence, Tuple
 
 import numpy as np
 import pymap3d
 from transforms3d import quaternions as tq
 
 Color = Tuple[float, float, float, float]
+Vec3 = Tuple[float, float, float]
 BODY = (0.25, 0.25, 0.28, 1.0)
 CCW = (0.15, 0.55, 0.95, 0.6)        # rotor discs: PX4 colours props by spin direction
 CW = (0.95, 0.45, 0.10, 0.6)
@@ -45,6 +46,11 @@ class Shape:
     color: Color = BODY
     points: Tuple[Tuple[float, float, float], ...] = ()
     text: str = ''
+
+
+def vec3(p) -> Vec3:
+    """Three numbers as a tuple of floats."""
+    return (float(p[0]), float(p[1]), float(p[2]))
 
 
 def team_color(team: int, alive: bool = True) -> Color:
@@ -95,9 +101,9 @@ def mission_shapes(points_enu: Sequence[Sequence[float]], labels: Sequence[str],
                    ns='mission') -> List[Shape]:
     """Mission items: a sphere and a label each, and the planned path through them."""
     out = [Shape(ns, 0, 'line_strip', scale=(0.05, 0.0, 0.0), color=MISSION,
-                 points=tuple(tuple(float(x) for x in p) for p in points_enu))]
+                 points=tuple(vec3(p) for p in points_enu))]
     for i, (p, label) in enumerate(zip(points_enu, labels)):
-        p = tuple(float(x) for x in p)
+        p = vec3(p)
         out.append(Shape(ns, 1 + 2 * i, 'sphere', p, scale=(0.6, 0.6, 0.6), color=MISSION))
         out.append(Shape(ns, 2 + 2 * i, 'text_view_facing', (p[0], p[1], p[2] + 0.8),
                          scale=(0.0, 0.0, 0.6), color=(1.0, 1.0, 1.0, 1.0),
@@ -127,7 +133,7 @@ def track_shape(points: Sequence[Sequence[float]], idx: int, color: Color,
     """A boat's track (line strip, 0.5 m wide)."""
     return Shape(ns, idx, 'line_strip', scale=(0.5, 0.0, 0.0),
                  color=(color[0], color[1], color[2], 0.6),
-                 points=tuple(tuple(float(x) for x in p) for p in points))
+                 points=tuple(vec3(p) for p in points))
 
 
 def _span(pts) -> float:
@@ -145,7 +151,7 @@ class Track:
     def __init__(self, max_points: int = 2000, min_step_m: float = 0.1,
                  min_period_s: float = 1.0):
         """Bounds of the track."""
-        self.points = deque(maxlen=max_points)      # (t [s], (x, y, z) [m])
+        self.points: Deque[Tuple[float, Vec3]] = deque(maxlen=max_points)   # (t [s], xyz [m])
         self.min_step = min_step_m
         self.min_period = min_period_s
 
