@@ -6,6 +6,8 @@ success and changing nothing. The few a node applies while it runs are declared 
 and the node registers the callback that applies them.
 """
 
+import dataclasses
+
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 
 from sim_core.realtime import set_thread_priority
@@ -53,3 +55,18 @@ def apply_realtime(node, priority: int, what: str) -> bool:
     elif priority:
         node.get_logger().info(f'{what}: SCHED_FIFO priority {priority}')
     return not why
+
+
+def read_config(node, cls, table: dict, any_type=()):
+    """Declare a parameter for every field of the frozen dataclass cls; return cls(values).
+
+    table: field name -> (description with units,) or (description, lo, hi), from the pure
+    core that owns the ranges; the defaults are the dataclass's. Tuple fields are array
+    parameters. any_type: fields whose value may come in any type (the core checks them).
+    """
+    values = {}
+    for f in dataclasses.fields(cls):
+        default = list(f.default) if isinstance(f.default, tuple) else f.default
+        v = declare(node, f.name, default, *table[f.name], any_type=f.name in any_type)
+        values[f.name] = tuple(v) if isinstance(f.default, tuple) else v
+    return cls(**values)

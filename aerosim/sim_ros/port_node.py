@@ -98,12 +98,13 @@ class PortNode(Node):
             f'{sum(self.rejects.values())} in all): {text}')
 
     def _guarded(self, handler, data: bytes, addr, crash_kind: str):
-        """handler(data, addr); any exception is a rejected input of crash_kind, not a crash."""
+        """handler(data, addr) and its result; an exception is a reject of crash_kind (None)."""
         try:
-            handler(data, addr)
+            return handler(data, addr)
         except Exception as exc:  # noqa: BLE001 - the port must survive any input
             if self.context.ok():
                 self._reject(crash_kind, f'{type(exc).__name__}: {exc}', addr)
+            return None
 
     def _read_link(self, on_data):
         """Hand what the link has now (at most MAX_DATAGRAMS_PER_POLL reads) to on_data."""

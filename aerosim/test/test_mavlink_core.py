@@ -338,3 +338,76 @@ def test_request_list_for_fence_answers_empty(sim, fc):
     m = wire(fc.mission_request_list_encode(*SIM, mavlink.MAV_MISSION_TYPE_FENCE), fc)
     (count,) = server.on_request_list(sim, m, 0.0)
     assert count.count == 0 and count.mission_type == mavlink.MAV_MISSION_TYPE_FENCE
+
+
+# --- HilBridge: the bridge node's decisions, without ROS --------------------------------------
+def hil_bridge(**cfg):
+    """A HilBridge on a UDP link of 127.0.0.1 (nothing listens at its remote)."""
+    from mavlink_bridge.core.bridge import BridgeConfig, HilBridge
+    from mavlink_bridge.core.endpoint import Endpoint
+    from sim_core.link import UdpLink
+    from sim_sensors.core.suite import SuiteConfig
+    c = BridgeConfig(gps_utc_start='2026-11-22T12:00:00Z', **cfg)
+    link = UdpLink(('127.0.0.1', 0), ('127.0.0.1', 9))
+    ep = Endpoint(link, c.system_id, c.component_id, 'HIL link', c.peer_timeout_s)
+    return HilBridge(c, load_scenario('default'), SuiteConfig(), ep), ep
+
+
+def at_rest(t_ns):
+    z = np.zeros(3)
+    return (t_ns, z, z, np.array([1.0, 0.0, 0.0, 0.0]), z, z)
+
+
+def test_hil_bridge_frames_each_step_and_takes_the_answer_to_it():
+    b, ep = hil_bridge()
+    fc = new_mav(1, 1)
+    controls = [0.5] * 4 + [0.0] * 12
+    # an answer before any frame was sent answers nothing
+    act = b.on_datagram(ep, fc.hil_actuator_controls_encode(0, controls, 129, 1).pack(fc),
+                        ('127.0.0.1', 5000), 0.0)
+    assert act.commands == [] and act.reject is None and b.count['ignored'] == 1
+    b.on_sim_status(SimState.RUNNING, 0.0, 0.0)
+    act = b.on_state(at_rest(4_000_000))
+    sent = [m for _, msgs in act.sends for m in msgs]
+    assert [m.get_type() for m in sent][:1] == ['HIL_SENSOR'] and sent[0].time_usec == 4000
+    assert act.sample[1] == 4_000_000 and b.count['sensor'] == 1
+    act = b.on_datagram(ep, fc.hil_actuator_controls_encode(4000, controls, 129, 1).pack(fc),
+                        ('127.0.0.1', 5000), 0.1)
+    assert act.commands == [((0.5, 0.5, 0.5, 0.5), 4_000_000)] and act.reject is None
+    assert any('drives the motors' in text for _, text in act.logs)
+    # the same state again is no new step: no frame
+    assert b.on_state(at_rest(4_000_000)).sends == []
+
+
+def test_hil_bridge_refuses_strangers_garbage_and_bad_values_with_their_kind():
+    b, ep = hil_bridge()
+    b.on_sim_status(SimState.RUNNING, 1.0, 0.0)
+    b.on_state(at_rest(4_000_000))
+    other = new_mav(7, 1)
+    controls = [0.5] * 4 + [0.0] * 12
+    act = b.on_datagram(ep, other.hil_actuator_controls_encode(4000, controls, 129, 1)
+                        .pack(other), ('127.0.0.1', 5000), 0.1)
+    assert act.commands == [] and act.reject[0] == 'peer' and '7:1' in act.reject[1]
+    assert b.on_datagram(ep, b'\x00garbage', ('127.0.0.1', 5000), 0.1).reject[0] == 'undecodable'
+    half = other.heartbeat_encode(2, 12, 0, 0, 3).pack(other)[:9]
+    assert b.on_datagram(ep, half, ('127.0.0.1', 5000), 0.1).reject[0] == 'truncated'
+    fc = new_mav(1, 1)
+    bad = [float('nan')] * 4 + [0.0] * 12
+    act = b.on_datagram(ep, fc.hil_actuator_controls_encode(4000, bad, 129, 1).pack(fc),
+                        ('127.0.0.1', 5000), 0.2)
+    # refused values still answer the step: the motors hold the last valid command (none: 0)
+    assert act.reject[0] == 'value' and act.commands == [((0.0,) * 4, 4_000_000)]
+    ping = other.mission_request_list_encode(99, 1)
+    assert b.on_datagram(ep, ping.pack(other), ('127.0.0.1', 5000), 0.3).reject[0] == 'target'
+
+
+def test_hil_bridge_uploads_the_mission_when_the_simulation_first_runs():
+    b, ep = hil_bridge()
+    act = b.on_sim_status(SimState.RUNNING, 1.0, 0.0)
+    types = [m.get_type() for _, msgs in act.sends for m in msgs]
+    assert types == ['MISSION_COUNT', 'HEARTBEAT']
+    count = act.sends[0][1][0]
+    assert count.count == len(b.mission.items) > 0 and count.target_system == 1
+    assert b.on_sim_status(SimState.RUNNING, 1.0, 0.5).sends == []      # no change: nothing
+    paused = b.on_sim_status(SimState.PAUSED, 1.0, 1.0)
+    assert any('PAUSED' in text for _, text in paused.logs)

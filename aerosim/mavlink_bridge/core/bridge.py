@@ -1,0 +1,497 @@
+"""The MAVLink HIL bridge's decisions, without ROS: what to send, take, refuse and log.
+
+HilBridge owns the bridge's shared state: the mission server, autostart, the served FC, the
+step bookkeeping of lockstep, the counters. Two kinds of thread call it: the executor (vehicle
+state, /sim/status, timers) and one reader thread per link (each datagram). Every method takes
+the one lock, decides, and returns Actions: frames to send per endpoint, motor commands,
+lines to log, the reject. The node (mavlink_bridge_node) carries them out after the lock is
+released. In the hil_plant composition a motor command steps the simulation, and the new
+state comes back into on_state() from the same reader thread.
+
+Two links. The HIL link carries the sensors and the actuator outputs (UDP, or the TCP server
+PX4 SITL's simulator_mavlink connects to). PX4 ignores everything else on that link
+(SimulatorMavlink::handle_message), so with `mission_link` set the mission, HEARTBEAT,
+HOME_POSITION and the arming commands of `autostart` also go to one of the FC's MAVLink
+instances over UDP (for PX4 SITL its onboard payload link, 14280 + instance; we bind its
+remote port, 14030 + instance, where PX4 sends). Without it everything uses the HIL link (the
+built-in FC, and FCs that take everything on one link).
+
+Reject kinds: no complete frame in a datagram; a frame pymavlink refused (CRC, unknown id, bad
+length); a signed frame (we hold no key: the MAVLink spec has a system without signing drop
+them); a message for another system/component; actuator values refused; the handler raised
+(the node's guard). 'peer': a system id not allowed, or actuators from a system that is not
+the served FC (PortNode adds the addresses refused by allow_peers).
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+import threading
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from mavlink_bridge.core import hil
+from mavlink_bridge.core.autostart import AutoStart
+from mavlink_bridge.core.endpoint import Endpoint, is_signed
+from mavlink_bridge.core.mav import mavlink
+from mavlink_bridge.core.mission import DONE, SENDING, MissionServer, items_from_scenario
+from mavlink_bridge.core.mixer import ActuatorError, Mixer
+from mavlink_bridge.core.peers import ServedFc, is_flight_controller
+from sim_core.clock import SimState
+from sim_core.decimator import Decimator
+from sim_core.errors import ConfigError
+from sim_core.scenario import Scenario
+from sim_sensors.core.suite import SensorSuite, SuiteConfig
+
+REJECT_KINDS = ('truncated', 'undecodable', 'signed', 'target', 'value', 'invalid')
+MISSION_MSGS = ('MISSION_REQUEST_INT', 'MISSION_REQUEST', 'MISSION_ACK', 'MISSION_REQUEST_LIST')
+STATUSTEXT_REPEAT_S = 5.0     # the same text of the FC is logged at most this often
+
+
+@dataclass(frozen=True)
+class BridgeConfig:
+    """The bridge's parameters, read once (units in the names; ranges in PARAMETERS)."""
+
+    scenario_file: str = 'default'
+    transport: str = 'udp'
+    bind: str = '127.0.0.1:14560'
+    fc_address: str = '127.0.0.1:14561'
+    tcp_bind: str = '127.0.0.1:4560'
+    mission_link: str = ''
+    mission_bind: str = ''
+    system_id: int = 51
+    component_id: int = 1
+    fc_system_id: int = 1
+    fc_component_id: int = 1
+    autostart: bool = False
+    heartbeat_rate_hz: float = 1.0
+    home_rate_hz: float = 1.0
+    hil_state_rate_hz: float = 50.0
+    mission_timeout_s: float = 1.5
+    mission_retries: int = 5
+    mixer_motor_channels: Tuple[int, ...] = (0, 1, 2, 3)
+    gps_utc_start: str = ''
+    peer_timeout_s: float = 3.0
+    warn_period_s: float = 2.0
+    allow_system_ids: Any = ''
+    sensor_topics: bool = False
+    spin_wait_us: int = 1000
+
+
+# name -> (description with units, lo, hi); the defaults are BridgeConfig's
+PARAMETERS: Dict[str, tuple] = {
+    'scenario_file': ('Scenario YAML (origin = home, mission)',),
+    'transport': ('udp | tcp (TCP server, PX4 SITL connects to it)',),
+    'bind': ('UDP local address host:port',),
+    'fc_address': ("UDP address of the flight controller host:port; '' = reply to the first "
+                   'sender',),
+    'tcp_bind': ('TCP server address host:port',),
+    'mission_link': ("UDP host:port of the FC's MAVLink instance that takes the mission, "
+                     'HEARTBEAT, HOME_POSITION and arming commands (PX4 SITL: its onboard '
+                     "payload link, 127.0.0.1:14280 + instance); '' = all on the HIL link",),
+    'mission_bind': ('Our UDP address host:port on the mission link (PX4 SITL sends to '
+                     "127.0.0.1:14030 + instance); '' = an ephemeral port",),
+    'system_id': ("Our MAVLink system id (not the FC's)", 1, 255),
+    'component_id': ('Our component id (1: GCS address mission requests to it)', 1, 255),
+    'fc_system_id': ('System id of the served FC: the mission goes to it, only its actuator '
+                     'outputs are taken (0 = the first FC heard)', 0, 255),
+    'fc_component_id': ('Component id of the served FC (0 = the first heard)', 0, 255),
+    'autostart': ('Arm the FC and start its mission once it accepted the mission and reports '
+                  'ready (HEARTBEAT STANDBY): MAV_CMD_COMPONENT_ARM_DISARM, then '
+                  'MAV_CMD_MISSION_START (PX4; the built-in FC arms itself)',),
+    'heartbeat_rate_hz': ('HEARTBEAT rate [Hz] (wall)', 0.1, 50.0),
+    'home_rate_hz': ('HOME_POSITION rate [Hz] (wall)', 0.1, 50.0),
+    'hil_state_rate_hz': ('HIL_STATE_QUATERNION (ground truth) rate [Hz] (sim); 0 = off',
+                          0.0, 1000.0),
+    'mission_timeout_s': ('Mission protocol timeout [s]', 0.05, 60.0),
+    'mission_retries': ('Mission protocol retries [-]', 0, 100),
+    'mixer_motor_channels': ('controls[] channel driving each motor (motor index order of the '
+                             'model)',),
+    'gps_utc_start': ("UTC at sim time 0 for HIL_GPS, ISO-8601; '' = now",),
+    'peer_timeout_s': ('Peer silence before it is dropped [s] (wall, while the simulation '
+                       'runs)', 0.5, 600.0),
+    'warn_period_s': ('Minimum period of repeated warnings [s]', 0.1, 600.0),
+    'allow_system_ids': ("MAVLink systems whose messages are taken, comma-separated; '' = any. "
+                         'Others are counted as rejected_peer',),
+    'sensor_topics': ('Also publish the ROS sensor topics (imu, imu/data, mag, baro, '
+                      'baro/temperature, gnss, gnss/fix, /tf_static) from the samples sent to '
+                      'the FC: hil_plant does, instead of a sensors_node process',),
+    'spin_wait_us': ('As fast as possible (time_scale 0): poll the HIL link this long for the '
+                     "FC's answer before sleeping on it [µs], while answers come that fast (a "
+                     'sleeping receiver is woken by an interrupt that costs tens of µs on a '
+                     'VM); 0 = never', 0, 20000),
+}
+ANY_TYPE = ('allow_system_ids',)       # `-p allow_system_ids:=1` arrives as an int
+
+
+def parse_utc(text: str) -> int:
+    """'' -> now; ISO-8601 (Z or offset; naive = UTC) -> µs since the Unix epoch."""
+    if not text:
+        return int(datetime.now(timezone.utc).timestamp() * 1e6)
+    try:
+        dt = datetime.fromisoformat(text.replace('Z', '+00:00'))
+    except ValueError:
+        raise ConfigError(f'gps_utc_start: expected ISO-8601 like 2026-11-22T12:00:00Z, '
+                          f'got {text!r}') from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return int(dt.timestamp() * 1e6)
+
+
+def answered_sensor_ns(time_usec: int, last_sensor_ns: Optional[int]) -> Optional[int]:
+    """Sim time [ns] of the HIL_SENSOR an HIL_ACTUATOR_CONTROLS answers (None: none sent yet).
+
+    A lockstep FC (PX4, the built-in FC) stamps its answer with the time_usec of the sensor
+    frame it just processed. An FC still working through a backlog (sensors free-ran before it
+    connected) answers old frames: their stamps do not release the awaited step, so the FC
+    catches up instead of flying on stale sensors. time_usec 0 or not one of ours (an FC on its
+    own clock): the answer is taken as the answer to the latest frame.
+    """
+    if last_sensor_ns is None:
+        return None
+    t_ns = int(time_usec) * 1000
+    return t_ns if 0 < t_ns <= last_sensor_ns else last_sensor_ns
+
+
+@dataclass
+class Actions:
+    """What the node does after a decision: send, command the motors, log, count a reject."""
+
+    sends: List[Tuple[Endpoint, tuple]] = field(default_factory=list)
+    commands: List[Tuple[Sequence[float], int]] = field(default_factory=list)  # (thr, t_ns)
+    logs: List[Tuple[str, str]] = field(default_factory=list)   # ('info' | 'warning', text)
+    reject: Optional[Tuple[str, str]] = None                    # (kind, text)
+    sample: Any = None              # (SensorSample, t_ns) of this step, for the sensor topics
+    status_changed: bool = False    # mavlink/status is out of date
+
+    def send(self, ep: Endpoint, *msgs) -> None:
+        """Queue msgs for ep."""
+        if msgs:
+            self.sends.append((ep, msgs))
+
+
+class HilBridge:
+    """The HIL link's state and rules (see the module docstring)."""
+
+    def __init__(self, cfg: BridgeConfig, scenario: Scenario, suite_cfg: SuiteConfig,
+                 hil_ep: Endpoint, mission_link: Optional[Endpoint] = None,
+                 allow_ids=()):
+        """cfg: parameters; hil_ep: the HIL link; mission_link: the FC's MAVLink instance."""
+        self.cfg = cfg
+        self.sysid, self.compid = cfg.system_id, cfg.component_id
+        self.hil, self.mlink = hil_ep, mission_link
+        self.mission_ep = mission_link or hil_ep     # where the mission and commands go
+        self.allow_ids = allow_ids
+        self.scenario = scenario
+        self.utc0_us = parse_utc(cfg.gps_utc_start)
+        try:
+            self.mixer = Mixer(tuple(int(c) for c in cfg.mixer_motor_channels))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
+        self.suite = SensorSuite(suite_cfg, scenario)
+        self.encoder = hil.HilSensorEncoder()
+        self.dec_state = Decimator(cfg.hil_state_rate_hz) if cfg.hil_state_rate_hz > 0 else None
+        self.mission = MissionServer(items_from_scenario(scenario.mission),
+                                     cfg.mission_timeout_s, cfg.mission_retries)
+        self.served = ServedFc(cfg.fc_system_id, cfg.fc_component_id)
+        self.autostart = AutoStart(self.served.target(), len(self.mission.items)) \
+            if cfg.autostart else None
+        self.lock = threading.Lock()      # owner of everything below and the counters
+        self.count = dict(rx=0, actuators=0, ignored=0, sensor=0, gps=0)
+        self.sim_state: Optional[SimState] = None
+        self.fast = False               # the simulation runs as fast as possible
+        self._session_started = False
+        self._last_sensor_ns: Optional[int] = None
+        self._answered_ns: Optional[int] = None  # the frame the FC's last answer was for [ns]
+        self._halted_at_ns = 0          # last frame sent when the sim was paused/stopped [ns]
+        self.last_state_ns = -1
+        self._engaged = False
+        self._throttles: Sequence[float] = (0.0,) * 4
+        self._said: Dict[str, float] = {}   # FC STATUSTEXT -> wall time last logged
+
+    def endpoints(self) -> List[Endpoint]:
+        """The links: the HIL link, and the mission link if any."""
+        return [ep for ep in (self.hil, self.mlink) if ep is not None]
+
+    def running(self) -> bool:
+        """The simulation runs (sensors follow the steps, actuators taken)."""
+        return self.sim_state == SimState.RUNNING
+
+    # --- timers (wall clock) -------------------------------------------------------------------
+    def heartbeat(self, now: float) -> Actions:
+        """HEARTBEAT on every link; peers silent for peer_timeout_s dropped (while running)."""
+        act = Actions()
+        with self.lock:
+            self._heartbeat(act, now)
+        return act
+
+    def _heartbeat(self, act: Actions, now: float) -> None:
+        state = SimState.STOPPED if self.sim_state is None else self.sim_state
+        for ep in self.endpoints():
+            act.send(ep, hil.heartbeat(ep.tx, state))
+        if not self.running():
+            return      # a lockstep FC is frozen with the simulation: its silence is no loss
+        for ep in self.endpoints():
+            for p in ep.peers.expire(now):
+                act.status_changed = True
+                act.logs.append(('warning', f'peer {p.sysid}:{p.compid} silent on the {ep.name} '
+                                 f'for {self.cfg.peer_timeout_s:g} s: dropped'))
+
+    def home(self) -> Actions:
+        """HOME_POSITION on every link, while running."""
+        act = Actions()
+        if self.running():
+            t_us = self.last_state_ns // 1000 if self.last_state_ns > 0 else 0
+            for ep in self.endpoints():
+                act.send(ep, hil.home_position(ep.tx, self.scenario.origin, t_us))
+        return act
+
+    def poll(self, now: float) -> Actions:
+        """Mission retries and the autostart's commands."""
+        act = Actions()
+        with self.lock:
+            act.send(self.mission_ep, *self.mission.poll(now))
+            if self.autostart is not None and self.running():
+                self.autostart.target = self.served.target()
+                act.send(self.mission_ep, *self.autostart.poll(self.mission_ep.tx, now))
+            self._events(act)
+        return act
+
+    def stopped_frames(self) -> Actions:
+        """The last words: HEARTBEAT with the seed's Stopped state (MAV_STATE_POWEROFF)."""
+        act = Actions()
+        for ep in self.endpoints():
+            act.send(ep, hil.heartbeat(ep.tx, SimState.STOPPED))
+        return act
+
+    def _events(self, act: Actions) -> None:
+        for events in [self.mission.events] + ([self.autostart.events] if self.autostart else []):
+            act.logs.extend(('info', e) for e in events)
+            events.clear()
+
+    def _start_mission(self, act: Actions, fc: Tuple[int, int], now: float) -> None:
+        act.send(self.mission_ep, *self.mission.start(self.mission_ep.tx, fc[0], fc[1], now))
+        self._events(act)
+
+    # --- the simulation ------------------------------------------------------------------------
+    def on_sim_status(self, state: SimState, time_scale: float, now: float) -> Actions:
+        """/sim/status: follow pause/run; the first RUNNING starts the mission upload."""
+        act = Actions()
+        with self.lock:
+            self.fast = time_scale == 0.0
+            if state == self.sim_state:
+                return act
+            what = ('sensors follow the steps, actuators accepted' if state == SimState.RUNNING
+                    else 'sensors only for steps taken (/sim/step), actuators ignored')
+            act.logs.append(('info', f'simulation {state.name}: {what}'))
+            if state != SimState.RUNNING:
+                self._halted_at_ns = self._last_sensor_ns or 0
+            else:
+                for ep in self.endpoints():
+                    ep.peers.touch_all(now)
+            self.sim_state = state
+            if state == SimState.RUNNING and not self._session_started:
+                self._session_started = True
+                fc = (self.mlink or self.hil).peers.flight_controller()
+                if self.mlink is None:
+                    self._start_mission(act, fc or self.served.target(), now)
+                elif fc:                                # heard on the mission link already
+                    self._start_mission(act, fc, now)
+            self._heartbeat(act, now)
+        return act
+
+    def on_state(self, args) -> Actions:
+        """Sensors of one simulation step, to the FC.
+
+        args: (t_ns, p_enu, v_enu, q_wb (w, x, y, z), a_enu, w_flu), vehicle_state_arrays'
+        tuple. Every step the simulation took, and only those: the state itself says so (its
+        time advanced), whatever /sim/status said and when it arrived (another topic: no order
+        with this one). A paused simulation publishes no new time; /sim/step while paused does,
+        and the FC gets those frames. The same states in give the same frames out, live or
+        replayed from a bag.
+        """
+        act = Actions()
+        t_ns = args[0]
+        with self.lock:
+            if t_ns < self.last_state_ns:
+                act.logs.append(('warning', 'sim time went backwards (reset): sensors restart; '
+                                 'a real FC in lockstep must be restarted too'))
+                self.encoder = hil.HilSensorEncoder()
+                if self.dec_state:
+                    self.dec_state.reset()
+                self._halted_at_ns = 0
+            advanced = t_ns > self.last_state_ns
+            self.last_state_ns = t_ns
+            if not advanced or t_ns <= 0:
+                return act
+            s = self.suite.sample(*args)
+            act.sample = (s, t_ns)
+            tx = self.hil.tx
+            out = []
+            if s.imu is not None:
+                out.append(self.encoder.encode(tx, s, t_ns // 1000))
+                self.count['sensor'] += 1
+            for fix in s.gnss:
+                out.append(hil.hil_gps(tx, fix, self.utc0_us + fix.t_ns // 1000))
+                self.count['gps'] += 1
+            if self.dec_state is not None and self.dec_state.due(t_ns):
+                _, p, v, q, a, w = args
+                out.append(hil.hil_state_quaternion(tx, t_ns // 1000, self.scenario.origin,
+                                                    p, v, q, a, w,
+                                                    self.scenario.environment.gravity))
+            # No HIL_SENSOR at this step, so no FC answer will come: the last command holds,
+            # if the FC answered the latest frame (a silent FC must not be answered for).
+            if s.imu is None and self._engaged and self._answered_ns == self._last_sensor_ns:
+                act.commands.append((self._throttles, t_ns))
+            if s.imu is not None:
+                self._last_sensor_ns = t_ns
+        act.send(self.hil, *out)
+        return act
+
+    # --- MAVLink input (reader threads) --------------------------------------------------------
+    def on_datagram(self, ep: Endpoint, data: bytes, addr, now: float) -> Actions:
+        """One datagram (TCP: one read): act on it; one reject if anything was wrong."""
+        act = Actions()
+        msgs = ep.parse(data)
+        problem = None
+        if ep.udp and not msgs:
+            problem = ('truncated', f'{len(data)} bytes and no complete MAVLink frame')
+        with self.lock:
+            for m in msgs:
+                src = (m.get_srcSystem(), m.get_srcComponent())
+                if m.get_type() == 'BAD_DATA':
+                    why = ('undecodable', f'undecodable MAVLink input: {m.reason}')
+                elif src == (self.sysid, self.compid):
+                    continue   # our own echo
+                elif is_signed(m):
+                    why = ('signed', f'signed {m.get_type()} from {src[0]}:{src[1]}: this bridge '
+                           'holds no signing key and drops signed frames (MAVLink spec)')
+                elif self.allow_ids and src[0] not in self.allow_ids:
+                    why = ('peer', f'{m.get_type()} from system {src[0]}, not in '
+                           'allow_system_ids')
+                else:
+                    self.count['rx'] += 1
+                    ep.link.learn(addr)
+                    ep.peers.seen(src[0], src[1], now)
+                    why = self._dispatch(act, ep, m, addr, now)
+                problem = problem or why
+        act.reject = problem
+        return act
+
+    def _for_us(self, m):
+        """None if m is addressed to us (or to all), else the reject (kind, text)."""
+        if (m.target_system in (0, self.sysid)
+                and getattr(m, 'target_component', 0) in (0, self.compid)):
+            return None
+        return ('target', f'{m.get_type()} for {m.target_system}:'
+                f'{getattr(m, "target_component", 0)} is not for us')
+
+    def _dispatch(self, act: Actions, ep: Endpoint, m, addr, now: float):
+        """Act on one message; return None, or the reject (kind, text) if refused."""
+        t = m.get_type()
+        src = (m.get_srcSystem(), m.get_srcComponent())
+        if t == 'HIL_ACTUATOR_CONTROLS':
+            return self._on_actuators(act, m) if ep is self.hil else None
+        if t == 'HEARTBEAT':
+            self._on_heartbeat(act, ep, m, addr, now)
+        elif t in MISSION_MSGS and ep is self.mission_ep:
+            wrong = self._for_us(m)
+            if wrong:
+                return wrong
+            if t == 'MISSION_ACK':
+                if self.mission.on_ack(m) and self.mission.state == DONE \
+                        and self.autostart is not None:
+                    self.autostart.mission_accepted()
+            elif t == 'MISSION_REQUEST_LIST':
+                act.send(ep, *self.mission.on_request_list(ep.tx, m, now))
+            else:
+                act.send(ep, *self.mission.on_request(ep.tx, m, now))
+            self._events(act)
+        elif t == 'COMMAND_ACK' and ep is self.mission_ep and self.autostart is not None \
+                and self.served.matches(*src):
+            wrong = self._for_us(m)
+            if wrong:
+                return wrong
+            self.autostart.command_ack(m, now)
+            self._events(act)
+        elif t == 'STATUSTEXT' and self.served.matches(*src):
+            self._fc_says(act, m, now)
+        return None
+
+    def _on_heartbeat(self, act: Actions, ep: Endpoint, m, addr, now: float) -> None:
+        src = (m.get_srcSystem(), m.get_srcComponent())
+        new = ep.peers.heartbeat(m, f'{addr[0]}:{addr[1]}', now)
+        if new:
+            act.logs.append(('info', f'peer {src[0]}:{src[1]} on the {ep.name} at '
+                             f'{addr[0]}:{addr[1]}: type {m.type}, autopilot {m.autopilot}, '
+                             f'status {m.system_status}'))
+        fc = is_flight_controller(m.type, m.autopilot)
+        if fc and self.served.learn(*src):
+            act.logs.append(('info', f'serving flight controller {self.served.describe()}'))
+        if not (fc and self.served.matches(*src)):
+            return
+        if self.autostart is not None and ep is self.mission_ep:
+            self.autostart.heartbeat(m)
+        # A flight controller new (or back) on the link that takes the mission gets it.
+        if new and ep is self.mission_ep and self._session_started \
+                and self.mission.state != SENDING:
+            self._start_mission(act, src, now)
+
+    def _fc_says(self, act: Actions, m, now: float) -> None:
+        """Log a STATUSTEXT of the FC (PX4 explains refusals so), a text once per 5 s at most."""
+        text = m.text.rstrip('\x00').strip()
+        if now - self._said.get(text, -1e9) < STATUSTEXT_REPEAT_S:
+            return
+        self._said[text] = now
+        level = 'warning' if m.severity <= mavlink.MAV_SEVERITY_WARNING else 'info'
+        act.logs.append((level, f'FC {m.get_srcSystem()}:{m.get_srcComponent()} says: {text}'))
+
+    def _on_actuators(self, act: Actions, m):
+        src = (m.get_srcSystem(), m.get_srcComponent())
+        if not self.served.matches(*src):
+            return ('peer', f'HIL_ACTUATOR_CONTROLS from {src[0]}:{src[1]}, not the flight '
+                    f'controller this link serves ({self.served.describe()})')
+        if self.served.learn(*src):
+            act.logs.append(('info', f'serving flight controller {self.served.describe()}'))
+        try:
+            thr, refused = self.mixer.throttles(m.controls), None
+        except ActuatorError as exc:       # garbage is refused whatever the sim does
+            thr, refused = None, ('value', f'HIL_ACTUATOR_CONTROLS rejected: {exc}; motors keep '
+                                  'the last valid command')
+        t_ns = answered_sensor_ns(m.time_usec, self._last_sensor_ns)
+        halted = self.sim_state in (SimState.PAUSED, SimState.STOPPED) and \
+            t_ns is not None and t_ns <= self._halted_at_ns
+        if t_ns is None or halted:
+            # no frame sent yet, or paused/stopped: the vehicle does not react. Answers to
+            # frames of steps taken after the pause (/sim/step, or the first steps after a
+            # resume whose RUNNING status, another topic, has not arrived yet) are taken.
+            self.count['ignored'] += 1
+            return refused
+        self._answered_ns = t_ns
+        self.count['actuators'] += 1
+        if not self._engaged:
+            self._engaged = True
+            act.logs.append(('info', f'first HIL_ACTUATOR_CONTROLS at sim t = {t_ns / 1e9:.3f} '
+                             's: the flight controller drives the motors'))
+        if thr is not None:
+            self._throttles = thr
+        # A refused answer still answers its step (the motors hold the last valid command):
+        # the simulation must not crawl through lockstep timeouts on an FC's bad values.
+        act.commands.append((self._throttles, t_ns))
+        return refused
+
+    # --- status --------------------------------------------------------------------------------
+    def peers(self) -> list:
+        """The peers of every link, each (sysid, compid) once: the one heard last."""
+        seen: Dict[Tuple[int, int], Any] = {}
+        with self.lock:
+            for ep in self.endpoints():
+                for p in ep.peers.active():
+                    key = (p.sysid, p.compid)
+                    if key not in seen or p.last_seen > seen[key].last_seen:
+                        seen[key] = p
+        return [seen[k] for k in sorted(seen)]
+
+    def flight_controller(self) -> Optional[Tuple[int, int]]:
+        """(sysid, compid) of a flight controller heard on any link, or None."""
+        with self.lock:
+            return next((ep.peers.flight_controller() for ep in self.endpoints()
+                         if ep.peers.flight_controller()), None)

@@ -1,0 +1,31 @@
+"""mavlink/status: the HIL link's state as an aerosim_msgs/MavlinkLinkStatus (latched)."""
+
+import time
+
+from aerosim_msgs.msg import MavlinkLinkStatus, MavlinkPeer
+from mavlink_bridge.core.bridge import HilBridge
+from sim_ros.convert import time_msg
+
+
+def link_status(core: HilBridge, link: str, rejects: dict) -> MavlinkLinkStatus:
+    """The status message of a bridge: link, peers, counters, rejects by kind, mission."""
+    st = MavlinkLinkStatus()
+    st.header.stamp = time_msg(max(core.last_state_ns, 0))
+    st.link = link
+    st.system_id, st.component_id = core.sysid, core.compid
+    now = time.monotonic()
+    for p in core.peers():
+        st.peers.append(MavlinkPeer(
+            system_id=p.sysid, component_id=p.compid, mav_type=p.mav_type,
+            autopilot=p.autopilot, system_status=p.system_status, address=p.address,
+            last_seen_age_s=now - p.last_seen, heartbeats=p.heartbeats))
+    n, r = core.count, rejects
+    st.rx_messages, st.rx_wrong_target = n['rx'], r['target']
+    st.rx_bad_frames = r['truncated'] + r['undecodable'] + r['invalid'] + r['signed']
+    st.rejected_actuators, st.ignored_actuators = r['value'], n['ignored']
+    st.actuator_messages, st.hil_sensor_sent, st.hil_gps_sent = (
+        n['actuators'], n['sensor'], n['gps'])
+    m = core.mission
+    st.mission_state, st.mission_result = m.state, m.result
+    st.mission_transfers, st.mission_resent = m.transfers, m.resent
+    return st
