@@ -229,3 +229,54 @@ def test_shipped_dune_configuration_matches_the_sim_imc_defaults():
     assert bridge['rudder_positive'] == 'port' and bridge['control_level'] == 'actuators'
     assert ini['Simulators.VSIM']['Enabled'].strip() == 'Never'
     assert 'SetServoPosition:10' in ini['Transports.UDP']['Rate Limiters+']
+
+
+# --- ImcBridgeCore: the bridge node's decisions, without ROS ----------------------------------
+def imc_core(**cfg):
+    from imc_bridge.core.bridge import ImcBridgeCore, ImcConfig
+    from sim_core.scenario import load_scenario
+    c = ImcConfig(timestamps='sim', announce_hosts='', **cfg)
+    return ImcBridgeCore(c, load_scenario('default'), ('127.0.0.1', 6003))
+
+
+def imc_bytes(msg, src=0x3F02, dst=0x3F01):
+    from imc_bridge.core.codec import stamp
+    return stamp(msg, Address(src, 0), 1.0, dst).serialize()
+
+
+def test_imc_core_drives_the_actuators_and_refuses_with_the_kind():
+    core = imc_core()
+    peer = ('127.0.0.1', 6002)
+    thr = imcpy.SetThrusterActuation()
+    thr.id, thr.value = 0, 0.5
+    act = core.on_datagram(imc_bytes(thr), peer, 1.0, 0.0)
+    assert act.reject is None and act.effector == [(0.5, None)] and core.counts['rx'] == 1
+    thr.id = 3
+    assert core.on_datagram(imc_bytes(thr), peer, 1.0, 0.0).reject[0] == 'value'
+    assert core.on_datagram(imc_bytes(thr, dst=0x1234), peer, 1.0, 0.0).reject[0] == \
+        'not_for_us'
+    assert core.on_datagram(b'\xfe\x54garbage', peer, 1.0, 0.0).reject is not None
+    # a broadcast of the other level (DUNE's telemetry of its Desired*) drives nothing
+    speed = imcpy.DesiredSpeed()
+    speed.value, speed.speed_units = 2.0, imcpy.SpeedUnits.METERS_PS
+    act = core.on_datagram(imc_bytes(speed, dst=0xFFFF), peer, 1.0, 0.0)
+    assert act.reject is None and act.autopilot == [] and core.counts['ignored_guidance'] == 1
+    assert act.notes and act.notes[0][0] == 'ignored_guidance'
+    # addressed to us it switches the level: actuators at 0, then the speed hold
+    act = core.on_datagram(imc_bytes(speed), peer, 1.0, 0.0)
+    assert act.effector == [(0.0, 0.0)] and act.autopilot == [(2.0, None)]
+    assert core.arbiter.level == 'guidance' and core.counts['level_switches'] == 1
+
+
+def test_imc_core_leak_simulation_replies_and_reports_the_entities():
+    core = imc_core()
+    leak = imcpy.LeakSimulation()
+    leak.op, leak.entities = imcpy.LeakSimulation.OperationEnum.ON, ''
+    act = core.on_datagram(imc_bytes(leak), ('127.0.0.1', 6002), 1.0, 0.0)
+    assert act.reject is None and act.leaks_changed
+    assert all(core.leaks.leaking.values())
+    replies = [(m, to) for m, to in act.sends if to is not None]
+    assert len(replies) == 1 and replies[0][0].dst == 0x3F02
+    states = [m for m, to in act.sends if to is None]
+    assert len(states) == len(core.leaks.entities)
+    assert all(m.state == imcpy.EntityState.StateEnum.FAILURE for m in states)

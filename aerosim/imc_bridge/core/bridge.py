@@ -1,0 +1,528 @@
+"""The IMC bridge's decisions, without ROS: what to send, take, refuse and log.
+
+Out (to the configured peers, and to systems that talk to us while they do):
+- SimulatedState (50) at simulated_state_rate_hz (sim time, decimating vehicle_state: at most
+  the vehicle's step rate, stamped with the sample's sim time): the vehicle_state in NED/FRD
+  around the scenario origin, the scenario's water current as stream velocity; header
+  dst/dst_ent as parameters; timestamps UTC when sent (timestamps: utc | sim_utc | sim).
+- EstimatedState (350) at estimated_state_rate_hz (what Neptus draws), Announce (151, services
+  imc+udp://<our addresses>:port/) and Heartbeat (150) every announce_period_s (wall). The
+  Announce also goes where DUNE's discovery listens (imc_bridge.core.discovery): the multicast
+  group 224.0.75.69 and the discovery ports 30100-30104 of announce_hosts; DUNE takes nothing
+  from a system it has not discovered. EntityList (5) REPORT when queried; EntityState (1) of
+  each leak entity every announce period and on change (NORMAL "active" / FAILURE "leak
+  detected", as DUNE's Simulators.Leaks reports them).
+In:
+- LeakSimulation (51): OFF/ON for the listed leak entities (empty = all); the leak state goes
+  to the latched leaks topic (aerosim_msgs/LeakState) and back to the sender.
+- UASimulation (52): DATA and PING through a simulated acoustic link (range / sound speed +
+  bits / speed, range limit, loss); DATA for us goes to acoustic/rx, a PING is answered by a
+  PING_REPLY from us after the two-way travel time. acoustic/tx sends ours the other way.
+- DynamicsSimParam (53): REQUEST -> REPORT of the vehicle node's tas2acc_pgain/bank2p_pgain;
+  SET range-checks, sets them on the vehicle node (ROS parameter services), answers REPORT.
+- Control, one level at a time (control_level; imc_bridge.core.control): actuators =
+  SetThrusterActuation (id thruster_id, -1..1, positive = ahead) and SetServoPosition (id
+  rudder_servo_id, rad, positive = bow to port as DUNE's heading controller and plant take it)
+  -> effector_command; guidance = DesiredSpeed (m/s, or % of throttle) and DesiredHeading
+  (rad) -> autopilot_command (the boat's speed/heading holds). A message of the other level
+  switches the level only when addressed to our system id; broadcast copies (DUNE's telemetry
+  of its Desired*) are counted as ignored_<level> and drive nothing.
+- Heartbeat/Announce: the sender gets our messages while it keeps talking (dynamic_peers).
+
+ImcBridgeCore owns the bridge's state (dynamic peers, leaks, the acoustic link, the control
+arbiter, the last vehicle state, counters); the node (imc_bridge_node) calls it from its one
+executor thread and carries out the Actions it returns: IMC messages to send (to an address,
+or to every destination), effector/autopilot commands, acoustic receptions, log lines, the
+reject, a DynamicsSimParam to take to the vehicle node's parameter services.
+
+Every datagram that is not one valid IMC message for us is one reject of a kind: the codec's
+kinds; 'peer' (a system not in allow_system_ids); 'not_for_us' (addressed to another
+system); 'value' (a valid message with values we refuse); 'unhandled' (addressed to us, not
+handled here); the node adds 'unavailable' (the vehicle node did not answer) and 'invalid' (a
+handler raised). Valid broadcast messages we do not use (DUNE's telemetry, 70-80 a second)
+are counted as ignored, not refused.
+"""
+
+from dataclasses import dataclass, field
+import math
+import socket
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import imcpy
+import numpy as np
+
+from imc_bridge.core import codec
+from imc_bridge.core.acoustic import PING, PING_REPLY, AcousticLink, AcousticParams
+from imc_bridge.core.control import (
+    ACTUATORS,
+    BROADCAST,
+    BROADCASTS,
+    GUIDANCE,
+    RUDDER_SENSES,
+    THRUSTER_SENSES,
+    ControlArbiter,
+    Stamper,
+    rudder_aerosim,
+    throttle_aerosim,
+)
+from imc_bridge.core.discovery import DISCOVERY_GROUP, parse_ports, service_uris
+from imc_bridge.core.leaks import LeakState
+from imc_bridge.core.state import ImcKinematics, imc_kinematics, stream_velocity_ned
+from sim_core.decimator import Decimator
+from sim_core.errors import ConfigError
+from sim_core.link import parse_endpoint, parse_id_list
+from sim_core.scenario import Scenario
+from sim_core.timeutil import NS_PER_S
+
+# DUNE's ASV leak entities (etc/asv/simulator.ini, Simulators.Leaks).
+DUNE_ASV_LEAKS = ('Leak Sensor - Port Pontoon', 'Leak Sensor - Starboard Pontoon')
+# IMC SystemType by lower-case name (usv, uuv, uav, ugv, ccu, ...), from imcpy.
+SYSTEM_TYPES = {k.lower(): int(v) for k, v in imcpy.SystemType.__members__.items()}
+REJECT_KINDS = codec.KINDS + ('not_for_us', 'value', 'unhandled', 'unavailable')
+MAX_SPEED_MPS, MAX_SPEED_PCT = 50.0, 100.0      # DesiredSpeed accepted
+NOTE_PERIOD_S = 60.0            # an expected, frequent event is logged at most this often
+Addr = Tuple[str, int]
+
+
+@dataclass(frozen=True)
+class ImcConfig:
+    """The bridge's parameters, read once (units in the names; ranges in PARAMETERS)."""
+
+    scenario_file: str = 'default'
+    bind: str = '127.0.0.1:6003'
+    peers: str = '127.0.0.1:6002'
+    dynamic_peers: bool = True
+    peer_timeout_s: float = 30.0
+    system_id: int = 0x3F01
+    entity_id: int = 1
+    entity_label: str = 'Simulation Engine'
+    system_name: str = 'aerosim-usv'
+    system_type: str = 'usv'
+    state_dst: int = BROADCAST
+    state_dst_ent: int = 0xFF
+    simulated_state_rate_hz: float = 10.0
+    estimated_state_rate_hz: float = 5.0
+    announce_period_s: float = 1.0
+    announce_multicast: bool = True
+    announce_hosts: Any = '127.0.0.1'
+    discovery_ports: Any = '30100-30104'
+    timestamps: str = 'utc'
+    leak_entities: Tuple[str, ...] = DUNE_ASV_LEAKS
+    thruster_id: int = 0
+    rudder_servo_id: int = 0
+    rudder_positive: str = 'port'
+    thruster_positive: str = 'ahead'
+    control_level: str = 'actuators'
+    max_rudder_rad: float = math.pi / 2
+    sound_speed_mps: float = 1500.0
+    acoustic_range_m: float = 1000.0
+    acoustic_loss: float = 0.0
+    seed: int = 0
+    topside_position_enu: Tuple[float, ...] = (0.0, 0.0, 0.0)
+    vehicle_node: str = 'usv_node'
+    warn_period_s: float = 2.0
+    allow_system_ids: Any = ''
+
+
+PARAMETERS: Dict[str, tuple] = {
+    'scenario_file': ('Scenario YAML (origin, current)',),
+    'bind': ('Our IMC UDP address host:port',),
+    'peers': ("IMC peers that get our messages: host:port, comma-separated (DUNE listens on "
+              "6002); '' = none",),
+    'dynamic_peers': ('Also send to systems that send us Heartbeat/Announce',),
+    'peer_timeout_s': ('Silence after which a dynamic peer is dropped [s]', 1.0, 3600.0),
+    'system_id': ('Our IMC system id (address)', 1, 0xFFFE),
+    'entity_id': ('IMC entity id of the simulation', 0, 0xFE),
+    'entity_label': ('Label of entity_id',),
+    'system_name': ('IMC system name (Announce)',),
+    'system_type': (f'IMC system type: {", ".join(SYSTEM_TYPES)}',),
+    'state_dst': ('SimulatedState header dst (0xFFFF: any)', 0, 0xFFFF),
+    'state_dst_ent': ('SimulatedState header dst_ent', 0, 0xFF),
+    'simulated_state_rate_hz': ('SimulatedState rate [Hz] (sim)', 0.1, 1000.0),
+    'estimated_state_rate_hz': ('EstimatedState rate [Hz] (sim); 0 = off', 0.0, 1000.0),
+    'announce_period_s': ('Announce and Heartbeat period [s] (wall)', 0.1, 60.0),
+    'announce_multicast': (f'Also send Announce to the IMC discovery group {DISCOVERY_GROUP} '
+                           '(DUNE takes nothing from a system it has not discovered)',),
+    'announce_hosts': ('Hosts whose discovery ports get our Announce unicast (a DUNE without a '
+                       "multicast route), comma-separated; '' = none",),
+    'discovery_ports': ("IMC discovery ports (DUNE's Transports.Discovery), e.g. "
+                        '30100-30104',),
+    'timestamps': ("IMC timestamps: 'utc' (the UTC time when sent, for DUNE's logs and "
+                   "Neptus), 'sim_utc' (UTC at start + sim time) or 'sim' (sim seconds)",),
+    'leak_entities': ("Leak entity labels (LeakSimulation), DUNE's ASV ones by default",),
+    'thruster_id': ('SetThrusterActuation id of the thruster', 0, 255),
+    'rudder_servo_id': ('SetServoPosition id of the rudder', 0, 255),
+    'rudder_positive': ("Sense of a positive SetServoPosition: 'port' (bow to port: DUNE's "
+                        "heading controller and plant) or 'starboard'",),
+    'thruster_positive': ("Sense of a positive SetThrusterActuation: 'ahead' or 'astern'",),
+    'control_level': ("IMC control level at start: 'actuators' (SetThrusterActuation/"
+                      "SetServoPosition, DUNE's own controllers) or 'guidance' (DesiredSpeed/"
+                      'DesiredHeading, our holds); a message of the other level addressed to '
+                      'our system id switches',),
+    'max_rudder_rad': ('Largest |SetServoPosition| accepted [rad]', 0.01, math.pi),
+    'sound_speed_mps': ('Sound speed [m/s]', 1300.0, 1700.0),
+    'acoustic_range_m': ('Acoustic link range [m]', 1.0, 1e5),
+    'acoustic_loss': ('Loss probability per leg [-]', 0.0, 1.0),
+    'seed': ('Random seed (acoustic losses)', 0, 2**31 - 1),
+    'topside_position_enu': ('Position of the remote modem (senders of UASimulation) [m], '
+                             'ENU',),
+    'vehicle_node': ('Node whose tas2acc_pgain/bank2p_pgain DynamicsSimParam sets',),
+    'warn_period_s': ('Minimum period of repeated warnings [s]', 0.1, 600.0),
+    'allow_system_ids': ('IMC systems (header src) whose messages are taken, comma-separated '
+                         "(0x3F02 or 16130); '' = any. Others are counted as rejected_peer",),
+}
+ANY_TYPE = ('announce_hosts', 'discovery_ports', 'allow_system_ids')
+
+
+def rad_position(origin, p_ned):
+    """(lat, lon [rad], height [m]) of a NED offset [m] from a GeoOrigin."""
+    lat, lon, h = origin.enu_to_geodetic(p_ned[1], p_ned[0], -p_ned[2])
+    return math.radians(lat), math.radians(lon), float(h)
+
+
+@dataclass
+class Actions:
+    """What the node does after a decision of the core."""
+
+    sends: List[Tuple[Any, Optional[Addr]]] = field(default_factory=list)  # (msg, None = all)
+    discovery: List[Tuple[bytes, Addr, bool]] = field(default_factory=list)  # multicast?
+    effector: List[Tuple[Optional[float], Optional[float]]] = field(default_factory=list)
+    autopilot: List[Tuple[Optional[float], Optional[float]]] = field(default_factory=list)
+    acoustic_rx: list = field(default_factory=list)     # acoustic.Delivery for us
+    logs: List[str] = field(default_factory=list)
+    throttled: List[str] = field(default_factory=list)  # logged at most once a second
+    notes: List[Tuple[str, str]] = field(default_factory=list)  # (what, text): once a minute
+    reject: Optional[Tuple[str, str]] = None
+    leaks_changed: bool = False
+    gains: Optional[Tuple[int, Any, Addr]] = None       # (op, DynamicsSimParam, sender)
+
+    def reply(self, msg, req, addr: Addr) -> None:
+        """Send msg to the system that sent req (its address and IMC id)."""
+        msg.dst, msg.dst_ent = req.src, req.src_ent
+        self.sends.append((msg, addr))
+
+
+class ImcBridgeCore:
+    """The IMC link's state and rules (see the module docstring)."""
+
+    def __init__(self, cfg: ImcConfig, scenario: Scenario, local: Addr):
+        """Check the configuration (ConfigError naming the parameter); local: our address."""
+        self.cfg = cfg
+        try:
+            if cfg.system_type not in SYSTEM_TYPES:
+                raise ValueError(f'system_type: one of {", ".join(SYSTEM_TYPES)}, got '
+                                 f'{cfg.system_type!r}')
+            self.stamper = Stamper(cfg.timestamps)
+            if cfg.rudder_positive not in RUDDER_SENSES:
+                raise ValueError(f"rudder_positive: 'port' or 'starboard', got "
+                                 f'{cfg.rudder_positive!r}')
+            if cfg.thruster_positive not in THRUSTER_SENSES:
+                raise ValueError(f"thruster_positive: 'ahead' or 'astern', got "
+                                 f'{cfg.thruster_positive!r}')
+            self.arbiter = ControlArbiter(cfg.control_level, cfg.system_id)
+            self.discovery_ports = parse_ports(cfg.discovery_ports)
+            self.announce_hosts = [h.strip() for h in str(cfg.announce_hosts).split(',')
+                                   if h.strip()]
+            for h in self.announce_hosts:
+                try:
+                    socket.getaddrinfo(h, None, socket.AF_INET, socket.SOCK_DGRAM)
+                except (OSError, UnicodeError):
+                    raise ValueError(f'announce_hosts: {h!r} is not an IPv4 address or a '
+                                     'known host name') from None
+            top = cfg.topside_position_enu
+            if len(top) != 3 or not all(math.isfinite(x) for x in top):
+                raise ValueError(f'topside_position_enu: 3 finite numbers, got {list(top)}')
+            self.leaks = LeakState(cfg.leak_entities)
+            ends = (parse_endpoint(p, 'peers') for p in cfg.peers.split(',') if p.strip())
+            self.static_peers: List[Addr] = [e for e in ends if e is not None]
+            self.allow_ids = parse_id_list(cfg.allow_system_ids, 'allow_system_ids', 0, 0xFFFE)
+            self.acoustic = AcousticLink(AcousticParams(
+                sound_speed_mps=cfg.sound_speed_mps, max_range_m=cfg.acoustic_range_m,
+                loss_probability=cfg.acoustic_loss, seed=cfg.seed))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
+        self.system_id = cfg.system_id
+        self.sys_type = SYSTEM_TYPES[cfg.system_type]
+        self.addr = codec.Address(cfg.system_id, cfg.entity_id)
+        self.scenario = scenario
+        o = self.origin = scenario.origin
+        self.origin_rad = (math.radians(o.lat_deg), math.radians(o.lon_deg), o.alt_m)
+        self.stream = stream_velocity_ned(scenario.environment.current_enu)
+        self.topside_ned = np.array([top[1], top[0], -top[2]], dtype=float)
+        self.imc_services = service_uris(*local)
+        self.dynamic: Dict[Addr, float] = {}    # dynamic peer -> last heard (monotonic)
+        self.counts = dict(rx=0, tx=0, simulated_state=0, estimated_state=0, commands=0,
+                           ignored=0, ignored_actuators=0, ignored_guidance=0,
+                           level_switches=0, announce_errors=0)
+        self._t_ns: Optional[int] = None
+        self._dec_sim = Decimator(cfg.simulated_state_rate_hz)
+        self._dec_est = Decimator(cfg.estimated_state_rate_hz) \
+            if cfg.estimated_state_rate_hz > 0.0 else None
+        self._arrays: Optional[Callable[[], tuple]] = None    # the last state's arrays, lazily
+        self._kin: Optional[ImcKinematics] = None
+        self._handlers = {
+            'Heartbeat': self._on_presence, 'Announce': self._on_presence,
+            'EntityList': self._on_entity_list, 'LeakSimulation': self._on_leak,
+            'UASimulation': self._on_ua, 'DynamicsSimParam': self._on_dynamics_param,
+            'SetThrusterActuation': self._on_thruster, 'SetServoPosition': self._on_servo,
+            'DesiredSpeed': self._on_speed, 'DesiredHeading': self._on_heading,
+        }
+
+    def destinations(self, now: float) -> Tuple[List[Addr], List[Addr]]:
+        """(static peers plus the dynamic peers heard within peer_timeout_s, those dropped)."""
+        gone = [a for a, t in self.dynamic.items() if now - t > self.cfg.peer_timeout_s]
+        for a in gone:
+            del self.dynamic[a]
+        return list(dict.fromkeys(self.static_peers + list(self.dynamic))), gone
+
+    # --- vehicle state out -----------------------------------------------------------------------
+    def on_state(self, t_ns: int, arrays: Callable[[], tuple]) -> Actions:
+        """A vehicle_state of sim time t_ns; arrays() gives vehicle_state_arrays' tuple.
+
+        Every step arrives here (1000/s at 20x a 50 Hz boat): kept cheap, the state is
+        converted only for the samples that go out, at their rates on the state's own sim time
+        (exact periods, stamped with the sample's time). Time going back is a reset: the
+        acoustic frames in flight and the leaks are cleared.
+        """
+        act = Actions()
+        if self._t_ns is not None and t_ns < self._t_ns:
+            self.acoustic.clear()
+            self.leaks.reset()
+            act.leaks_changed = True
+            for dec in (self._dec_sim, self._dec_est):
+                if dec is not None:
+                    dec.reset()
+        self._t_ns, self._arrays, self._kin = t_ns, arrays, None
+        stamp = self.stamper(t_ns / NS_PER_S)
+        if self._dec_sim.due(t_ns):
+            act.sends.append((self.simulated_state(stamp), None))
+        if self._dec_est is not None and self._dec_est.due(t_ns):
+            act.sends.append((self.estimated_state(stamp), None))
+        return act
+
+    @property
+    def kin(self) -> Optional[ImcKinematics]:
+        """ImcKinematics of the last vehicle_state (None before the first)."""
+        if self._kin is None and self._arrays is not None:
+            _t, p, v, q, _a, w = self._arrays()
+            self._kin = imc_kinematics(p, v, q, w, self.stream)
+        return self._kin
+
+    def simulated_state(self, stamp_s: float):
+        """SimulatedState (50) of the last vehicle state, stamped stamp_s."""
+        k = self.kin
+        assert k is not None            # called for a vehicle state (on_state)
+        self.counts['simulated_state'] += 1
+        return codec.simulated_state(self.addr, stamp_s, self.origin_rad, k.ned, k.euler,
+                                     k.uvw_water, k.pqr, self.stream, self.cfg.state_dst,
+                                     self.cfg.state_dst_ent)
+
+    def estimated_state(self, stamp_s: float):
+        """EstimatedState (350) of the last vehicle state, stamped stamp_s."""
+        k = self.kin
+        assert k is not None            # called for a vehicle state (on_state)
+        self.counts['estimated_state'] += 1
+        return codec.estimated_state(self.addr, stamp_s, self.origin_rad, k,
+                                     depth=max(0.0, k.ned[2]))
+
+    def presence(self, sim_s: float, multicast: bool) -> Actions:
+        """Heartbeat and Announce to the peers, Announce to discovery, the leak states."""
+        act = Actions()
+        t = self.stamper(sim_s)
+        pos = rad_position(self.origin, self.kin.ned) if self.kin else self.origin_rad
+        ann = codec.announce(self.addr, t, self.cfg.system_name, self.sys_type, pos,
+                             self.imc_services)
+        act.sends += [(codec.stamp(imcpy.Heartbeat(), self.addr, t), None), (ann, None)]
+        data = ann.serialize()
+        for port in self.discovery_ports:
+            if multicast:
+                act.discovery.append((data, (DISCOVERY_GROUP, port), True))
+            act.discovery += [(data, (host, port), False) for host in self.announce_hosts]
+        self._leak_states(act, sim_s)
+        return act
+
+    # --- datagrams in ----------------------------------------------------------------------------
+    def on_datagram(self, data: bytes, addr: Addr, sim_s: float, now: float) -> Actions:
+        """Decode one datagram and act on it; a refusal is Actions.reject (kind, text)."""
+        act = Actions()
+        try:
+            msg = codec.decode(data)
+        except codec.ImcError as exc:
+            act.reject = (exc.kind, str(exc))
+            return act
+        if msg.src == self.system_id:
+            return act                      # our own (multicast/broadcast echo)
+        if self.allow_ids and msg.src not in self.allow_ids:
+            act.reject = ('peer', f'{msg.msg_name} from system 0x{msg.src:04X}, not in '
+                          'allow_system_ids')
+            return act
+        if msg.dst != self.system_id and msg.dst not in BROADCASTS:
+            act.reject = ('not_for_us', f'{msg.msg_name} for system 0x{msg.dst:04X}')
+            return act
+        self.counts['rx'] += 1
+        handler = self._handlers.get(msg.msg_name)
+        if handler is None:
+            if msg.dst != self.system_id:     # a peer's telemetry (DUNE sends 70-80 a second)
+                self.counts['ignored'] += 1
+            else:
+                act.reject = ('unhandled', f'{msg.msg_name} ({msg.msg_id}) is not handled here')
+            return act
+        try:
+            handler(act, msg, addr, sim_s, now)
+        except ValueError as exc:
+            act.reject = ('value', f'{msg.msg_name}: {exc}')
+        return act
+
+    def _on_presence(self, act: Actions, msg, addr: Addr, _sim_s: float, now: float):
+        if self.cfg.dynamic_peers and addr not in self.static_peers:
+            if addr not in self.dynamic:
+                act.logs.append(f'IMC peer {addr[0]}:{addr[1]} (system 0x{msg.src:04X}) gets '
+                                'our messages')
+            self.dynamic[addr] = now
+
+    def _on_entity_list(self, act: Actions, msg, addr: Addr, sim_s: float, _now: float):
+        if msg.op != imcpy.EntityList.OperationEnum.QUERY:
+            return
+        eid = self.cfg.entity_id
+        ents = [(self.cfg.entity_label, eid)] + [
+            (label, eid + 1 + i) for i, label in enumerate(self.leaks.entities)]
+        act.reply(codec.entity_list_report(self.addr, self.stamper(sim_s), ents), msg, addr)
+
+    # --- leaks -----------------------------------------------------------------------------------
+    def _on_leak(self, act: Actions, msg, addr: Addr, sim_s: float, _now: float):
+        named = self.leaks.apply(int(msg.op), msg.entities)     # ValueError: unknown entity
+        act.logs.append(f'leak simulation {"ON" if int(msg.op) else "OFF"} for {list(named)}; '
+                        f'leaking now: {list(self.leaks.active())}')
+        act.leaks_changed = True
+        self._leak_states(act, sim_s, named)
+        active = self.leaks.active()
+        rep = imcpy.LeakSimulation()
+        rep.op = (imcpy.LeakSimulation.OperationEnum.ON if active
+                  else imcpy.LeakSimulation.OperationEnum.OFF)
+        rep.entities = ','.join(active)
+        act.reply(codec.stamp(rep, self.addr, self.stamper(sim_s)), msg, addr)
+
+    def _leak_states(self, act: Actions, sim_s: float, which=None) -> None:
+        """EntityState of the leak entities (which: labels; None = all), to every peer."""
+        t = self.stamper(sim_s)
+        for i, label in enumerate(self.leaks.entities):
+            if which is None or label in which:
+                leaking = self.leaks.leaking[label]
+                act.sends.append((codec.entity_state(
+                    self.addr, t, self.cfg.entity_id + 1 + i, leaking,
+                    'leak detected' if leaking else 'active'), None))
+
+    # --- acoustics -------------------------------------------------------------------------------
+    def _range_to_topside(self) -> float:
+        if self.kin is None:
+            raise ValueError('no vehicle state yet: the vehicle position is unknown')
+        return float(np.linalg.norm(np.asarray(self.kin.ned) - self.topside_ned))
+
+    def _on_ua(self, act: Actions, msg, addr: Addr, sim_s: float, _now: float):
+        kind = int(msg.type)
+        if kind == PING_REPLY:
+            raise ValueError('PING_REPLY: this system sent no ping to answer')
+        what = self.acoustic.transmit(sim_s, kind, msg.src, self.system_id, int(msg.speed),
+                                      bytes(msg.data), self._range_to_topside(),
+                                      reply_to=(addr, msg.src_ent))
+        act.throttled.append(f'acoustic {"PING" if kind == PING else "DATA"} from 0x{msg.src:04X} '
+                        f'({len(msg.data)} bytes) at t = {sim_s:.3f} s: {what}')
+
+    def acoustic_tx(self, kind: int, dst: int, speed_bps: int, data: bytes, sim_s: float) -> str:
+        """Our transmission (acoustic/tx): what happens to it; ValueError if refused."""
+        return self.acoustic.transmit(sim_s, kind, self.system_id, dst, speed_bps, data,
+                                      self._range_to_topside())
+
+    def deliver_acoustic(self, sim_s: float) -> Actions:
+        """Frames arriving by sim_s: ours to acoustic/rx, the others as UASimulation."""
+        act = Actions()
+        for dl in self.acoustic.due(sim_s):
+            if dl.dst == self.system_id:            # for us: DATA, or the reply to our PING
+                act.acoustic_rx.append(dl)
+                continue
+            ua = imcpy.UASimulation()               # from us to a system on the IMC network
+            ua.type = imcpy.UASimulation.TypeEnum(dl.kind)
+            ua.speed, ua.data = dl.speed_bps, dl.data
+            to, dst_ent = dl.reply_to if dl.reply_to else (None, 0xFF)
+            # stamped with its arrival time (sim)
+            act.sends.append((codec.stamp(ua, self.addr, self.stamper(dl.t_s), dl.dst,
+                                          dst_ent), to))
+        return act
+
+    # --- vehicle dynamics parameters -------------------------------------------------------------
+    def _on_dynamics_param(self, act: Actions, msg, addr: Addr, _sim_s: float, _now: float):
+        op = int(msg.op)
+        if op == 2:             # REPORT: someone else's answer
+            return
+        if op not in (0, 1):
+            raise ValueError(f'op {op}: REQUEST (0), SET (1) or REPORT (2)')
+        act.gains = (op, msg, addr)     # the vehicle node range-checks and answers (the node)
+
+    def gains_report(self, tas2acc_pgain: float, bank2p_pgain: float, sim_s: float):
+        """DynamicsSimParam REPORT of the gains in force."""
+        rep = imcpy.DynamicsSimParam()
+        rep.op = imcpy.DynamicsSimParam.ActionOnTheVehicleSimulationParametersEnum.REPORT
+        rep.tas2acc_pgain, rep.bank2p_pgain = tas2acc_pgain, bank2p_pgain
+        return codec.stamp(rep, self.addr, self.stamper(sim_s))
+
+    # --- control in ------------------------------------------------------------------------------
+    def _level(self, act: Actions, level: str, msg) -> bool:
+        """Whether msg (of control `level`) may drive now; logs and counts the decision."""
+        take, switched = self.arbiter.decide(level, msg.dst)
+        if switched:
+            self.counts['level_switches'] += 1
+            act.logs.append(
+                f'IMC control level -> {level}: {msg.msg_name} addressed to us by '
+                f'0x{msg.src:04X}; the other level is ignored until one of its messages is '
+                'addressed to us (holds released, actuators at 0 until commanded)')
+            act.effector.append((0.0, 0.0))
+        elif not take:
+            n = self.counts[f'ignored_{level}'] = self.counts[f'ignored_{level}'] + 1
+            act.notes.append((f'ignored_{level}', (
+                f'{msg.msg_name} (broadcast, from 0x{msg.src:04X}) ignored: control level is '
+                f"{self.arbiter.level} (e.g. DUNE's telemetry copies of its Desired*); address "
+                f'it to 0x{self.system_id:04X} to switch ({n} ignored so far)')))
+        return take
+
+    def _on_thruster(self, act: Actions, msg, _addr: Addr, _sim_s: float, _now: float):
+        if msg.id != self.cfg.thruster_id:
+            raise ValueError(f'thruster id {msg.id}: this vehicle has thruster '
+                             f'{self.cfg.thruster_id}')
+        if not (math.isfinite(msg.value) and -1.0 <= msg.value <= 1.0):
+            raise ValueError(f'value {msg.value!r} outside [-1, 1]')
+        if self._level(act, ACTUATORS, msg):
+            act.effector.append((throttle_aerosim(msg.value, self.cfg.thruster_positive), None))
+
+    def _on_servo(self, act: Actions, msg, _addr: Addr, _sim_s: float, _now: float):
+        if msg.id != self.cfg.rudder_servo_id:
+            raise ValueError(f'servo id {msg.id}: the rudder is servo {self.cfg.rudder_servo_id}')
+        lim = self.cfg.max_rudder_rad
+        if not (math.isfinite(msg.value) and abs(msg.value) <= lim):
+            raise ValueError(f'value {msg.value!r} rad outside +-{lim:g}')
+        if self._level(act, ACTUATORS, msg):
+            act.effector.append((None, rudder_aerosim(msg.value, self.cfg.rudder_positive)))
+
+    def _on_speed(self, act: Actions, msg, _addr: Addr, _sim_s: float, _now: float):
+        units, v = int(msg.speed_units), msg.value
+        if not math.isfinite(v):
+            raise ValueError(f'value {v!r}')
+        if units == int(imcpy.SpeedUnits.METERS_PS):
+            if abs(v) > MAX_SPEED_MPS:
+                raise ValueError(f'{v} m/s outside +-{MAX_SPEED_MPS:g}')
+        elif units == int(imcpy.SpeedUnits.PERCENTAGE):
+            if abs(v) > MAX_SPEED_PCT:
+                raise ValueError(f'{v} % outside +-{MAX_SPEED_PCT:g}')
+        else:
+            raise ValueError('speed in RPM: this vehicle takes m/s or % (no motor model)')
+        if not self._level(act, GUIDANCE, msg):
+            return
+        if units == int(imcpy.SpeedUnits.METERS_PS):
+            act.autopilot.append((v, None))
+        else:
+            act.effector.append((v / 100.0, None))
+
+    def _on_heading(self, act: Actions, msg, _addr: Addr, _sim_s: float, _now: float):
+        if not (math.isfinite(msg.value) and abs(msg.value) <= 2.0 * math.pi):
+            raise ValueError(f'value {msg.value!r} rad outside +-2 pi')
+        if self._level(act, GUIDANCE, msg):
+            act.autopilot.append((None, msg.value))
