@@ -246,3 +246,58 @@ def test_command_21_para1_is_the_swarm_and_its_size_bound_holds():
     assert [b['acc_forward'] for b in boats] == [999999.9999, -999999.9999]
     assert [b['yaw_deg'] for b in boats] == [-180.0, -180.0]
     assert [b['course_deg'] for b in boats] == [179.9999, -180.0]
+
+
+# --- UiPipeline: the bridge node's decisions, without ROS -------------------------------------
+class _Types:
+    boats, obstacles = BOAT_TYPES, OBSTACLE_TYPES
+
+
+class _State:
+    def __init__(self, source, seq, session=P.SESSION_PRACTICE):
+        self.input_source, self.input_seq, self.session = source, seq, session
+
+
+def pipeline(**cfg):
+    from usv_bridge.core.pipeline import UiConfig, UiPipeline
+    return UiPipeline(UiConfig(**cfg), _Types(), parse(json.loads(json.dumps(SEED_INIT))), 77)
+
+
+def test_pipeline_keeps_order_window_and_answers_each_input():
+    p = pipeline(window=2)
+    ui = ('127.0.0.1', 9922)
+    for k in range(3):
+        act = p.on_input(json.dumps([22, 1, 0, 0, k, 0, 2, 60, 0, 0, 0]).encode(), ui, 0.0)
+        assert act.accepted and act.rejects == []
+    assert p.flush(0.0, listening=False).batches == []        # no swarm: nothing goes out
+    act = p.flush(0.1, listening=True)
+    assert [[i.seq for i in b] for b in act.batches] == [[1, 2]]  # the window: 2 out
+    # a state reflecting input 2 waits for its answer; the answer goes out first
+    assert p.on_state(_State(77, 2)).states == []
+    act = p.on_results([(1, True, '', 'ok 1'), (2, False, 'state', 'boat 1 is dead')])
+    assert [r[1]['seq'] for r in act.replies] == [1, 2]
+    assert act.replies[0][1]['ok'] and not act.replies[1][1]['ok']
+    assert act.rejects == [('state', 'boat 1 is dead', ui)] and len(act.states) == 1
+    assert [i.seq for b in p.flush(0.2, True).batches for i in b] == [3]
+
+
+def test_pipeline_refuses_garbage_with_its_kind_and_drops_stale_states():
+    p = pipeline()
+    ui = ('127.0.0.1', 9922)
+    act = p.on_input(b'[21, 0]', ui, 0.0)
+    assert not act.accepted and act.rejects[0][0] == 'command'
+    assert act.replies[0][1] == {'reply': 21, 'ok': False, 'kind': 'command',
+                                 'error': act.rejects[0][1]}
+    assert p.on_input(b'{not json', ui, 0.0).rejects[0][0] == 'json'
+    # an init applied: states from before it are stale
+    assert p.on_input(json.dumps(SEED_INIT).encode(), ui, 0.0).accepted
+    p.flush(0.0, True)
+    act = p.on_results([(1, True, '', 'init applied')])
+    assert act.replies[0][1]['reply'] == 'init' and act.replies[0][1]['boats'] == 1
+    assert p.on_state(_State(77, 0)).states == []              # before the init
+    assert len(p.on_state(_State(77, 1)).states) == 1
+    assert p.on_state(_State(77, 1, P.SESSION_END)).states == []
+    # with no swarm listening, queued inputs are refused after answer_timeout_s
+    p.on_input(json.dumps([26, 1]).encode(), ui, 10.0)
+    act = p.check_answers(10.0 + p.cfg.answer_timeout_s + 0.1, listening=False)
+    assert act.rejects[0][0] == 'state' and 'no swarm' in act.rejects[0][1]

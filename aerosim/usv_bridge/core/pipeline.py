@@ -1,0 +1,303 @@
+"""The USV UI bridge's decisions, without ROS: the ordered input stream, answers, states out.
+
+In (from the UI): the init object, commands 22 and 26, one UTF-8 JSON text per datagram (TCP:
+per line). Each is checked against the wire (usv_bridge.core.protocol: types, ranges, ids,
+naming the field); a refused input is counted by kind, logged (rate-limited), answered, and
+changes nothing. An accepted input goes to the swarm numbered, in the order received: one
+ordered stream for init, 26 and 22, so an init, its 26 and the 22 after them are applied in
+that order. At most `window` inputs are out without an answer; the rest wait here (up to
+`max_pending`), so no burst can overflow the topic's history. Every input is answered to its
+sender once the swarm applied or refused it: ``{"reply": 22, "seq": 7, "ok": true,
+"applied": "..."}`` or ``{"reply": 22, "seq": 7, "ok": false, "kind": "state", "error": "boat
+3 is out of action (health 0)"}`` (an init: ``"reply": "init"`` with its boat and obstacle
+counts).
+
+Out (to the UI): command 21 of every swarm state, ``[21, n, <n boats>, ts]``: one UDP datagram
+(an init whose 21 could exceed `max_datagram_bytes` is refused over UDP: use TCP), or one TCP
+line. After an init or a 26 is applied, states from before it are not forwarded: the first 21
+a UI gets after the reply shows the new swarm. Nor does a state go out before the answers to
+the inputs it reflects (its input_seq): the answers and the states come on two topics with no
+order between them, so such a state waits here (at most MAX_HELD of them) until those answers
+went out: the UI never sees a swarm before the reply to the init that made it, nor a boat on
+its new order before the 22's reply.
+
+UiPipeline is called from the node's one executor thread; a state is read by duck typing
+(input_source, input_seq, session), so this module imports no message package.
+"""
+
+from collections import deque
+from dataclasses import dataclass, field
+import datetime
+import json
+from typing import Any, Deque, Dict, List, Optional, Tuple
+
+from sim_core.validate import FieldError
+from usv_bridge.core import protocol as P
+
+# States held for answers not yet in (normally for milliseconds); beyond this many the answers
+# are taken as lost and the oldest goes out without them (200 = 2 s of a 10 Hz swarm at 10x)
+MAX_HELD = 200
+MAX_UDP_PAYLOAD = 65507
+
+
+@dataclass(frozen=True)
+class UiConfig:
+    """The bridge's parameters, read once (units in the names; ranges in PARAMETERS)."""
+
+    transport: str = 'udp'
+    bind: str = '127.0.0.1:9921'
+    ui_address: str = '127.0.0.1:9922'
+    tcp_bind: str = '127.0.0.1:9921'
+    sim_config: str = 'SimConfig.json'
+    types_file: str = 'usv_types.yaml'
+    max_boats: int = 10000
+    max_datagram_bytes: int = 65000
+    timestamps: str = 'sim'
+    replies: bool = True
+    window: int = 200
+    max_pending: int = 100000
+    answer_timeout_s: float = 5.0
+    warn_period_s: float = 2.0
+
+
+PARAMETERS: Dict[str, tuple] = {
+    'transport': ("'udp' (one JSON per datagram) or 'tcp' (a server, one JSON per line)",),
+    'bind': ('Our UDP address host:port',),
+    'ui_address': ("The UI's UDP address host:port ('' = the last sender of a valid input)",),
+    'tcp_bind': ('TCP server address (transport tcp)',),
+    'sim_config': ('Init object in force until the UI sends one (path, or name in config/); as '
+                   'usv_swarm_node',),
+    'types_file': ('Boat/obstacle type codes',),
+    'max_boats': ('Most boats an init may have', 1, 100000),
+    'max_datagram_bytes': ('Largest command-21 datagram [bytes] (UDP): an init whose 21 could '
+                           'be larger is refused (use TCP)', 1000, MAX_UDP_PAYLOAD),
+    'timestamps': ("Command 21 timestamp: 'sim' (the init's hour today + session sim time) or "
+                   "'wall' (local time now)",),
+    'replies': ('Answer every input: {"reply": ..., "ok": ...}',),
+    'window': ('Inputs out to the swarm without an answer, at most (the input topic keeps '
+               '1000)', 1, 900),
+    'max_pending': ('Inputs waiting for the window, at most (beyond: refused as busy)',
+                    1, 10000000),
+    'answer_timeout_s': ('Wall time without an answer after which the inputs out are sent '
+                         'again (a swarm restarted) or, with no swarm, refused [s]', 0.1, 600.0),
+    'warn_period_s': ('Minimum period of repeated warnings [s]', 0.1, 600.0),
+}
+
+
+@dataclass
+class Input:
+    """An accepted input on its way to the swarm.
+
+    code: 'init', 26 or 22; payload: the init object (its JSON), the session code, or the
+    Order; addr: its sender; t: when it was queued or last sent [s, monotonic]; info: what
+    its answer adds (an init's counts and hour).
+    """
+
+    code: Any
+    seq: int
+    payload: Any
+    addr: Any
+    t: float
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
+class Actions:
+    """What the node does after a decision of the pipeline."""
+
+    replies: List[Tuple[Any, dict]] = field(default_factory=list)    # (addr, JSON object)
+    rejects: List[Tuple[str, str, Any]] = field(default_factory=list)  # (kind, text, addr)
+    batches: List[List[Input]] = field(default_factory=list)   # each one SwarmInputs, in order
+    states: list = field(default_factory=list)        # states whose 21 goes out now
+    # ('info' | 'warning' | 'throttled' (a warning at most once per warn_period_s), text)
+    logs: List[Tuple[str, str]] = field(default_factory=list)
+    accepted: bool = False          # the input was queued (its sender is the UI now, UDP)
+
+
+class UiPipeline:
+    """The input stream to the swarm and the states back to the UI (module docstring)."""
+
+    def __init__(self, cfg: UiConfig, types, swarm_config, source: int):
+        """types: the TypeTable; swarm_config: the init in force; source: our stream's id."""
+        self.cfg, self.types, self.source = cfg, types, source
+        self.tcp = cfg.transport == 'tcp'
+        self.counts = dict(rx=0, init=0, cmd22=0, cmd26=0, applied=0, refused=0, resent=0,
+                           cmd21=0, released_unanswered=0)
+        self._set_config(swarm_config)
+        self._hour = swarm_config.hour          # of the init in force (applied)
+        self._seq = 0
+        self.pending: Deque[Input] = deque()    # waiting for the window
+        self.out: Dict[int, Input] = {}         # seq -> sent, not answered yet
+        self._accept_from = 0                   # states from before this input are stale
+        self.held: deque = deque()              # states waiting for their inputs' answers
+
+    def _set_config(self, cfg) -> None:
+        """The config the next inputs are checked against (the latest init queued)."""
+        self.config = cfg
+        self.ids = cfg.boat_index()
+
+    def fits(self, boat_ids) -> int:
+        """Bytes a command 21 of these boats may take; ProtocolError if over UDP's budget."""
+        need = P.max_21_bytes(boat_ids)
+        if not self.tcp and need > self.cfg.max_datagram_bytes:
+            raise P.ProtocolError('size', f'{len(boat_ids)} boats: command 21 could take {need} '
+                                  'bytes, more than one UDP datagram '
+                                  f'({self.cfg.max_datagram_bytes}): use transport tcp')
+        return need
+
+    # --- input -----------------------------------------------------------------------------------
+    def on_input(self, data: bytes, addr, now: float) -> Actions:
+        """Decode and check one input, then queue it for the swarm; refusals answered."""
+        act = Actions()
+        code = None
+        try:
+            code, obj = P.decode(data)
+            if code == P.CMD_STATE:
+                raise P.ProtocolError('command', '21 is sent by the simulator, not to it')
+            info: Dict[str, Any] = {}
+            if code == 'init':
+                cfg = P.parse_init(obj, self.types.boats, self.types.obstacles,
+                                   self.cfg.max_boats)
+                self.fits([b.id for b in cfg.boats])
+                self._set_config(cfg)
+                payload: Any = json.dumps(obj)
+                info = {'boats': len(cfg.boats), 'obstacles': len(cfg.obstacles),
+                        'ignored': list(cfg.ignored), 'hour': cfg.hour}
+                if cfg.ignored:
+                    act.logs.append(('warning', f'init: ignored fields {list(cfg.ignored)[:10]}'))
+            elif code == P.CMD_SESSION:
+                payload = P.parse_command26(obj)
+            else:
+                payload = P.parse_command22(obj, self.config, self.ids)
+        except FieldError as exc:
+            self._refuse(act, code, exc, addr)
+            return act
+        if len(self.pending) >= self.cfg.max_pending:
+            self._refuse(act, code, P.ProtocolError(
+                'busy', f'{len(self.pending)} inputs already wait for the simulation'), addr)
+            return act
+        self.counts['rx'] += 1
+        self._seq += 1
+        self.pending.append(Input(code, self._seq, payload, addr, now, info))
+        act.accepted = True
+        return act
+
+    def refuse(self, exc: FieldError, addr) -> Actions:
+        """An input refused before it was decoded (a TCP line too long)."""
+        act = Actions()
+        self._refuse(act, None, exc, addr)
+        return act
+
+    def _refuse(self, act: Actions, code, exc: FieldError, addr, seq=None) -> None:
+        """Count, log and answer an input that is refused (nothing changed)."""
+        act.rejects.append((exc.kind, str(exc), addr))
+        act.replies.append((addr, {'reply': code if code is not None else 'unknown',
+                                   **({'seq': seq} if seq else {}), 'ok': False,
+                                   'kind': exc.kind, 'error': str(exc)}))
+
+    def flush(self, now: float, listening: bool) -> Actions:
+        """Send queued inputs (one batch) while the window has room and a swarm listens."""
+        act = Actions()
+        if not self.pending or len(self.out) >= self.cfg.window or not listening:
+            return act
+        items = []
+        while self.pending and len(self.out) < self.cfg.window:
+            item = self.pending.popleft()
+            item.t = now
+            self.out[item.seq] = item
+            items.append(item)
+        act.batches.append(items)
+        return act
+
+    def check_answers(self, now: float, listening: bool) -> Actions:
+        """Send again what got no answer in time (a swarm restarted); with no swarm, refuse."""
+        act = Actions()
+        timeout = self.cfg.answer_timeout_s
+        if self.out and now - min(item.t for item in self.out.values()) > timeout \
+                and listening:
+            self.counts['resent'] += len(self.out)
+            act.logs.append(('throttled', f'{len(self.out)} inputs without an answer for '
+                             f'{timeout:g} s: sending them again'))
+            for item in self.out.values():
+                item.t = now
+            act.batches.append([self.out[seq] for seq in sorted(self.out)])
+        if self.pending and not listening:
+            while self.pending and now - self.pending[0].t > timeout:
+                item = self.pending.popleft()
+                self._refuse(act, item.code, P.ProtocolError(
+                    'state', 'no swarm simulation (usv_swarm_node) is listening'), item.addr,
+                    item.seq)
+        return act
+
+    def on_results(self, results) -> Actions:
+        """The swarm's answers (seq, applied, refusal, text), then the states they free."""
+        act = Actions()
+        for seq, applied, refusal, text in results:
+            self._answered(act, seq, applied, refusal, text)
+        while self.held and not self._waits(self.held[0]):
+            self._emit(act, self.held.popleft())
+        return act
+
+    def _answered(self, act: Actions, seq: int, applied: bool, refusal: str, text: str):
+        """The swarm's answer to one input: counted, and forwarded to its sender."""
+        item = self.out.pop(seq, None)
+        if item is None:
+            return                              # an answer to an input sent twice
+        if not applied:
+            self.counts['refused'] += 1
+            return self._refuse(act, item.code, P.ProtocolError(refusal or 'state', text),
+                                item.addr, seq)
+        self.counts['applied'] += 1
+        self.counts[{'init': 'init', P.CMD_SESSION: 'cmd26'}.get(item.code, 'cmd22')] += 1
+        reply: Dict[str, Any] = {'reply': item.code, 'seq': seq, 'ok': True}
+        if item.code == P.CMD_CONTROL:
+            reply.update(boat=item.payload.boat_id, applied=text)
+        else:
+            self._accept_from = seq
+            if item.code == 'init':
+                self._hour = item.info['hour']
+                reply.update(boats=item.info['boats'], obstacles=item.info['obstacles'],
+                             ignored=item.info['ignored'])
+            else:
+                reply['session'] = P.SESSION_NAMES[item.payload]
+            act.logs.append(('info', f'{item.code}: {text}'))
+        act.replies.append((item.addr, reply))
+
+    # --- output ----------------------------------------------------------------------------------
+    def _waits(self, state) -> bool:
+        """True if state reflects an input of ours whose answer has not gone out yet."""
+        return state.input_source == self.source and bool(self.out) and \
+            min(self.out) <= state.input_seq
+
+    def on_state(self, state) -> Actions:
+        """A swarm state: out now, or held (in order) until its inputs are answered."""
+        act = Actions()
+        if self.held or self._waits(state):     # in order: behind any state already held
+            self.held.append(state)
+            if len(self.held) > MAX_HELD:       # answers lost for good: states go out anyway
+                self.counts['released_unanswered'] += 1
+                act.logs.append(('throttled', f'{MAX_HELD} states wait for answers that do not '
+                                 f'come (inputs {sorted(self.out)[:5]}...): sending the oldest '
+                                 'without them'))
+                self._emit(act, self.held.popleft())
+            return act
+        self._emit(act, state)
+        return act
+
+    def _emit(self, act: Actions, state) -> None:
+        """Command 21 of the state goes out, unless it is stale or of an ended session."""
+        if state.input_source == self.source and state.input_seq < self._accept_from:
+            return              # from before the last init/26 applied: not the swarm now
+        if state.session != P.SESSION_END:
+            act.states.append(state)
+
+    def frame_21(self, columns, session_s: float, wall: Optional[datetime.datetime]) -> bytes:
+        """Command 21 of a state's columns.
+
+        Stamped wall ('wall' timestamps), or if None the init's hour today plus the session's
+        sim time session_s [s].
+        """
+        if wall is None:
+            start = datetime.datetime.combine(datetime.date.today(), datetime.time(self._hour))
+            wall = start + datetime.timedelta(seconds=session_s)
+        return P.encode_21(columns, P.timestamp(wall))
