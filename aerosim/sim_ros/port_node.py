@@ -6,6 +6,7 @@ datagram does, and the 1 Hz /diagnostics status (counts and their rates, ``rejec
 ``rejected``).
 """
 
+import threading
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -78,6 +79,7 @@ class PortNode(Node):
         self._max_text = max_text
         self.rejects = {k: 0 for k in tuple(kinds) + ('peer',)}
         self._warned = {}           # kind -> monotonic time of its last warning
+        self._reject_lock = threading.Lock()    # reader threads and the executor count
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', qos.VIEW_PUB)
 
     def _reject(self, kind: str, text: str, addr=None):
@@ -86,11 +88,12 @@ class PortNode(Node):
         Per kind: a peer flooding one kind (DUNE's telemetry we do not use, a fuzzer's
         garbage) never hides the first input refused for another reason.
         """
-        self.rejects[kind] += 1
         now = time.monotonic()
-        if now - self._warned.get(kind, -1e9) < self._warn_period:
-            return
-        self._warned[kind] = now
+        with self._reject_lock:
+            self.rejects[kind] += 1
+            if now - self._warned.get(kind, -1e9) < self._warn_period:
+                return
+            self._warned[kind] = now
         src = f' from {addr[0]}:{addr[1]}' if addr else ''
         text = text if self._max_text is None else text[:self._max_text]
         self.get_logger().warning(

@@ -3,15 +3,17 @@
 A separate process with its own MAVLink UDP endpoint (not a ROS pipeline stage): it downloads
 the mission with MISSION_REQUEST_INT, estimates the state from HIL_SENSOR / HIL_GPS, flies the
 mission, and answers every HIL_SENSOR with one HIL_ACTUATOR_CONTROLS (lockstep). It is an
-rclpy node only for parameters, logging and its progress topic `fc/progress` (std_msgs/String,
-one line per event); its loop waits on the socket, and an executor thread serves the parameter
-services (`ros2 param get /quad/builtin_fc ...`).
+rclpy node for parameters, logging, its progress topic `fc/progress` (std_msgs/String, one
+line per event) and its port's /diagnostics (a PortNode, like the bridges: allow_peers, rejects
+counted by kind and logged at a limited rate); its loop waits on the socket, and an executor
+thread serves the parameter services (`ros2 param get /quad/builtin_fc ...`) and the 1 Hz
+diagnostics timer.
 """
 
 import time
 
+from rclpy.clock import Clock, ClockType
 import rclpy.logging
-from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
@@ -20,19 +22,22 @@ from mavlink_bridge.fc.autopilot import DONE, Autopilot, NavConfig
 from mavlink_bridge.fc.control import Gains
 from mavlink_bridge.fc.mission_client import MissionClient
 from sim_core.errors import ConfigError
-from sim_core.link import SpinWait, UdpLink, parse_endpoint
+from sim_core.link import SpinWait
 from sim_ros.params import apply_realtime, declare, declare_realtime
+from sim_ros.port_node import PortNode
 from sim_ros.run import run_node
 
 PROGRESS_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                           durability=DurabilityPolicy.TRANSIENT_LOCAL)
 LOCKSTEP_FLAG = 1   # HIL_ACTUATOR_CONTROLS_FLAGS_LOCKSTEP
+# Reject kinds: a frame pymavlink refused; HIL_SENSOR with non-finite values (the estimate
+# keeps the last good frame); the handler raised. PortNode adds 'peer' (not in allow_peers).
+REJECT_KINDS = ('undecodable', 'value', 'invalid')
 
 
-class BuiltinFc(Node):
+class BuiltinFc(PortNode):
     """Parameters, link and the receive loop around the Autopilot core."""
 
-    link = None                 # destroy_node() may run on a half-built node
     _cost = ''                  # the cost line logged at the end
 
     def __init__(self):
@@ -58,10 +63,13 @@ class BuiltinFc(Node):
                     'while sensor frames come that fast (lockstep as fast as possible; a '
                     'sleeping receiver is woken by an interrupt that costs tens of µs on a VM); '
                     '0 = never', 0, 20000)
+        warn_period = d('warn_period_s', 2.0, 'Minimum period of repeated warnings [s]',
+                        0.1, 600.0)
         self.realtime_priority = declare_realtime(self)
         self.spin = SpinWait(spin_us * 1e-6)
+        self._init_port('MAVLink FC', REJECT_KINDS, warn_period)
         try:
-            self.link = UdpLink(parse_endpoint(bind, 'bind'), parse_endpoint(sim, 'sim_address'))
+            self.link = self._open_link('udp', bind, remote=sim, remote_what='sim_address')
         except (ValueError, OSError) as exc:
             raise ConfigError(str(exc)) from exc
         self.mav = new_mav(self.sysid, self.compid)
@@ -73,10 +81,11 @@ class BuiltinFc(Node):
         self.answered = 0
         self.busy_s = 0.0               # wall time handling the simulator's datagrams [s]
         self._cpu0 = 0.0
-        self.bad = 0
         self._first_sim_wall = None
         self._asked = False
         self._last_hb = 0.0
+        self.create_timer(1.0, self._publish_diagnostics,
+                          clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.get_logger().info(f'built-in FC {self.sysid}:{self.compid} on '
                                f'{self.link.describe()}')
 
@@ -115,7 +124,7 @@ class BuiltinFc(Node):
 
         from rclpy.executors import SingleThreadedExecutor
         services = SingleThreadedExecutor()
-        services.add_node(self)         # parameter services only: no timers, no subscriptions
+        services.add_node(self)         # parameter services and the diagnostics timer
 
         def serve():
             try:
@@ -158,15 +167,7 @@ class BuiltinFc(Node):
             if data is None:
                 continue
             t0 = time.perf_counter()
-            try:
-                msgs = self.mav.parse_buffer(data) or []
-                for m in msgs:
-                    self.on_message(m, time.monotonic())
-            except Exception as exc:  # noqa: BLE001 - the link must survive any input
-                self.bad += 1
-                self.get_logger().warning(f'input dropped ({self.bad} bad so far): '
-                                          f'{type(exc).__name__}: {exc}',
-                                          throttle_duration_sec=2.0)
+            self._guarded(self._on_datagram, data, addr, 'invalid')
             reset_parser(self.mav)
             self.busy_s += time.perf_counter() - t0
             if self.exit_when_done and self.ap.phase == DONE:
@@ -174,14 +175,15 @@ class BuiltinFc(Node):
                 self.say('mission done: exiting')
                 return
 
-    def on_message(self, m, now):
+    def _on_datagram(self, data: bytes, addr):
+        for m in self.mav.parse_buffer(data) or []:
+            self.on_message(m, time.monotonic(), addr)
+
+    def on_message(self, m, now, addr=None):
         """Dispatch one decoded message."""
         t = m.get_type()
         if t == 'BAD_DATA':
-            self.bad += 1
-            self.get_logger().warning(f'undecodable MAVLink input ({self.bad} so far): '
-                                      f'{m.reason}', throttle_duration_sec=2.0)
-            return
+            return self._reject('undecodable', f'undecodable MAVLink input: {m.reason}', addr)
         if self.sim_peer is None and t in ('HEARTBEAT', 'HIL_SENSOR'):
             self.sim_peer = (m.get_srcSystem(), m.get_srcComponent())
             self._first_sim_wall = now
@@ -189,10 +191,9 @@ class BuiltinFc(Node):
             refused = self.ap.rejected
             thr = self.ap.hil_sensor(m)
             if self.ap.rejected > refused:
-                self.get_logger().warning(
-                    f'HIL_SENSOR with non-finite values refused ({self.ap.rejected} so far): '
-                    'the estimate keeps the last good frame, the motors the last output',
-                    throttle_duration_sec=2.0)
+                self._reject('value', f'HIL_SENSOR with non-finite values refused '
+                             f'({self.ap.rejected} so far): the estimate keeps the last good '
+                             'frame, the motors the last output', addr)
             controls = list(thr) + [0.0] * 12
             mode = mavlink.MAV_MODE_FLAG_HIL_ENABLED | (
                 mavlink.MAV_MODE_FLAG_SAFETY_ARMED if self.ap.armed else 0)
@@ -213,14 +214,21 @@ class BuiltinFc(Node):
                 if self.mission.complete and not was:
                     self.ap.set_mission(self.mission.items)
 
+    def _publish_diagnostics(self):
+        up = self.sim_peer is not None
+        self._publish_port_status(
+            'MAVLink FC link', self.link.describe(), up,
+            f'simulator {self.sim_peer[0]}:{self.sim_peer[1]}, {self.answered} answered, '
+            f'{sum(self.rejects.values())} rejected' if up else 'no simulator heard',
+            dict(answered=self.answered, mission_items=len(self.mission.items)),
+            [('phase', self.ap.phase), ('armed', self.ap.armed)])
+
     def destroy_node(self):
-        """Close the UDP endpoint; log the FC's own cost per answer (a peer's, measured apart).
+        """Log the FC's own cost per answer (a peer's, measured apart); PortNode closes the link.
 
         Logged once the node is gone: after Ctrl-C the context is shut down, and a node's
         logger would then fail to publish the line on /rosout.
         """
-        if self.link is not None:
-            self.link.close()
         log = self.get_logger().name
         super().destroy_node()
         if self._cost:
