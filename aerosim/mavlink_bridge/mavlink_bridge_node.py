@@ -137,7 +137,10 @@ class MavlinkBridge(PortNode):
             self._publish_command(throttles, t_ns)
         log = self.get_logger()
         for level, text in act.logs:
-            (log.warning if level == 'warning' else log.info)(text)
+            if level == 'warning':     # one call site per severity (rclpy)
+                log.warning(text)
+            else:
+                log.info(text)
         if act.reject:
             self._reject(*act.reject, addr)
         if act.status_changed:

@@ -124,7 +124,10 @@ class UsvBridge(PortNode):
             if level == 'throttled':
                 log.warning(text, throttle_duration_sec=self._warn_period)
             else:
-                (log.warning if level == 'warning' else log.info)(text)
+                if level == 'warning':     # one call site per severity (rclpy)
+                    log.warning(text)
+                else:
+                    log.info(text)
         for kind, text, addr in act.rejects:
             self._reject(kind if kind in self.rejects else 'value', text, addr)
         for addr, obj in act.replies:
