@@ -15,7 +15,7 @@ import math
 
 import pymap3d
 
-from sim_core.errors import ConfigError
+from sim_core.validate import number
 
 # WGS-84 ellipsoid
 WGS84_A = 6378137.0                          # semi-major axis [m]
@@ -72,14 +72,9 @@ class GeoOrigin:
 
     def __post_init__(self):
         """Validate ranges."""
-        for name, value, lim in (('lat_deg', self.lat_deg, 90.0),
-                                 ('lon_deg', self.lon_deg, 180.0)):
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or abs(value) > lim:
-                raise ConfigError(
-                    f'origin.{name}: must be a number in [-{lim}, {lim}], got {value!r}')
-        if not isinstance(self.alt_m, (int, float)) or not -1000.0 <= self.alt_m <= 20000.0:
-            raise ConfigError(
-                f'origin.alt_m: must be a number in [-1000, 20000] m, got {self.alt_m!r}')
+        number(self.lat_deg, 'origin.lat_deg', -90.0, 90.0)
+        number(self.lon_deg, 'origin.lon_deg', -180.0, 180.0)
+        number(self.alt_m, 'origin.alt_m', -1000.0, 20000.0)      # [m]
 
     @cached_property
     def _ecef(self):

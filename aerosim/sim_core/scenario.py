@@ -13,6 +13,7 @@ from typing import Optional
 from sim_core.errors import ConfigError
 from sim_core.geodesy import GeoOrigin
 from sim_core.paths import read_yaml, resolve_config_path
+from sim_core.validate import number, vector
 
 MISSION_COMMANDS = ('takeoff', 'waypoint', 'land', 'rtl')
 # Vehicle kinds and the config/ folder their parameter files live in.
@@ -53,11 +54,7 @@ class SceneObject:
         kind = d.get('type')
         if kind not in ('sphere', 'box'):
             raise ConfigError(f'{where}.type: must be "sphere" or "box", got {kind!r}')
-        pos = d.get('position_enu')
-        if not (isinstance(pos, list) and len(pos) == 3 and all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-                for x in pos)):
-            raise ConfigError(f'{where}.position_enu: must be 3 finite numbers [m]')
+        pos = vector(d.get('position_enu'), f'{where}.position_enu', 3)     # [m]
         size = d.get('size')
         size = [size] if isinstance(size, (int, float)) and not isinstance(size, bool) else size
         n = 1 if kind == 'sphere' else 3
@@ -108,25 +105,12 @@ def _num(d, key, where, default=None, lo=None, hi=None):
     v = d.get(key, default)
     if v is None:
         raise ConfigError(f'{where}.{key}: required')
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise ConfigError(f'{where}.{key}: must be a finite number, got {v!r}')
-    if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise ConfigError(f'{where}.{key}: must be in [{lo}, {hi}], got {v}')
-    return float(v)
+    return number(v, f'{where}.{key}', -math.inf if lo is None else lo,
+                  math.inf if hi is None else hi)
 
 
 def _vec3(d, key, where, default=(0.0, 0.0, 0.0), lim=1e6):
-    v = d.get(key, list(default))
-    if not isinstance(v, (list, tuple)) or len(v) != 3:
-        raise ConfigError(f'{where}.{key}: must be a list of 3 numbers, got {v!r}')
-    out = []
-    for i, x in enumerate(v):
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) \
-                or abs(x) > lim:
-            raise ConfigError(
-                f'{where}.{key}[{i}]: must be a finite number within +-{lim}, got {x!r}')
-        out.append(float(x))
-    return tuple(out)
+    return vector(d.get(key, list(default)), f'{where}.{key}', 3, -lim, lim)
 
 
 def _map(d, key, where, required=False):

@@ -20,6 +20,7 @@ from sim_core.clock import SimState
 from sim_core.errors import ConfigError
 from sim_core.paths import resolve_config_path
 from sim_core.scenario import load_scenario
+from sim_core.validate import FieldError, number
 from sim_dynamics.core.multirotor import Multirotor, MultirotorParams
 from sim_ros import qos
 from sim_ros.convert import time_ns
@@ -106,9 +107,11 @@ class DynamicsNode(SimTimeNode):
         if len(thr) != n:
             return self._reject('effector_command',
                                 f'throttle_cmd has {len(thr)} values, vehicle has {n} motors')
-        if not all(math.isfinite(x) and 0.0 <= x <= 1.0 for x in thr):
-            return self._reject('effector_command',
-                                f'throttle_cmd values must be finite and in [0, 1], got {thr}')
+        try:
+            for i, x in enumerate(thr):
+                number(x, f'throttle_cmd[{i}]', 0.0, 1.0)
+        except FieldError as exc:
+            return self._reject('effector_command', str(exc))
         self._throttles = thr
         self._answered(stamp_ns)
 

@@ -25,6 +25,7 @@ from sim_core.errors import ConfigError
 from sim_core.geodesy import KNOT_MPS
 from sim_core.paths import resolve_config_path
 from sim_core.scenario import load_scenario
+from sim_core.validate import FieldError, number
 from sim_dynamics.core.usv import BoatSwarm, BoatType, boat_state_ned, rudder_aerosim_starboard
 from sim_dynamics.core.usv_control import HEADING_GAIN_RANGE, SPEED_GAIN_RANGE, HeadingSpeedControl
 from sim_ros import qos
@@ -42,6 +43,8 @@ GAINS = {
     'bank2p_pgain': ('heading_gain', 0.8, HEADING_GAIN_RANGE, 'Heading hold: commanded yaw '
                      'rate per heading error [1/s] (IMC DynamicsSimParam bank2p_pgain)'),
 }
+
+MAX_SPEED_KT = 100.0       # largest |airspeed_setpoint_kts| taken [kn]
 
 
 class UsvNode(SimTimeNode):
@@ -130,11 +133,13 @@ class UsvNode(SimTimeNode):
         if len(thr) > 1 or len(rud) > 1:
             return self._reject('effector_command', f'one throttle and one rudder, got '
                                 f'{len(thr)} and {len(rud)}')
-        if thr and not (math.isfinite(thr[0]) and -1.0 <= thr[0] <= 1.0):
-            return self._reject('effector_command', f'throttle_cmd must be in [-1, 1], got '
-                                f'{thr[0]}')
-        if rud and not math.isfinite(rud[0]):
-            return self._reject('effector_command', f'rudder must be finite, got {rud[0]}')
+        try:
+            if thr:
+                number(thr[0], 'throttle_cmd', -1.0, 1.0)
+            if rud:
+                number(rud[0], 'rudder_cmd_angle_rad')
+        except FieldError as exc:
+            return self._reject('effector_command', str(exc))
         b, c = self.boat, self.control
         if thr:
             c.speed_hold[0] = False
@@ -146,13 +151,14 @@ class UsvNode(SimTimeNode):
 
     @serialized
     def _on_autopilot(self, msg: AutopilotCommand):
-        if msg.airspeed_hold and not (math.isfinite(msg.airspeed_setpoint_kts)
-                                      and abs(msg.airspeed_setpoint_kts) <= 100.0):
-            return self._reject('autopilot_command', f'airspeed_setpoint_kts must be within '
-                                f'+-100 kn, got {msg.airspeed_setpoint_kts}')
-        if msg.heading_hold and not math.isfinite(msg.heading_setpoint_deg):
-            return self._reject('autopilot_command', f'heading_setpoint_deg must be finite, '
-                                f'got {msg.heading_setpoint_deg}')
+        try:
+            if msg.airspeed_hold:
+                number(msg.airspeed_setpoint_kts, 'airspeed_setpoint_kts', -MAX_SPEED_KT,
+                       MAX_SPEED_KT)
+            if msg.heading_hold:
+                number(msg.heading_setpoint_deg, 'heading_setpoint_deg')
+        except FieldError as exc:
+            return self._reject('autopilot_command', str(exc))
         c = self.control
         if msg.airspeed_hold:
             c.hold_speed(msg.airspeed_setpoint_kts * KNOT_MPS, 0)

@@ -29,6 +29,7 @@ import numpy as np
 
 from sim_core.errors import ConfigError
 from sim_core.paths import read_yaml
+from sim_core.validate import number, vector
 from sim_dynamics.core import multirotor_kernel as kern
 
 GRAVITY = 9.80665  # m/s^2, standard gravity
@@ -110,25 +111,12 @@ class MultirotorParams:
             v = d.get(key, default)
             if v is None:
                 raise ConfigError(f'{where}.{key}: required')
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise ConfigError(f'{where}.{key}: must be a finite number, got {v!r}')
-            if lo is not None and (v <= lo if open_lo else v < lo):
-                op = '>' if open_lo else '>='
-                raise ConfigError(f'{where}.{key}: must be {op} {lo}, got {v}')
-            if hi is not None and v > hi:
-                raise ConfigError(f'{where}.{key}: must be <= {hi}, got {v}')
-            return float(v)
+            return number(v, f'{where}.{key}', -math.inf if lo is None else lo,
+                          math.inf if hi is None else hi, lo_open=open_lo)
 
         def vec3(key, default=(0.0, 0.0, 0.0), lo=0.0):
-            v = d.get(key, list(default))
-            if not isinstance(v, (list, tuple)) or len(v) != 3:
-                raise ConfigError(f'{where}.{key}: must be a list of 3 numbers, got {v!r}')
-            for i, x in enumerate(v):
-                if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-                    raise ConfigError(f'{where}.{key}[{i}]: must be a finite number, got {x!r}')
-                if lo is not None and x < lo:
-                    raise ConfigError(f'{where}.{key}[{i}]: must be >= {lo}, got {x}')
-            return tuple(float(x) for x in v)
+            return vector(d.get(key, list(default)), f'{where}.{key}', 3,
+                          -math.inf if lo is None else lo)
 
         rotors_raw = d.get('rotors')
         if not isinstance(rotors_raw, list) or not 1 <= len(rotors_raw) <= 16:
@@ -138,11 +126,7 @@ class MultirotorParams:
         for i, r in enumerate(rotors_raw):
             if not isinstance(r, dict):
                 raise ConfigError(f'{where}.rotors[{i}]: must be a mapping')
-            pos = r.get('position')
-            if (not isinstance(pos, (list, tuple)) or len(pos) != 3
-                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                               and math.isfinite(x) for x in pos)):
-                raise ConfigError(f'{where}.rotors[{i}].position: must be 3 finite numbers [m]')
+            pos = vector(r.get('position'), f'{where}.rotors[{i}].position', 3)     # [m]
             if r.get('direction') not in ('ccw', 'cw'):
                 raise ConfigError(f'{where}.rotors[{i}].direction: must be "ccw" or "cw", '
                                   f'got {r.get("direction")!r}')

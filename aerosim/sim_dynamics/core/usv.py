@@ -35,6 +35,7 @@ import numpy as np
 from sim_core.errors import ConfigError
 from sim_core.frames import wrap_pi
 from sim_core.paths import read_yaml
+from sim_core.validate import number
 
 # WMO sea state code -> significant wave height [m] (middle of each band; 9: "over 14 m").
 WMO_WAVE_HEIGHT_M = (0.0, 0.05, 0.3, 0.875, 1.875, 3.25, 5.0, 7.5, 11.5, 14.0)
@@ -103,9 +104,7 @@ class BoatType:
                 if not isinstance(v, str) or not v:
                     raise ConfigError(f'{path}: {f.name}: must be a non-empty string')
             else:
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                    raise ConfigError(f'{path}: {f.name}: must be a finite number, got {v!r}')
-                v = float(v)
+                v = number(v, f'{path}: {f.name}')
                 positive = f.name not in ('nomoto_alpha', 'added_mass_ratio', 'sway_gain',
                                           'windage', 'drag_quadratic', 'reverse_thrust_ratio')
                 if v < 0.0 or (positive and v == 0.0):

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from sim_core.errors import ConfigError
+from sim_core.validate import number
 
 
 @dataclass(frozen=True)
@@ -26,9 +26,7 @@ class NoiseParams:
     def __post_init__(self):
         """Reject negative or non-finite values."""
         for name in ('noise_density', 'bias_std', 'bias_random_walk'):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0.0:
-                raise ConfigError(f'{name}: must be a finite number >= 0, got {v!r}')
+            number(getattr(self, name), name, 0.0)
 
     def scaled(self, k: float) -> 'NoiseParams':
         """Return the same noise with every term multiplied by k (e.g. 0 to disable)."""
