@@ -29,10 +29,10 @@ def aerosim_rate():
     from sim_dynamics.core.multirotor import Multirotor, MultirotorParams
     p = MultirotorParams.from_yaml(resolve_config_path('iris', None, 'vehicles'))
     m = Multirotor(p)
-    m.reset(p_W=(0.0, 0.0, 10.0), omega=[p.hover_omega()] * 4)
+    m.reset(p_enu=(0.0, 0.0, 10.0), omega=[p.hover_omega()] * 4)
     thr = [p.hover_throttle()] * 4
     rate = best_rate(lambda: m.step(DT, thr), 5000)
-    assert abs(m.state().p_W[2] - 10.0) < 0.05
+    assert abs(m.state().p_enu[2] - 10.0) < 0.05
     return rate
 
 

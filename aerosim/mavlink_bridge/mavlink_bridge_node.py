@@ -154,9 +154,9 @@ class MavlinkBridge(PortNode):
     def _on_state(self, msg: VehicleState):
         self.on_state(vehicle_state_arrays(msg))
 
-    def on_state(self, args):
-        """Sensors of one simulation step out to the FC (HilBridge.on_state's args)."""
-        self._apply(self.core.on_state(args))
+    def on_state(self, s):
+        """Sensors of one simulation step (a VehicleSample) out to the FC."""
+        self._apply(self.core.on_state(s))
 
     def _publish_command(self, throttles, t_ns):
         if self.command_sink is not None:

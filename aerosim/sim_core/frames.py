@@ -2,13 +2,32 @@
 
 ROS topics use REP-103: world ENU (x east, y north, z up) and body FLU (x forward, y left,
 z up). MAVLink and IMC use world NED and body FRD. Quaternions are (w, x, y, z) and rotate
-vectors from the body frame into the world frame (``q_WB``).
+vectors from the body frame into the world frame (``q_enu_flu``).
 """
 
 import math
+from typing import NamedTuple, Sequence
 
 import numpy as np
 from transforms3d import quaternions as tq
+
+
+class VehicleSample(NamedTuple):
+    """One vehicle's true state at one step, in the ROS frames: the named type end to end.
+
+    Made by the model's node (DynamicsNode.state_arrays, for in-process listeners) or from
+    the topic (sim_ros.convert.vehicle_state_arrays); taken by SensorSuite.sample, the HIL
+    bridge, the IMC kinematics and VehicleStatePublisher. A tuple in this order, so
+    ``suite.sample(*s)`` works. Suffixes name frames: ``_enu`` world, ``_flu`` body.
+    """
+
+    t_ns: int                       # sim time [ns]
+    p_enu: Sequence[float]          # position from the scenario origin [m]
+    v_enu: Sequence[float]          # velocity over ground [m/s]
+    q_enu_flu: Sequence[float]      # attitude (w, x, y, z): rotates FLU vectors into ENU
+    a_enu: Sequence[float]          # kinematic acceleration (no gravity) [m/s^2]
+    w_flu: Sequence[float]          # angular velocity [rad/s]
+
 
 # ENU <-> NED swaps x/y and negates z; FLU <-> FRD negates y and z. Both are involutions.
 _ENU_NED = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]])
@@ -41,9 +60,9 @@ def frd_to_flu(v_frd):
     return flu_to_frd(v_frd)
 
 
-def q_enu_flu_to_ned_frd(q_wb):
+def q_enu_flu_to_ned_frd(q_enu_flu):
     """Convert an attitude q_ENU<-FLU (w, x, y, z) into q_NED<-FRD (w, x, y, z), w >= 0."""
-    q = tq.qmult(tq.qmult(_Q_NED_ENU, q_wb), _Q_FLU_FRD)
+    q = tq.qmult(tq.qmult(_Q_NED_ENU, q_enu_flu), _Q_FLU_FRD)
     q = q / np.linalg.norm(q)
     return q if q[0] >= 0.0 else -q
 

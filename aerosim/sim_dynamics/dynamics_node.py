@@ -18,6 +18,7 @@ import math
 from aerosim_msgs.msg import AircraftEffectorCommand
 from sim_core.clock import SimState
 from sim_core.errors import ConfigError
+from sim_core.frames import VehicleSample
 from sim_core.paths import resolve_config_path
 from sim_core.scenario import load_scenario
 from sim_core.validate import FieldError, number
@@ -54,7 +55,7 @@ class DynamicsNode(SimTimeNode):
                                             'vehicles'))
         self.params = MultirotorParams.from_yaml(vfile)
         env = self.scenario.environment
-        self.model = Multirotor(self.params, wind_W=env.wind_enu, gravity=env.gravity)
+        self.model = Multirotor(self.params, wind_enu=env.wind_enu, gravity=env.gravity)
         self._reset_vehicle()
         self._throttles = [0.0] * len(self.params.rotors)
         self._direct = direct_commands
@@ -70,7 +71,7 @@ class DynamicsNode(SimTimeNode):
 
     def _reset_vehicle(self):
         s = self.scenario
-        self.model.reset(p_W=s.initial_position_enu,
+        self.model.reset(p_enu=s.initial_position_enu,
                          yaw=math.radians(90.0 - s.initial_yaw_deg))
 
     def _reset_model(self):
@@ -80,13 +81,10 @@ class DynamicsNode(SimTimeNode):
     def _integrate(self, dt: float):
         self.model.step(dt, self._throttles)
 
-    def state_arrays(self):
-        """(t_ns, p_enu, v_enu, q_wb (w, x, y, z), a_enu, w_flu) of the current step.
-
-        The tuple of sim_ros.convert.vehicle_state_arrays and SensorSuite.sample.
-        """
+    def state_arrays(self) -> VehicleSample:
+        """The VehicleSample of the current step."""
         s, acc = self.model.raw, self.model.acceleration
-        return (self.clock.t_ns, s[0:3], s[3:6], s[6:10], acc[0:3], s[10:13])
+        return VehicleSample(self.clock.t_ns, s[0:3], s[3:6], s[6:10], acc[0:3], s[10:13])
 
     # --- inputs --------------------------------------------------------------------------------
     def _on_command(self, msg: AircraftEffectorCommand):
@@ -117,8 +115,7 @@ class DynamicsNode(SimTimeNode):
 
     # --- outputs -------------------------------------------------------------------------------
     def _publish_state(self, stamp):
-        s, acc = self.model.raw, self.model.acceleration
-        self.out.publish(stamp, s[0:3], s[6:10], s[3:6], s[10:13], acc[0:3], acc[3:6],
+        self.out.publish(stamp, self.state_arrays(), self.model.acceleration[3:6],
                          self._odom_due())
 
 

@@ -4,6 +4,7 @@ import importlib
 
 from builtin_interfaces.msg import Time
 
+from sim_core.frames import VehicleSample
 from sim_core.timeutil import NS_PER_S
 
 
@@ -30,16 +31,13 @@ def set_quat(q, wxyz):
     return q
 
 
-def vehicle_state_arrays(msg):
-    """aerosim_msgs/VehicleState -> (t_ns, p_enu, v_enu, q_wb (w, x, y, z), a_enu, w_flu).
-
-    The argument order of SensorSuite.sample.
-    """
+def vehicle_state_arrays(msg) -> VehicleSample:
+    """aerosim_msgs/VehicleState -> its VehicleSample."""
     pose = msg.state.pose
     o, p = pose.orientation, pose.position
     v, a, w = msg.velocity, msg.acceleration, msg.angular_velocity
-    return (time_ns(msg.header.stamp), (p.x, p.y, p.z), (v.x, v.y, v.z), (o.w, o.x, o.y, o.z),
-            (a.x, a.y, a.z), (w.x, w.y, w.z))
+    return VehicleSample(time_ns(msg.header.stamp), (p.x, p.y, p.z), (v.x, v.y, v.z),
+                         (o.w, o.x, o.y, o.z), (a.x, a.y, a.z), (w.x, w.y, w.z))
 
 
 def message_class(type_name: str):

@@ -4,6 +4,7 @@ from nav_msgs.msg import Odometry
 
 from aerosim_msgs.msg import VehicleState
 from sim_core.frames import (
+    VehicleSample,
     euler_ned_to_quat,
     frd_to_flu,
     ned_to_enu,
@@ -12,7 +13,7 @@ from sim_core.frames import (
 )
 from sim_dynamics.core.usv import boat_state_ned
 from sim_ros import qos
-from sim_ros.convert import set_quat, set_vec3
+from sim_ros.convert import set_quat, set_vec3, time_ns
 
 
 class VehicleStatePublisher:
@@ -32,18 +33,18 @@ class VehicleStatePublisher:
         self.odom = Odometry()
         self.odom.child_frame_id = body_frame_id
 
-    def publish(self, stamp, p_enu, q_wb, v_enu, w_flu, a_enu, alpha_flu, odom: bool):
-        """Publish the state at stamp; odom too when odom is True.
+    def publish(self, stamp, s: VehicleSample, alpha_flu, odom: bool):
+        """Publish the sample s at stamp; odom too when odom is True.
 
-        p_enu [m], q_wb = q_ENU<-FLU (w, x, y, z), v_enu [m/s] and a_enu [m/s^2] in the world
-        frame; w_flu [rad/s] and alpha_flu [rad/s^2] in the body frame. The odometry twist is
-        the velocity over ground in the body frame.
+        alpha_flu: angular acceleration [rad/s^2] in the body frame. The odometry twist is the
+        velocity over ground in the body frame.
         """
+        p_enu, v_enu, q_enu_flu, a_enu, w_flu = s.p_enu, s.v_enu, s.q_enu_flu, s.a_enu, s.w_flu
         m = self.state
         m.header.stamp = stamp
         m.state.header = m.header
         set_vec3(m.state.pose.position, p_enu)
-        set_quat(m.state.pose.orientation, q_wb)
+        set_quat(m.state.pose.orientation, q_enu_flu)
         set_vec3(m.velocity, v_enu)
         set_vec3(m.angular_velocity, w_flu)
         set_vec3(m.acceleration, a_enu)
@@ -54,13 +55,14 @@ class VehicleStatePublisher:
         o = self.odom
         o.header = m.header
         o.pose.pose = m.state.pose
-        set_vec3(o.twist.twist.linear, quat_rotate_inverse(q_wb, v_enu))
+        set_vec3(o.twist.twist.linear, quat_rotate_inverse(q_enu_flu, v_enu))
         o.twist.twist.angular = m.angular_velocity
         self.pub_odom.publish(o)
 
     def publish_boat(self, stamp, boat, i: int, odom: bool):
         """Publish boat i of a BoatSwarm (sim_dynamics.core.usv) at stamp (NED -> ENU/FLU)."""
         p, v, euler, w_frd, a = boat_state_ned(boat, i)
-        self.publish(stamp, ned_to_enu(p), q_ned_frd_to_enu_flu(euler_ned_to_quat(*euler)),
-                     ned_to_enu(v), frd_to_flu(w_frd), ned_to_enu(a),
-                     (0.0, 0.0, -float(boat.r_dot[i])), odom)
+        s = VehicleSample(time_ns(stamp), ned_to_enu(p), ned_to_enu(v),
+                          q_ned_frd_to_enu_flu(euler_ned_to_quat(*euler)), ned_to_enu(a),
+                          frd_to_flu(w_frd))
+        self.publish(stamp, s, (0.0, 0.0, -float(boat.r_dot[i])), odom)

@@ -53,7 +53,7 @@ class CameraNode(Node):
             width=d('width', 640, 'Image width [px]', 16, 4096),
             height=d('height', 480, 'Image height [px]', 16, 4096),
             hfov_deg=d('hfov_deg', 90.0, 'Horizontal field of view [deg]', 10.0, 170.0),
-            position_B=tuple(d('position_m', [0.1, 0.0, -0.05],
+            position_flu=tuple(d('position_m', [0.1, 0.0, -0.05],
                                'Mount position in base_link (FLU) [m]')),
             pitch_down_deg=d('pitch_down_deg', 20.0, 'Mount tilt below the horizon [deg]',
                              -90.0, 90.0),
@@ -90,10 +90,10 @@ class CameraNode(Node):
         if not self.decimator.due(t_ns):
             return
         pose = msg.state.pose
-        p_W = (pose.position.x, pose.position.y, pose.position.z)
+        p_enu = (pose.position.x, pose.position.y, pose.position.z)
         q = np.array([pose.orientation.w, pose.orientation.x, pose.orientation.y,
                       pose.orientation.z])
-        rgb = self.camera.render(p_W, q)
+        rgb = self.camera.render(p_enu, q)
         img = Image()
         img.header.stamp, img.header.frame_id = msg.header.stamp, self.cfg.frame_id
         img.height, img.width = rgb.shape[0], rgb.shape[1]

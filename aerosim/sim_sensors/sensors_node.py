@@ -39,7 +39,7 @@ class SensorsNode(Node):
         self._last_t_ns = -1
         self.get_logger().info(
             f'{describe(self.suite_cfg)}; Earth field at origin '
-            f'{np.linalg.norm(self.suite.mag.field_W) * 1e9:.0f} nT')
+            f'{np.linalg.norm(self.suite.mag.field_enu) * 1e9:.0f} nT')
 
     def _on_state(self, msg: VehicleState):
         t_ns = time_ns(msg.header.stamp)

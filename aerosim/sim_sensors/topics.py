@@ -59,11 +59,11 @@ class SensorTopics:
             set_vec3(m.magnetic_field, s.mag)
             self.pub_mag.publish(m)
         if s.imu is not None:
-            f_B, w_B = s.imu
+            f_flu, w_flu = s.imu
             im = self.imu
             im.header.stamp = stamp
-            set_vec3(im.acceleration, f_B)
-            set_vec3(im.gyroscope, w_B)
+            set_vec3(im.acceleration, f_flu)
+            set_vec3(im.gyroscope, w_flu)
             set_vec3(im.magnetic_field, s.mag)
             self.pub_imu.publish(im)
             std = self.imu_std

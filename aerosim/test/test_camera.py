@@ -17,7 +17,7 @@ LEVEL_EAST = np.array([1.0, 0.0, 0.0, 0.0])      # body x = east
 
 
 def cam(**kw):
-    params = dict(width=640, height=480, hfov_deg=90.0, position_B=(0.0, 0.0, 0.0),
+    params = dict(width=640, height=480, hfov_deg=90.0, position_flu=(0.0, 0.0, 0.0),
                   pitch_down_deg=0.0)
     params.update(kw.pop('params', {}))
     return PinholeCamera(CameraParams(**params), **kw)
@@ -121,7 +121,7 @@ def test_static_transform_of_the_optical_frame():
 
     Optical axes: z forward, x right, y down (REP-103), pitched down by pitch_down_deg.
     """
-    cam = PinholeCamera(CameraParams(position_B=(0.1, 0.0, -0.05), pitch_down_deg=20.0))
+    cam = PinholeCamera(CameraParams(position_flu=(0.1, 0.0, -0.05), pitch_down_deg=20.0))
     xyz, q = cam.mount()
     assert xyz == (0.1, 0.0, -0.05)
     R = tq.quat2mat(q)                          # optical -> body (FLU)

@@ -42,7 +42,7 @@ def test_mixer_torque_signs_match_the_model():
     params = MultirotorParams.from_yaml(str(sc.vehicle_file))
     for axis in range(3):
         model = Multirotor(params)
-        model.reset(p_W=(0.0, 0.0, 50.0))
+        model.reset(p_enu=(0.0, 0.0, 50.0))
         torque = np.zeros(3)
         torque[axis] = 0.1
         thr = Controller().mix(0.5, torque)

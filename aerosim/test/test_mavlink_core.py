@@ -354,8 +354,9 @@ def hil_bridge(**cfg):
 
 
 def at_rest(t_ns):
+    from sim_core.frames import VehicleSample
     z = np.zeros(3)
-    return (t_ns, z, z, np.array([1.0, 0.0, 0.0, 0.0]), z, z)
+    return VehicleSample(t_ns, z, z, np.array([1.0, 0.0, 0.0, 0.0]), z, z)
 
 
 def test_hil_bridge_frames_each_step_and_takes_the_answer_to_it():

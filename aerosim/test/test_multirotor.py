@@ -42,7 +42,7 @@ def test_masses_match_the_sources():
 def test_hover_at_analytic_throttle_holds_altitude(name):
     p = load(name)
     m = Multirotor(p)
-    m.reset(p_W=(0.0, 0.0, 10.0), omega=[p.hover_omega()] * 4)
+    m.reset(p_enu=(0.0, 0.0, 10.0), omega=[p.hover_omega()] * 4)
     h = p.hover_throttle()
     # thrust at the hover throttle balances the weight exactly
     assert math.isclose(len(p.rotors) * p.k_f * p.throttle_to_omega(h) ** 2, p.weight,
@@ -50,34 +50,34 @@ def test_hover_at_analytic_throttle_holds_altitude(name):
     for _ in range(int(10.0 / DT)):
         m.step(DT, [h] * 4)
     s = m.state()
-    assert abs(s.p_W[2] - 10.0) < 0.01
-    assert np.linalg.norm(s.p_W[:2]) < 0.01
-    assert np.linalg.norm(s.w_B) < 1e-6
+    assert abs(s.p_enu[2] - 10.0) < 0.01
+    assert np.linalg.norm(s.p_enu[:2]) < 0.01
+    assert np.linalg.norm(s.w_flu) < 1e-6
 
 
 def test_free_fall_matches_g_and_conserves_energy():
     p = load('iris', drag_linear=[0, 0, 0], drag_quadratic=[0, 0, 0])
     m = Multirotor(p)
-    m.reset(p_W=(0.0, 0.0, 100.0))
+    m.reset(p_enu=(0.0, 0.0, 100.0))
     t = 2.0
     for _ in range(int(t / DT)):
         m.step(DT, [0.0] * 4)
     s = m.state()
-    assert math.isclose(s.p_W[2], 100.0 - 0.5 * GRAVITY * t * t, abs_tol=1e-9)
-    assert math.isclose(s.v_W[2], -GRAVITY * t, abs_tol=1e-9)
-    assert math.isclose(s.a_W[2], -GRAVITY, abs_tol=1e-12)
-    energy = 0.5 * p.mass * np.dot(s.v_W, s.v_W) + p.mass * GRAVITY * s.p_W[2]
+    assert math.isclose(s.p_enu[2], 100.0 - 0.5 * GRAVITY * t * t, abs_tol=1e-9)
+    assert math.isclose(s.v_enu[2], -GRAVITY * t, abs_tol=1e-9)
+    assert math.isclose(s.a_enu[2], -GRAVITY, abs_tol=1e-12)
+    energy = 0.5 * p.mass * np.dot(s.v_enu, s.v_enu) + p.mass * GRAVITY * s.p_enu[2]
     assert math.isclose(energy, p.mass * GRAVITY * 100.0, rel_tol=1e-12)
 
 
 def test_drag_gives_terminal_velocity():
     p = load('jmavsim_quad')      # quadratic drag 0.01 N/(m/s)^2 on z
     m = Multirotor(p)
-    m.reset(p_W=(0.0, 0.0, 5000.0))
+    m.reset(p_enu=(0.0, 0.0, 5000.0))
     for _ in range(int(40.0 / DT)):
         m.step(DT, [0.0] * 4)
     v_term = math.sqrt(p.weight / p.drag_quadratic[2])
-    assert math.isclose(-m.state().v_W[2], v_term, rel_tol=1e-3)
+    assert math.isclose(-m.state().v_enu[2], v_term, rel_tol=1e-3)
 
 
 def test_pure_yaw_torque_gives_analytic_yaw_acceleration():
@@ -86,7 +86,7 @@ def test_pure_yaw_torque_gives_analytic_yaw_acceleration():
     # CCW rotors faster, CW rotors slower: no roll/pitch torque (symmetric pairs), net yaw torque
     o_ccw, o_cw = 800.0, 700.0
     omega = [o_ccw, o_ccw, o_cw, o_cw]
-    m.reset(p_W=(0.0, 0.0, 50.0), omega=omega)
+    m.reset(p_enu=(0.0, 0.0, 50.0), omega=omega)
     thr = [p.omega_to_throttle(o) for o in omega]
     m.set_throttles(thr)
     tau_z = -p.k_m * (2 * o_ccw ** 2 - 2 * o_cw ** 2)       # CCW rotors push the body CW
@@ -99,14 +99,14 @@ def test_pure_yaw_torque_gives_analytic_yaw_acceleration():
         m.step(DT, thr)
         t += DT
     s = m.state()
-    assert math.isclose(s.w_B[2], expected * t, rel_tol=1e-3)
-    assert abs(s.w_B[0]) < 1e-9 and abs(s.w_B[1]) < 1e-9
+    assert math.isclose(s.w_flu[2], expected * t, rel_tol=1e-3)
+    assert abs(s.w_flu[0]) < 1e-9 and abs(s.w_flu[1]) < 1e-9
 
 
 def test_motor_lag_time_constant_from_step_response():
     p = load('iris')
     m = Multirotor(p)
-    m.reset(p_W=(0.0, 0.0, 100.0))
+    m.reset(p_enu=(0.0, 0.0, 100.0))
     target = p.throttle_to_omega(0.5)
     dt = 0.0005
     t, trace = 0.0, []
@@ -118,7 +118,7 @@ def test_motor_lag_time_constant_from_step_response():
     t63 = next(tt for tt, o in trace if o >= (1 - math.exp(-1)) * target)
     assert abs(t63 - p.tau_up) <= dt + 1e-9
     # spin-down uses tau_down
-    m.reset(p_W=(0.0, 0.0, 100.0), omega=[target] * 4)
+    m.reset(p_enu=(0.0, 0.0, 100.0), omega=[target] * 4)
     t = 0.0
     while t < p.tau_down - 1e-12:
         m.step(dt, [0.0] * 4)
@@ -132,22 +132,22 @@ def test_rests_on_ground_at_start_without_sinking_or_drifting():
         m.step(DT, [0.2] * 4)      # spinning but below hover: stays down
     s = m.state()
     assert s.on_ground
-    assert s.p_W[2] == 0.0 and np.allclose(s.v_W, 0.0) and np.allclose(s.a_W, 0.0)
-    assert np.allclose(s.q_WB, [1, 0, 0, 0])
+    assert s.p_enu[2] == 0.0 and np.allclose(s.v_enu, 0.0) and np.allclose(s.a_enu, 0.0)
+    assert np.allclose(s.q_enu_flu, [1, 0, 0, 0])
 
 
 def test_dropped_vehicle_lands_without_bounce_or_explosion():
     m = Multirotor(load('iris'))
-    m.reset(p_W=(0.0, 0.0, 2.0))
+    m.reset(p_enu=(0.0, 0.0, 2.0))
     heights = []
     for _ in range(int(3.0 / DT)):
         m.step(DT, [0.0] * 4)
-        heights.append(m.state().p_W[2])
+        heights.append(m.state().p_enu[2])
     assert min(heights) >= 0.0
     landed = heights.index(0.0)
     assert max(heights[landed:]) == 0.0          # never leaves the ground again
     s = m.state()
-    assert np.allclose(s.v_W, 0.0) and np.all(np.isfinite(s.q_WB))
+    assert np.allclose(s.v_enu, 0.0) and np.all(np.isfinite(s.q_enu_flu))
 
 
 def test_takes_off_above_hover_throttle_and_quaternion_stays_unit():
@@ -157,19 +157,19 @@ def test_takes_off_above_hover_throttle_and_quaternion_stays_unit():
     thr = [h + 0.05, h + 0.05, h + 0.04, h + 0.04]     # climbs and yaws
     for _ in range(int(3.0 / DT)):
         m.step(DT, thr)
-        assert abs(np.linalg.norm(m.state().q_WB) - 1.0) < 1e-12
+        assert abs(np.linalg.norm(m.state().q_enu_flu) - 1.0) < 1e-12
     s = m.state()
-    assert s.p_W[2] > 1.0
-    assert s.w_B[2] < -0.1
+    assert s.p_enu[2] > 1.0
+    assert s.w_flu[2] < -0.1
 
 
 def test_wind_pushes_a_hovering_vehicle_downwind():
     p = load('iris')
-    m = Multirotor(p, wind_W=(3.0, 0.0, 0.0))
-    m.reset(p_W=(0.0, 0.0, 20.0), omega=[p.hover_omega()] * 4)
+    m = Multirotor(p, wind_enu=(3.0, 0.0, 0.0))
+    m.reset(p_enu=(0.0, 0.0, 20.0), omega=[p.hover_omega()] * 4)
     for _ in range(int(2.0 / DT)):
         m.step(DT, [p.hover_throttle()] * 4)
-    assert m.state().v_W[0] > 0.5
+    assert m.state().v_enu[0] > 0.5
 
 
 @pytest.mark.parametrize('field,value,match', [

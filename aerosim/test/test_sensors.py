@@ -22,21 +22,21 @@ IDEAL = NoiseParams()
 
 def test_accelerometer_at_rest_reads_plus_g_on_flu_z_and_minus_g_on_frd_z():
     imu = ImuModel(ImuParams(250.0, IDEAL, IDEAL), np.random.default_rng(0))
-    f_B, w_B = imu.sample(LEVEL, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
-    assert np.allclose(f_B, [0.0, 0.0, GRAVITY], atol=1e-12)
-    assert np.allclose(flu_to_frd(f_B), [0.0, 0.0, -9.80665], atol=1e-12)
-    assert np.allclose(w_B, 0.0)
+    f_flu, w_flu = imu.sample(LEVEL, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+    assert np.allclose(f_flu, [0.0, 0.0, GRAVITY], atol=1e-12)
+    assert np.allclose(flu_to_frd(f_flu), [0.0, 0.0, -9.80665], atol=1e-12)
+    assert np.allclose(w_flu, 0.0)
 
 
 def test_accelerometer_sees_gravity_rotate_with_attitude():
     imu = ImuModel(ImuParams(250.0, IDEAL, IDEAL), np.random.default_rng(0))
     q = tq.axangle2quat([1, 0, 0], math.radians(30))     # rolled left 30 deg
-    f_B, _ = imu.sample(q, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
-    assert np.allclose(f_B, [0.0, GRAVITY * math.sin(math.radians(30)),
+    f_flu, _ = imu.sample(q, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+    assert np.allclose(f_flu, [0.0, GRAVITY * math.sin(math.radians(30)),
                              GRAVITY * math.cos(math.radians(30))], atol=1e-12)
     # in free fall the accelerometer reads zero
-    f_B, _ = imu.sample(q, (0.0, 0.0, -GRAVITY), (0.0, 0.0, 0.0))
-    assert np.allclose(f_B, 0.0, atol=1e-12)
+    f_flu, _ = imu.sample(q, (0.0, 0.0, -GRAVITY), (0.0, 0.0, 0.0))
+    assert np.allclose(f_flu, 0.0, atol=1e-12)
 
 
 def test_imu_noise_has_the_configured_density():
@@ -69,19 +69,19 @@ def test_same_seed_gives_identical_streams_and_other_seed_differs():
 
 
 def test_magnetometer_matches_the_world_magnetic_model_at_zurich():
-    b_W = earth_field_enu(ORIGIN, 2026.9)
-    total_nT = np.linalg.norm(b_W) * 1e9
+    b_enu = earth_field_enu(ORIGIN, 2026.9)
+    total_nT = np.linalg.norm(b_enu) * 1e9
     assert 47000 < total_nT < 49500                  # WMM total intensity in central Europe
-    incl = math.degrees(math.atan2(-b_W[2], math.hypot(b_W[0], b_W[1])))
+    incl = math.degrees(math.atan2(-b_enu[2], math.hypot(b_enu[0], b_enu[1])))
     assert 62.0 < incl < 65.0                        # dip angle, pointing down
-    decl = math.degrees(math.atan2(b_W[0], b_W[1]))
+    decl = math.degrees(math.atan2(b_enu[0], b_enu[1]))
     assert 2.0 < decl < 5.5                          # a few degrees east
-    mag = MagModel(MagParams(100.0, IDEAL), b_W, np.random.default_rng(0))
+    mag = MagModel(MagParams(100.0, IDEAL), b_enu, np.random.default_rng(0))
     # facing north (ENU yaw 90 deg): body x points north, so the body x reads the north field
     q_north = tq.axangle2quat([0, 0, 1], math.pi / 2)
-    m_B = mag.sample(q_north)
-    assert math.isclose(m_B[0], b_W[1], rel_tol=1e-12)
-    assert math.isclose(m_B[2], b_W[2], rel_tol=1e-12)
+    m_flu = mag.sample(q_north)
+    assert math.isclose(m_flu[0], b_enu[1], rel_tol=1e-12)
+    assert math.isclose(m_flu[2], b_enu[2], rel_tol=1e-12)
 
 
 def test_barometer_isa():

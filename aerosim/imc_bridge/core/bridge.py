@@ -70,6 +70,7 @@ from imc_bridge.core.leaks import LeakState
 from imc_bridge.core.state import ImcKinematics, imc_kinematics, stream_velocity_ned
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
+from sim_core.frames import VehicleSample
 from sim_core.link import parse_endpoint, parse_id_list
 from sim_core.scenario import Scenario
 from sim_core.timeutil import NS_PER_S
@@ -258,7 +259,7 @@ class ImcBridgeCore:
         self._dec_sim = Decimator(cfg.simulated_state_rate_hz)
         self._dec_est = Decimator(cfg.estimated_state_rate_hz) \
             if cfg.estimated_state_rate_hz > 0.0 else None
-        self._arrays: Optional[Callable[[], tuple]] = None    # the last state's arrays, lazily
+        self._arrays: Optional[Callable[[], VehicleSample]] = None  # the last state, lazily
         self._kin: Optional[ImcKinematics] = None
         self._handlers = {
             'Heartbeat': self._on_presence, 'Announce': self._on_presence,
@@ -276,8 +277,8 @@ class ImcBridgeCore:
         return list(dict.fromkeys(self.static_peers + list(self.dynamic))), gone
 
     # --- vehicle state out -----------------------------------------------------------------------
-    def on_state(self, t_ns: int, arrays: Callable[[], tuple]) -> Actions:
-        """A vehicle_state of sim time t_ns; arrays() gives vehicle_state_arrays' tuple.
+    def on_state(self, t_ns: int, arrays: Callable[[], VehicleSample]) -> Actions:
+        """A vehicle_state of sim time t_ns; arrays() gives its VehicleSample.
 
         Every step arrives here (1000/s at 20x a 50 Hz boat): kept cheap, the state is
         converted only for the samples that go out, at their rates on the state's own sim time
@@ -304,8 +305,8 @@ class ImcBridgeCore:
     def kin(self) -> Optional[ImcKinematics]:
         """ImcKinematics of the last vehicle_state (None before the first)."""
         if self._kin is None and self._arrays is not None:
-            _t, p, v, q, _a, w = self._arrays()
-            self._kin = imc_kinematics(p, v, q, w, self.stream)
+            s = self._arrays()
+            self._kin = imc_kinematics(s.p_enu, s.v_enu, s.q_enu_flu, s.w_flu, self.stream)
         return self._kin
 
     def simulated_state(self, stamp_s: float):

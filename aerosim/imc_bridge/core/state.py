@@ -37,13 +37,13 @@ def vec3(v) -> Vec3:
     return (float(v[0]), float(v[1]), float(v[2]))
 
 
-def imc_kinematics(p_enu, v_enu, q_wb, w_flu, stream_ned=(0.0, 0.0, 0.0)) -> ImcKinematics:
+def imc_kinematics(p_enu, v_enu, q_enu_flu, w_flu, stream_ned=(0.0, 0.0, 0.0)) -> ImcKinematics:
     """Vehicle state -> ImcKinematics.
 
-    p_enu [m], v_enu [m/s], q_wb = q_ENU<-FLU (w, x, y, z), w_flu [rad/s]; stream_ned: the
+    p_enu [m], v_enu [m/s], q_enu_flu = q_ENU<-FLU (w, x, y, z), w_flu [rad/s]; stream_ned: the
     water's velocity over ground [m/s], NED.
     """
-    q = q_enu_flu_to_ned_frd(q_wb)
+    q = q_enu_flu_to_ned_frd(q_enu_flu)
     v_ned = enu_to_ned(v_enu)
     r_t = tq.quat2mat(q).T
     return ImcKinematics(vec3(enu_to_ned(p_enu)), vec3(quat_to_euler_ned(q)),

@@ -38,6 +38,7 @@ from mavlink_bridge.core.peers import ServedFc, is_flight_controller
 from sim_core.clock import SimState
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
+from sim_core.frames import VehicleSample
 from sim_core.scenario import Scenario
 from sim_sensors.core.suite import SensorSuite, SuiteConfig
 
@@ -298,18 +299,17 @@ class HilBridge:
             self._heartbeat(act, now)
         return act
 
-    def on_state(self, args) -> Actions:
-        """Sensors of one simulation step, to the FC.
+    def on_state(self, s: VehicleSample) -> Actions:
+        """Sensors of one simulation step (its VehicleSample), to the FC.
 
-        args: (t_ns, p_enu, v_enu, q_wb (w, x, y, z), a_enu, w_flu), vehicle_state_arrays'
-        tuple. Every step the simulation took, and only those: the state itself says so (its
+        Every step the simulation took, and only those: the state itself says so (its
         time advanced), whatever /sim/status said and when it arrived (another topic: no order
         with this one). A paused simulation publishes no new time; /sim/step while paused does,
         and the FC gets those frames. The same states in give the same frames out, live or
         replayed from a bag.
         """
         act = Actions()
-        t_ns = args[0]
+        t_ns = s.t_ns
         with self.lock:
             if t_ns < self.last_state_ns:
                 act.logs.append(('warning', 'sim time went backwards (reset): sensors restart; '
@@ -322,26 +322,26 @@ class HilBridge:
             self.last_state_ns = t_ns
             if not advanced or t_ns <= 0:
                 return act
-            s = self.suite.sample(*args)
-            act.sample = (s, t_ns)
+            sample = self.suite.sample(*s)
+            act.sample = (sample, t_ns)
             tx = self.hil.tx
             out = []
-            if s.imu is not None:
-                out.append(self.encoder.encode(tx, s, t_ns // 1000))
+            if sample.imu is not None:
+                out.append(self.encoder.encode(tx, sample, t_ns // 1000))
                 self.count['sensor'] += 1
-            for fix in s.gnss:
+            for fix in sample.gnss:
                 out.append(hil.hil_gps(tx, fix, self.utc0_us + fix.t_ns // 1000))
                 self.count['gps'] += 1
             if self.dec_state is not None and self.dec_state.due(t_ns):
-                _, p, v, q, a, w = args
                 out.append(hil.hil_state_quaternion(tx, t_ns // 1000, self.scenario.origin,
-                                                    p, v, q, a, w,
-                                                    self.scenario.environment.gravity))
+                                                    s.p_enu, s.v_enu, s.q_enu_flu, s.a_enu,
+                                                    s.w_flu, self.scenario.environment.gravity))
             # No HIL_SENSOR at this step, so no FC answer will come: the last command holds,
             # if the FC answered the latest frame (a silent FC must not be answered for).
-            if s.imu is None and self._engaged and self._answered_ns == self._last_sensor_ns:
+            if sample.imu is None and self._engaged and \
+                    self._answered_ns == self._last_sensor_ns:
                 act.commands.append((self._throttles, t_ns))
-            if s.imu is not None:
+            if sample.imu is not None:
                 self._last_sensor_ns = t_ns
         act.send(self.hil, *out)
         return act

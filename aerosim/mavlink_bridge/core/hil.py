@@ -68,10 +68,10 @@ class HilSensorEncoder:
 
     def encode(self, mav, sample, time_usec: int):
         """Return HIL_SENSOR for a sample that has an IMU value (body FRD, gauss, hPa, degC)."""
-        f_B, w_B = sample.imu
+        f_flu, w_flu = sample.imu
         # FLU -> FRD (y and z negated), as floats: this runs at the IMU rate
-        fx, fy, fz = float(f_B[0]), float(f_B[1]), float(f_B[2])
-        wx, wy, wz = float(w_B[0]), float(w_B[1]), float(w_B[2])
+        fx, fy, fz = float(f_flu[0]), float(f_flu[1]), float(f_flu[2])
+        wx, wy, wz = float(w_flu[0]), float(w_flu[1]), float(w_flu[2])
         fields = ACCEL | GYRO
         if sample.mag_new:
             b = sample.mag
@@ -103,9 +103,9 @@ def hil_gps(mav, fix, utc_usec: int):
         int16(vd * 100.0), cog, fix.satellites, 0, 0)
 
 
-def hil_state_quaternion(mav, time_usec, origin, p_enu, v_enu, q_wb, a_enu, w_flu, gravity):
+def hil_state_quaternion(mav, time_usec, origin, p_enu, v_enu, q_enu_flu, a_enu, w_flu, gravity):
     """HIL_STATE_QUATERNION ground truth: q NED<-FRD, body rates FRD, degE7/mm, cm/s, mG."""
-    q = q_enu_flu_to_ned_frd(q_wb)
+    q = q_enu_flu_to_ned_frd(q_enu_flu)
     w = flu_to_frd(w_flu)
     lat, lon, alt = origin.enu_to_geodetic(*p_enu)
     v = enu_to_ned(v_enu)

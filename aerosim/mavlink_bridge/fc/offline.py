@@ -29,9 +29,9 @@ def fly(scenario, suite_cfg: Optional[SuiteConfig] = None, max_sim_s: float = 30
     from t = 0 until the FC process is up; it never sees the samples before).
     """
     params = MultirotorParams.from_yaml(str(scenario.vehicle_file))
-    model = Multirotor(params, wind_W=scenario.environment.wind_enu,
+    model = Multirotor(params, wind_enu=scenario.environment.wind_enu,
                        gravity=scenario.environment.gravity)
-    model.reset(p_W=scenario.initial_position_enu,
+    model.reset(p_enu=scenario.initial_position_enu,
                 yaw=math.radians(90.0 - scenario.initial_yaw_deg))
     suite = SensorSuite(suite_cfg or SuiteConfig(), scenario)
     sim, fc = new_mav(51, 25), new_mav(1, 1)

@@ -1,17 +1,18 @@
 """6-DOF multirotor rigid-body model (pure, no rclpy).
 
-Frames: world ENU (``_W``), body FLU (``_B``), quaternion ``q_WB`` = (w, x, y, z) rotates body
-vectors into the world. Units SI throughout.
+Frames: world ENU (suffix ``_enu``), body FLU (``_flu``); the quaternion ``q_enu_flu`` =
+(w, x, y, z) rotates body vectors into the world. Units SI throughout.
 
 Model, per rotor i at body position r_i with spin direction d_i (+1 CCW seen from above, i.e.
-spin vector +z_B; -1 CW):
+spin vector +z_flu; -1 CW):
     rotor speed      omega_i' = (omega_cmd_i - omega_i) / tau   (tau_up / tau_down)
-    thrust           T_i = k_f * omega_i^2          along +z_B
-    reaction torque  Q_i = -d_i * k_m * omega_i^2   about z_B
-    body drag        F_d = -(c_lin * v_B + c_quad * |v_B| * v_B)   (v_B: air-relative, per axis)
-    angular drag     M_d = -c_ang * w_B
-    translational    m a_W = R_WB (sum T_i z_B + F_d) + m g_W
-    rotational       I w_B' = sum(r_i x T_i z_B) + sum Q_i z_B + M_d - w_B x I w_B
+    thrust           T_i = k_f * omega_i^2          along +z_flu
+    reaction torque  Q_i = -d_i * k_m * omega_i^2   about z_flu
+    body drag        F_d = -(c_lin * v_flu + c_quad * |v_flu| * v_flu)
+                     (v_flu: air-relative, per axis)
+    angular drag     M_d = -c_ang * w_flu
+    translational    m a_enu = R_enu_flu (sum T_i z_flu + F_d) + m g_enu
+    rotational       I w_flu' = sum(r_i x T_i z_flu) + sum Q_i z_flu + M_d - w_flu x I w_flu
 Ground: a flat plane at z = 0 (the landing-gear contact point is base_link). In contact, the
 plane supports the vehicle (no downward acceleration), damps horizontal and angular motion, and
 the position is clamped after each step: no sinking, no bounce.
@@ -179,13 +180,13 @@ class MultirotorParams:
 class MultirotorState:
     """A snapshot of the state, as numpy arrays (SI, ENU/FLU)."""
 
-    p_W: np.ndarray        # m, shape (3,)
-    v_W: np.ndarray        # m/s, shape (3,)
-    q_WB: np.ndarray       # (w, x, y, z), shape (4,)
-    w_B: np.ndarray        # rad/s, shape (3,)
+    p_enu: np.ndarray        # m, shape (3,)
+    v_enu: np.ndarray        # m/s, shape (3,)
+    q_enu_flu: np.ndarray       # (w, x, y, z), shape (4,)
+    w_flu: np.ndarray        # rad/s, shape (3,)
     omega: np.ndarray      # rad/s, shape (n_rotors,)
-    a_W: np.ndarray        # m/s^2, shape (3,), kinematic acceleration (gravity excluded)
-    w_dot_B: np.ndarray    # rad/s^2, shape (3,)
+    a_enu: np.ndarray        # m/s^2, shape (3,), kinematic acceleration (gravity excluded)
+    w_dot_flu: np.ndarray    # rad/s^2, shape (3,)
     on_ground: bool
 
 
@@ -195,7 +196,7 @@ class Multirotor:
 
     params: MultirotorParams
     # read once at construction into the compiled kernel's constants
-    wind_W: tuple = (0.0, 0.0, 0.0)        # m/s, ENU, air velocity over ground
+    wind_enu: tuple = (0.0, 0.0, 0.0)        # m/s, ENU, air velocity over ground
     gravity: float = GRAVITY               # m/s^2
     _s: np.ndarray = field(init=False, repr=False)     # the kernel's state vector
     _acc: tuple = field(default=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0), repr=False)
@@ -216,17 +217,17 @@ class Multirotor:
         k[kern.GRAVITY], k[kern.TAU_UP], k[kern.TAU_DOWN] = self.gravity, p.tau_up, p.tau_down
         k[kern.GROUND_LIN], k[kern.GROUND_ANG] = GROUND_LINEAR_DAMPING, GROUND_ANGULAR_DAMPING
         self._body_k = k
-        self._wind = np.array(self.wind_W, dtype=float)
+        self._wind = np.array(self.wind_enu, dtype=float)
         self._d = np.zeros(13)    # rigid-body derivative at the current state
         self.reset()
 
-    def reset(self, p_W=(0.0, 0.0, 0.0), yaw=0.0, v_W=(0.0, 0.0, 0.0), omega=None) -> None:
+    def reset(self, p_enu=(0.0, 0.0, 0.0), yaw=0.0, v_enu=(0.0, 0.0, 0.0), omega=None) -> None:
         """Set the state: position [m] ENU, yaw [rad] ENU, velocity [m/s], rotor speeds [rad/s]."""
         om = [0.0] * self._n if omega is None else [float(x) for x in omega]
         if len(om) != self._n:
             raise ValueError(f'omega: expected {self._n} rotor speeds, got {len(om)}')
-        self._s = np.array([float(p_W[0]), float(p_W[1]), max(0.0, float(p_W[2])),
-                            float(v_W[0]), float(v_W[1]), float(v_W[2]),
+        self._s = np.array([float(p_enu[0]), float(p_enu[1]), max(0.0, float(p_enu[2])),
+                            float(v_enu[0]), float(v_enu[1]), float(v_enu[2]),
                             math.cos(yaw / 2.0), 0.0, 0.0, math.sin(yaw / 2.0),
                             0.0, 0.0, 0.0] + om)
         self._cmd = np.array(om)
@@ -266,16 +267,16 @@ class Multirotor:
         """Return a snapshot of the state as numpy arrays."""
         s = self._s
         return MultirotorState(
-            p_W=np.array(s[0:3]), v_W=np.array(s[3:6]), q_WB=np.array(s[6:10]),
-            w_B=np.array(s[10:13]), omega=np.array(s[13:]), a_W=np.array(self._acc[0:3]),
-            w_dot_B=np.array(self._acc[3:6]), on_ground=self.on_ground)
+            p_enu=np.array(s[0:3]), v_enu=np.array(s[3:6]), q_enu_flu=np.array(s[6:10]),
+            w_flu=np.array(s[10:13]), omega=np.array(s[13:]), a_enu=np.array(self._acc[0:3]),
+            w_dot_flu=np.array(self._acc[3:6]), on_ground=self.on_ground)
 
     @property
     def raw(self) -> tuple:
-        """The state as a tuple of floats: p_W(3), v_W(3), q_WB(4), w_B(3), omega(n)."""
+        """The state as a tuple of floats: p_enu(3), v_enu(3), q_enu_flu(4), w_flu(3), omega(n)."""
         return self._raw
 
     @property
     def acceleration(self) -> tuple:
-        """(a_W (3) m/s^2 kinematic, w_dot_B (3) rad/s^2) at the current state."""
+        """(a_enu (3) m/s^2 kinematic, w_dot_flu (3) rad/s^2) at the current state."""
         return self._acc

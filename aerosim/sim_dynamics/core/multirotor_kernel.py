@@ -6,9 +6,9 @@ cached next to this file, so later processes load it in ~0.1 s). One step costs 
 of ~25 µs of Python floats: at 250 Hz in lockstep that was a tenth of the simulator's share
 of a step. NUMBA_DISABLE_JIT=1 runs the same code as plain Python.
 
-Arrays: s = p_W(3), v_W(3), q_WB(4, w x y z), w_B(3), omega(n) [SI, ENU/FLU]; cmd = commanded
-rotor speeds (n) [rad/s]; rotor_k (n, 3) = per rotor (y_i k_f, -x_i k_f, -d_i k_m); body_k =
-the BODY_* constants below; wind (3) [m/s, ENU].
+Arrays: s = p_enu(3), v_enu(3), q_enu_flu(4, w x y z), w_flu(3), omega(n) [SI, ENU/FLU];
+cmd = commanded rotor speeds (n) [rad/s]; rotor_k (n, 3) = per rotor (y_i k_f, -x_i k_f,
+-d_i k_m); body_k = the BODY_* constants below; wind (3) [m/s, ENU].
 """
 
 import math

@@ -1,7 +1,7 @@
 """Pinhole camera rendered on the CPU with numpy: textured ground plane, sky, scenario objects.
 
 Frames: the camera's optical frame follows REP-103 (z forward, x right, y down). The camera is
-mounted on the body (FLU) at ``position_B`` and tilted down by ``pitch_down_deg``.
+mounted on the body (FLU) at ``position_flu`` and tilted down by ``pitch_down_deg``.
 Rendering is ray casting: one ray per pixel (precomputed in the optical frame), rotated into the
 world (ENU), intersected with the ground plane z = 0 and with the objects (spheres and
 axis-aligned boxes); the nearest hit wins. Ground: a checkerboard of ``tile_m`` tiles in two
@@ -19,8 +19,9 @@ from transforms3d import quaternions as tq
 from sim_core.errors import ConfigError
 from sim_core.scenario import SceneObject  # noqa: F401 (re-exported for callers)
 
-# R_B_O: optical axes expressed in body FLU (columns: x right = -y_B, y down = -z_B, z = x_B)
-R_B_OPT = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
+# R_FLU_OPT: optical axes expressed in body FLU (columns: x right = -y_flu, y down = -z_flu,
+# z = x_flu)
+R_FLU_OPT = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
 SKY_ZENITH = np.array([70, 120, 200], dtype=np.float32)
 SKY_HORIZON = np.array([190, 210, 230], dtype=np.float32)
 GRASS_A = np.array([86, 130, 60], dtype=np.float32)
@@ -37,7 +38,7 @@ class CameraParams:
     width: int = 640
     height: int = 480
     hfov_deg: float = 90.0
-    position_B: tuple = (0.1, 0.0, -0.05)     # m
+    position_flu: tuple = (0.1, 0.0, -0.05)     # m
     pitch_down_deg: float = 20.0              # deg, 0 = looking forward, 90 = straight down
     tile_m: float = 2.0                       # m, checkerboard tile size
     jpeg_quality: int = 80
@@ -68,8 +69,8 @@ class PinholeCamera:
         self.cx, self.cy = (p.width - 1) / 2.0, (p.height - 1) / 2.0
         th = math.radians(p.pitch_down_deg)
         r_tilt = np.array([[math.cos(th), 0.0, math.sin(th)], [0.0, 1.0, 0.0],
-                           [-math.sin(th), 0.0, math.cos(th)]])    # about +y_B: nose down
-        self.R_B_C = r_tilt @ R_B_OPT
+                           [-math.sin(th), 0.0, math.cos(th)]])    # about +y_flu: nose down
+        self.R_flu_opt = r_tilt @ R_FLU_OPT
         # a pixel's ray in the optical frame is (xn[u], yn[v], 1)
         self._xn = ((np.arange(p.width) - self.cx) / self.fx).astype(np.float32)
         self._yn = ((np.arange(p.height) - self.cy) / self.fy).astype(np.float32)
@@ -97,19 +98,19 @@ class PinholeCamera:
         The static transform body -> optical frame (REP-103 optical: z forward, x right,
         y down), tilted down by pitch_down_deg.
         """
-        return tuple(float(v) for v in self.params.position_B), \
-            tuple(float(v) for v in tq.mat2quat(self.R_B_C))
+        return tuple(float(v) for v in self.params.position_flu), \
+            tuple(float(v) for v in tq.mat2quat(self.R_flu_opt))
 
-    def camera_pose(self, p_W, q_WB):
-        """(c_W camera centre [m], R_W_C optical->world rotation) for a body pose."""
-        R_WB = tq.quat2mat(q_WB)
-        return np.asarray(p_W, float) + R_WB @ np.asarray(self.params.position_B), \
-            R_WB @ self.R_B_C
+    def camera_pose(self, p_enu, q_enu_flu):
+        """(c_enu camera centre [m], R_enu_opt optical->world rotation) for a body pose."""
+        R_enu_flu = tq.quat2mat(q_enu_flu)
+        return np.asarray(p_enu, float) + R_enu_flu @ np.asarray(self.params.position_flu), \
+            R_enu_flu @ self.R_flu_opt
 
-    def project(self, point_W, p_W, q_WB):
+    def project(self, point_enu, p_enu, q_enu_flu):
         """Pixel (u, v) of a world point, or None if behind the camera."""
-        c_W, R_W_C = self.camera_pose(p_W, q_WB)
-        x, y, z = R_W_C.T @ (np.asarray(point_W, float) - c_W)
+        c_enu, R_enu_opt = self.camera_pose(p_enu, q_enu_flu)
+        x, y, z = R_enu_opt.T @ (np.asarray(point_enu, float) - c_enu)
         if z <= 0.0:
             return None
         return self.fx * x / z + self.cx, self.fy * y / z + self.cy
@@ -133,25 +134,25 @@ class PinholeCamera:
         xn, yn = self._xn[cols], self._yn[rows]
         return tuple(R[i, 0] * xn[None, :] + (R[i, 1] * yn + R[i, 2])[:, None] for i in range(3))
 
-    def render(self, p_W, q_WB) -> np.ndarray:
+    def render(self, p_enu, q_enu_flu) -> np.ndarray:
         """Render an RGB8 image, shape (height, width, 3), dtype uint8."""
         p = self.params
-        c_W, R_W_C = self.camera_pose(p_W, q_WB)
-        dx, dy, dz = self._rays(R_W_C)
+        c_enu, R_enu_opt = self.camera_pose(p_enu, q_enu_flu)
+        dx, dy, dz = self._rays(R_enu_opt)
         norm = np.sqrt(dx * dx + dy * dy + dz * dz)
         top = LEVELS - 1
         # sky: gradient by elevation
         index = (np.clip(dz / norm, 0.0, 1.0) * top).astype(np.int32)
         index += 2 * LEVELS
         t_ground = np.full(dz.shape, np.inf, dtype=np.float32)
-        h = np.float32(c_W[2])
+        h = np.float32(c_enu[2])
         if h > 0.0:
             ground = dz < np.float32(-1e-6)
             with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
                 t = np.where(ground, -h / dz, np.float32(np.inf))
                 inv_tile = np.float32(1.0 / p.tile_m)
-                checker = (np.floor((np.float32(c_W[0]) + t * dx) * inv_tile)
-                           + np.floor((np.float32(c_W[1]) + t * dy) * inv_tile))
+                checker = (np.floor((np.float32(c_enu[0]) + t * dx) * inv_tile)
+                           + np.floor((np.float32(c_enu[1]) + t * dy) * inv_tile))
                 dist_level = np.minimum(t * norm * np.float32(top / HAZE_FAR_M), top)
                 gidx = (checker.astype(np.int32) & 1) * LEVELS
                 gidx += dist_level.astype(np.int32)
@@ -160,16 +161,16 @@ class PinholeCamera:
         img = np.take(self._lut, index).view(np.uint8).reshape(p.height, p.width, 4)
         img = np.ascontiguousarray(img[:, :, :3])
         for obj in self.objects:
-            self._draw(obj, c_W, R_W_C, t_ground, img)
+            self._draw(obj, c_enu, R_enu_opt, t_ground, img)
         return img
 
-    def _window(self, obj, c_W, R_W_C):
+    def _window(self, obj, c_enu, R_enu_opt):
         """Pixel window (rows, cols slices) that can contain obj, or None if not visible."""
         p = self.params
         half = (np.full(3, obj.size[0]) if obj.kind == 'sphere'
                 else np.asarray(obj.size) / 2.0)
         corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
-        pts = (np.asarray(obj.center_enu) + corners * half - c_W) @ R_W_C   # optical frame
+        pts = (np.asarray(obj.center_enu) + corners * half - c_enu) @ R_enu_opt   # optical frame
         if (pts[:, 2] <= 1e-3).all():
             return None
         if (pts[:, 2] <= 1e-3).any():      # straddles the camera plane: whole image
@@ -182,13 +183,13 @@ class PinholeCamera:
             return None
         return slice(v0, v1), slice(u0, u1)
 
-    def _draw(self, obj, c_W, R_W_C, t_best, img):
-        win = self._window(obj, c_W, R_W_C)
+    def _draw(self, obj, c_enu, R_enu_opt, t_best, img):
+        win = self._window(obj, c_enu, R_enu_opt)
         if win is None:
             return
         rows, cols = win
-        dx, dy, dz = self._rays(R_W_C, rows, cols)
-        o = (c_W - np.asarray(obj.center_enu)).astype(np.float32)
+        dx, dy, dz = self._rays(R_enu_opt, rows, cols)
+        o = (c_enu - np.asarray(obj.center_enu)).astype(np.float32)
         with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
             if obj.kind == 'sphere':
                 a = dx * dx + dy * dy + dz * dz

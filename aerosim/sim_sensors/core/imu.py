@@ -25,21 +25,21 @@ class ImuParams:
 
 
 class ImuModel:
-    """Specific force f_B = R_WB^T (a_W - g_W) and angular rate w_B, plus noise and bias."""
+    """Specific force f_flu = R_enu_flu^T (a_enu - g_enu) and rate w_flu, plus noise and bias."""
 
     def __init__(self, params: ImuParams, rng: np.random.Generator, gravity: float = GRAVITY):
         """Noise channels draw from rng (accelerometer first, then gyroscope)."""
         self.params = params
-        self._g_W = (0.0, 0.0, -float(gravity))
+        self._g_enu = (0.0, 0.0, -float(gravity))
         self._accel = NoisyChannel(params.accel, params.rate_hz, rng)
         self._gyro = NoisyChannel(params.gyro, params.rate_hz, rng)
 
-    def true_specific_force(self, q_WB, a_W):
+    def true_specific_force(self, q_enu_flu, a_enu):
         """Noise-free specific force [m/s^2] in body FLU; at rest level it is (0, 0, +g)."""
-        g = self._g_W
-        return quat_rotate_inverse(q_WB, (a_W[0] - g[0], a_W[1] - g[1], a_W[2] - g[2]))
+        g = self._g_enu
+        return quat_rotate_inverse(q_enu_flu, (a_enu[0] - g[0], a_enu[1] - g[1], a_enu[2] - g[2]))
 
-    def sample(self, q_WB, a_W, w_B):
+    def sample(self, q_enu_flu, a_enu, w_flu):
         """Return (specific force [m/s^2], angular rate [rad/s]), both body FLU, shape (3,)."""
-        return (self._accel.apply(self.true_specific_force(q_WB, a_W)),
-                self._gyro.apply(np.asarray(w_B, dtype=float)))
+        return (self._accel.apply(self.true_specific_force(q_enu_flu, a_enu)),
+                self._gyro.apply(np.asarray(w_flu, dtype=float)))

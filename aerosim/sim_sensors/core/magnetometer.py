@@ -37,14 +37,14 @@ class MagParams:
 
 
 class MagModel:
-    """Body-frame magnetic flux density [T] = R_WB^T B_W + noise."""
+    """Body-frame magnetic flux density [T] = R_enu_flu^T B_enu + noise."""
 
-    def __init__(self, params: MagParams, field_W, rng: np.random.Generator):
-        """field_W: Earth field, world ENU [T], shape (3,)."""
+    def __init__(self, params: MagParams, field_enu, rng: np.random.Generator):
+        """field_enu: Earth field, world ENU [T], shape (3,)."""
         self.params = params
-        self.field_W = np.asarray(field_W, dtype=float)
+        self.field_enu = np.asarray(field_enu, dtype=float)
         self._ch = NoisyChannel(params.noise, params.rate_hz, rng)
 
-    def sample(self, q_WB):
+    def sample(self, q_enu_flu):
         """Return the measured field [T], body FLU, shape (3,)."""
-        return self._ch.apply(quat_rotate_inverse(q_WB, self.field_W))
+        return self._ch.apply(quat_rotate_inverse(q_enu_flu, self.field_enu))

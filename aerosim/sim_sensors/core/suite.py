@@ -84,10 +84,10 @@ class SensorSuite:
         self._mag_last = self.mag.sample(np.array([1.0, 0.0, 0.0, 0.0]))
         self._last_t_ns = -1
 
-    def sample(self, t_ns: int, p_enu, v_enu, q_wb, a_enu, w_flu) -> SensorSample:
+    def sample(self, t_ns: int, p_enu, v_enu, q_enu_flu, a_enu, w_flu) -> SensorSample:
         """Sample every sensor due at sim time t_ns [ns] from the true vehicle state.
 
-        p_enu [m] from the origin, v_enu [m/s], q_wb (w, x, y, z) ENU<-FLU, a_enu [m/s^2]
+        p_enu [m] from the origin, v_enu [m/s], q_enu_flu (w, x, y, z) ENU<-FLU, a_enu [m/s^2]
         (kinematic acceleration), w_flu [rad/s]. Time going backwards (a sim reset) resets the
         suite first.
         """
@@ -95,7 +95,7 @@ class SensorSuite:
             self.reset()
         self._last_t_ns = t_ns
         cfg = self.cfg
-        q = np.asarray(q_wb, dtype=float)
+        q = np.asarray(q_enu_flu, dtype=float)
         mag_new = False
         if cfg.mag_enabled and self.dec_mag.due(t_ns):
             self._mag_last = self.mag.sample(q)
