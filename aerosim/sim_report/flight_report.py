@@ -8,7 +8,6 @@ factor), writes it as JSON and a PNG plot, and exits: code 0 if the mission is c
 not. In a graph it is the supervisor: the run ends with it.
 """
 
-import json
 import math
 from pathlib import Path
 import time
@@ -19,6 +18,7 @@ from rclpy.node import Node
 from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus
 from sim_core.scenario import LANDING_COMMANDS, load_scenario
 from sim_report.core.mission import MissionJudge, preload_plotting
+from sim_report.core.output import write_summary
 from sim_ros import qos
 from sim_ros.convert import time_ns
 from sim_ros.params import declare
@@ -119,12 +119,8 @@ class FlightReport(Node):
                 # the flight alone: start-up (processes importing while the sim runs) excluded
                 s['flight_late_step_share'] = round(
                     (st.late_steps - lo.late_steps) / (st.steps - lo.steps), 5)
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        js = self.out_dir / f'{self.title}_summary.json'
-        png = self.out_dir / f'{self.title}.png'
-        s['plot'] = str(png)
-        js.write_text(json.dumps(s, indent=2))
-        self.judge.plot(str(png), self.title)
+        js, png = write_summary(self.out_dir, self.title, s,
+                                lambda path: self.judge.plot(path, self.title))
         self.get_logger().info(
             f'SUMMARY mission {s["result"]}: {s["items_reached"]}/{s["items"]} items, max '
             f'tracking error {s["max_tracking_error_m"]} m, landing error '

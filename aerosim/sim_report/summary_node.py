@@ -22,6 +22,7 @@ from sim_dynamics.core.swarm_config import load_swarm_config
 from sim_dynamics.core.usv_swarm import TypeTable
 from sim_report.core import boats
 from sim_report.core.mission import MissionJudge, preload_plotting
+from sim_report.core.output import report_paths, write_summary
 from sim_ros import qos
 from sim_ros.convert import time_ns
 from sim_ros.params import declare
@@ -110,8 +111,7 @@ class SummaryNode(Node):
         """Write the JSON summary and the PNG (idempotent); return the summary."""
         if self.written is not None:
             return self.written
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        png = str(self.out_dir / f'{self.title}.png')
+        png = str(report_paths(self.out_dir, self.title)[1])
         if self.judge is not None:
             s = self.judge.summary(0.0)
             for k in ('wall_time_s', 'real_time_factor'):
@@ -121,8 +121,7 @@ class SummaryNode(Node):
             s = boats.plot_boat(self.track, png, self.title)
         else:
             s = boats.plot_swarm(self.tracks, self.smap, self.collisions, png, self.title)
-        s['plot'] = png
-        (self.out_dir / f'{self.title}_summary.json').write_text(json.dumps(s, indent=2))
+        write_summary(self.out_dir, self.title, s)
         self.get_logger().info(f'SUMMARY {json.dumps(s)[:300]}; wrote {png}')
         self.written = s
         return s

@@ -36,6 +36,24 @@ class SuiteConfig:
     gnss_satellites: int = 12
 
 
+# name -> (description with units, lo, hi): the parameters of sensors_node and the HIL bridge
+PARAMETERS = {
+    'seed': ('Noise RNG seed [-]; same seed = identical streams', 0, 2**31 - 1),
+    'noise_scale': ('Multiplier on every noise term [-]; 0 = ideal', 0.0, 100.0),
+    'imu_rate_hz': ('IMU rate [Hz]', 1.0, 1000.0),
+    'mag_enabled': ('Magnetometer on/off',),
+    'mag_rate_hz': ('Magnetometer rate [Hz]', 1.0, 1000.0),
+    'baro_enabled': ('Barometer on/off',),
+    'baro_rate_hz': ('Barometer rate [Hz]', 1.0, 1000.0),
+    'gnss_enabled': ('GNSS on/off',),
+    'gnss_rate_hz': ('GNSS rate [Hz]', 0.1, 100.0),
+    'gnss_latency_s': ('GNSS output latency [s]', 0.0, 2.0),
+    'gnss_eph_m': ('GNSS horizontal accuracy, 1 sigma [m]', 0.0, 100.0),
+    'gnss_epv_m': ('GNSS vertical accuracy, 1 sigma [m]', 0.0, 100.0),
+    'gnss_satellites': ('Satellites used [-]', 0, 64),
+}
+
+
 @dataclass
 class SensorSample:
     """What the suite produced at sim time t_ns; None where a sensor had no new sample.
