@@ -61,7 +61,7 @@ def vector(v, name: str, n: int, lo: float = -math.inf, hi: float = math.inf
     FieldError naming the field, or the element (``name[i]``) that is wrong.
     """
     if not isinstance(v, (list, tuple)) or len(v) != n:
-        raise FieldError('type', f'{name}: must be a list of {n} finite numbers, got {v!r}')
+        raise FieldError('type', f'{name}: {n} finite numbers expected (a list), got {v!r}')
     return tuple(number(x, f'{name}[{i}]', lo, hi) for i, x in enumerate(v))
 
 

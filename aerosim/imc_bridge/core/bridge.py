@@ -74,6 +74,7 @@ from sim_core.frames import VehicleSample
 from sim_core.link import parse_endpoint, parse_id_list
 from sim_core.scenario import Scenario
 from sim_core.timeutil import NS_PER_S
+from sim_core.validate import number, vector
 
 # DUNE's ASV leak entities (etc/asv/simulator.ini, Simulators.Leaks).
 DUNE_ASV_LEAKS = ('Leak Sensor - Port Pontoon', 'Leak Sensor - Starboard Pontoon')
@@ -230,9 +231,7 @@ class ImcBridgeCore:
                 except (OSError, UnicodeError):
                     raise ValueError(f'announce_hosts: {h!r} is not an IPv4 address or a '
                                      'known host name') from None
-            top = cfg.topside_position_enu
-            if len(top) != 3 or not all(math.isfinite(x) for x in top):
-                raise ValueError(f'topside_position_enu: 3 finite numbers, got {list(top)}')
+            top = vector(cfg.topside_position_enu, 'topside_position_enu', 3)     # [m]
             self.leaks = LeakState(cfg.leak_entities)
             ends = (parse_endpoint(p, 'peers') for p in cfg.peers.split(',') if p.strip())
             self.static_peers: List[Addr] = [e for e in ends if e is not None]
@@ -489,30 +488,23 @@ class ImcBridgeCore:
         if msg.id != self.cfg.thruster_id:
             raise ValueError(f'thruster id {msg.id}: this vehicle has thruster '
                              f'{self.cfg.thruster_id}')
-        if not (math.isfinite(msg.value) and -1.0 <= msg.value <= 1.0):
-            raise ValueError(f'value {msg.value!r} outside [-1, 1]')
+        number(msg.value, 'value', -1.0, 1.0)
         if self._level(act, ACTUATORS, msg):
             act.effector.append((throttle_aerosim(msg.value, self.cfg.thruster_positive), None))
 
     def _on_servo(self, act: Actions, msg, _addr: Addr, _sim_s: float, _now: float):
         if msg.id != self.cfg.rudder_servo_id:
             raise ValueError(f'servo id {msg.id}: the rudder is servo {self.cfg.rudder_servo_id}')
-        lim = self.cfg.max_rudder_rad
-        if not (math.isfinite(msg.value) and abs(msg.value) <= lim):
-            raise ValueError(f'value {msg.value!r} rad outside +-{lim:g}')
+        number(msg.value, 'value [rad]', -self.cfg.max_rudder_rad, self.cfg.max_rudder_rad)
         if self._level(act, ACTUATORS, msg):
             act.effector.append((None, rudder_aerosim(msg.value, self.cfg.rudder_positive)))
 
     def _on_speed(self, act: Actions, msg, _addr: Addr, _sim_s: float, _now: float):
-        units, v = int(msg.speed_units), msg.value
-        if not math.isfinite(v):
-            raise ValueError(f'value {v!r}')
+        units = int(msg.speed_units)
         if units == int(imcpy.SpeedUnits.METERS_PS):
-            if abs(v) > MAX_SPEED_MPS:
-                raise ValueError(f'{v} m/s outside +-{MAX_SPEED_MPS:g}')
+            v = number(msg.value, 'value [m/s]', -MAX_SPEED_MPS, MAX_SPEED_MPS)
         elif units == int(imcpy.SpeedUnits.PERCENTAGE):
-            if abs(v) > MAX_SPEED_PCT:
-                raise ValueError(f'{v} % outside +-{MAX_SPEED_PCT:g}')
+            v = number(msg.value, 'value [%]', -MAX_SPEED_PCT, MAX_SPEED_PCT)
         else:
             raise ValueError('speed in RPM: this vehicle takes m/s or % (no motor model)')
         if not self._level(act, GUIDANCE, msg):
@@ -523,7 +515,6 @@ class ImcBridgeCore:
             act.effector.append((v / 100.0, None))
 
     def _on_heading(self, act: Actions, msg, _addr: Addr, _sim_s: float, _now: float):
-        if not (math.isfinite(msg.value) and abs(msg.value) <= 2.0 * math.pi):
-            raise ValueError(f'value {msg.value!r} rad outside +-2 pi')
+        number(msg.value, 'value [rad]', -2.0 * math.pi, 2.0 * math.pi)
         if self._level(act, GUIDANCE, msg):
             act.autopilot.append((None, msg.value))
