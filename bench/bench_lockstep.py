@@ -112,8 +112,8 @@ def against_zero_cost_peer(*args: str) -> dict:
     out.seek(0)
     work = re.search(r'FC answers taken: (\d+) µs of work per answer', out.read())
     steps = n1 - n0
-    return dict(cpu_us=1e6 * (c1 - c0) / steps, wall_us=1e6 * (w1 - w0) / steps,
-                rtf=steps * STEP_S / (w1 - w0), work_us=int(work.group(1)) if work else None)
+    return {'cpu_us': 1e6 * (c1 - c0) / steps, 'wall_us': 1e6 * (w1 - w0) / steps,
+            'rtf': steps * STEP_S / (w1 - w0), 'work_us': int(work.group(1)) if work else None}
 
 
 def run_graph(*args: str) -> tuple:

@@ -132,7 +132,7 @@ class Player(Node):
                 self._unacked[t.name] = 0
         self.pub_clock = (self.create_publisher(ClockMsg, '/clock', qos.CLOCK)
                           if self.clock else None)
-        self.counts = {t: 0 for t in self.pubs}
+        self.counts = dict.fromkeys(self.pubs, 0)
         self.timeline = None
         self.paused = self.start_paused
         for name, fn in (('pause', lambda: True), ('resume', lambda: False),

@@ -77,7 +77,7 @@ class PortNode(Node):
         self._port_label = label
         self._warn_period = warn_period_s
         self._max_text = max_text
-        self.rejects = {k: 0 for k in tuple(kinds) + ('peer',)}
+        self.rejects = dict.fromkeys(tuple(kinds) + ('peer',), 0)
         self._warned = {}           # kind -> monotonic time of its last warning
         self._reject_lock = threading.Lock()    # reader threads and the executor count
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', qos.VIEW_PUB)

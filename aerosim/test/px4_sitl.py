@@ -265,8 +265,8 @@ class Px4Sitl:
         self.armed_at_us = None
         self.next_hb_us = 0
         self.sim_stats, self.mav_stats = LinkStats(), LinkStats()
-        self.counts = dict(hil_sensor=0, answers=0, ignored_on_sim_link=0, arm_denied=0,
-                           start_denied=0, commands=0)
+        self.counts = {'hil_sensor': 0, 'answers': 0, 'ignored_on_sim_link': 0, 'arm_denied': 0,
+                       'start_denied': 0, 'commands': 0}
         self.log = []
         self.stop = threading.Event()
 

@@ -17,8 +17,8 @@ LEVEL_EAST = np.array([1.0, 0.0, 0.0, 0.0])      # body x = east
 
 
 def cam(**kw):
-    params = dict(width=640, height=480, hfov_deg=90.0, position_flu=(0.0, 0.0, 0.0),
-                  pitch_down_deg=0.0)
+    params = {'width': 640, 'height': 480, 'hfov_deg': 90.0, 'position_flu': (0.0, 0.0, 0.0),
+              'pitch_down_deg': 0.0}
     params.update(kw.pop('params', {}))
     return PinholeCamera(CameraParams(**params), **kw)
 
@@ -44,7 +44,7 @@ def test_known_world_points_project_to_expected_pixels():
 
 
 def test_mount_tilt_and_vehicle_yaw_move_the_projection():
-    c = cam(params=dict(pitch_down_deg=45.0))
+    c = cam(params={'pitch_down_deg': 45.0})
     # tilted 45 deg down, a ground point 10 m ahead of a camera at 10 m height is centred
     assert np.allclose(c.project((10.0, 0.0, 0.0), (0, 0, 10.0), LEVEL_EAST), (319.5, 239.5))
     q_north = tq.axangle2quat([0, 0, 1], math.pi / 2)
@@ -98,8 +98,8 @@ def test_compression_roundtrip(fmt):
     assert len(data) < img.nbytes / 5
 
 
-@pytest.mark.parametrize('bad', [dict(width=8), dict(hfov_deg=179.0), dict(jpeg_quality=0),
-                                 dict(pitch_down_deg=100.0)])
+@pytest.mark.parametrize('bad', [{'width': 8}, {'hfov_deg': 179.0}, {'jpeg_quality': 0},
+                                 {'pitch_down_deg': 100.0}])
 def test_bad_camera_params_rejected(bad):
     with pytest.raises(ConfigError):
         CameraParams(**bad)

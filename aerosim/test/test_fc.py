@@ -139,9 +139,9 @@ def test_a_hil_sensor_frame_with_nan_is_refused_and_corrupts_nothing():
     g = 9.80665
 
     def frame(k, **bad):
-        v = dict(xacc=0.0, yacc=0.0, zacc=-g, xgyro=0.0, ygyro=0.0, zgyro=0.0, xmag=0.2,
-                 ymag=0.0, zmag=0.4, abs_pressure=1013.0, diff_pressure=0.0,
-                 pressure_alt=488.0, temperature=15.0)
+        v = {'xacc': 0.0, 'yacc': 0.0, 'zacc': -g, 'xgyro': 0.0, 'ygyro': 0.0, 'zgyro': 0.0,
+             'xmag': 0.2, 'ymag': 0.0, 'zmag': 0.4, 'abs_pressure': 1013.0, 'diff_pressure': 0.0,
+             'pressure_alt': 488.0, 'temperature': 15.0}
         v.update(bad)
         m = sim.hil_sensor_encode(k * 4000, *v.values(), 0x1FFF, 0)
         return fc.decode(bytearray(m.pack(sim)))

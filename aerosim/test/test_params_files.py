@@ -65,7 +65,7 @@ def changed_copies(tmp_path):
     out = {}
     for name, (param, value) in CHANGES.items():
         doc = yaml.safe_load(resolve_config_path(name).read_text())
-        secs = [v for v in _section_dicts(doc)]
+        secs = list(_section_dicts(doc))
         assert any(param in s for s in secs), f'{name} has no {param}'
         for s in secs:
             if param in s:

@@ -133,7 +133,7 @@ def test_gnss_latency_and_error_statistics():
     assert math.isclose(errs[:, 2].std(), 2.0, rel_tol=0.1)
 
 
-@pytest.mark.parametrize('bad', [dict(latency_s=-1.0), dict(satellites=100), dict(tau_s=0.0)])
+@pytest.mark.parametrize('bad', [{'latency_s': -1.0}, {'satellites': 100}, {'tau_s': 0.0}])
 def test_gnss_bad_params_rejected(bad):
     from sim_core.errors import ConfigError
     with pytest.raises(ConfigError, match=list(bad)[0]):

@@ -251,9 +251,9 @@ class ImcBridgeCore:
         self.topside_ned = np.array([top[1], top[0], -top[2]], dtype=float)
         self.imc_services = service_uris(*local)
         self.dynamic: Dict[Addr, float] = {}    # dynamic peer -> last heard (monotonic)
-        self.counts = dict(rx=0, tx=0, simulated_state=0, estimated_state=0, commands=0,
-                           ignored=0, ignored_actuators=0, ignored_guidance=0,
-                           level_switches=0, announce_errors=0)
+        self.counts = {'rx': 0, 'tx': 0, 'simulated_state': 0, 'estimated_state': 0, 'commands': 0,
+                       'ignored': 0, 'ignored_actuators': 0, 'ignored_guidance': 0,
+                       'level_switches': 0, 'announce_errors': 0}
         self._t_ns: Optional[int] = None
         self._dec_sim = Decimator(cfg.simulated_state_rate_hz)
         self._dec_est = Decimator(cfg.estimated_state_rate_hz) \

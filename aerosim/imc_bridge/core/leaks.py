@@ -18,7 +18,7 @@ class LeakState:
         if len(set(names)) != len(names):
             raise ValueError(f'leak entity labels must be unique: {list(names)}')
         self.entities = names
-        self.leaking: Dict[str, bool] = {e: False for e in names}
+        self.leaking: Dict[str, bool] = dict.fromkeys(names, False)
 
     def apply(self, op: int, entities_csv: str) -> Tuple[str, ...]:
         """Apply a LeakSimulation: op OFF/ON for the listed entities (empty list = all).

@@ -196,7 +196,7 @@ class HilBridge:
         self.autostart = AutoStart(self.served.target(), len(self.mission.items)) \
             if cfg.autostart else None
         self.lock = threading.Lock()      # owner of everything below and the counters
-        self.count = dict(rx=0, actuators=0, ignored=0, sensor=0, gps=0)
+        self.count = {'rx': 0, 'actuators': 0, 'ignored': 0, 'sensor': 0, 'gps': 0}
         self.sim_state: Optional[SimState] = None
         self.fast = False               # the simulation runs as fast as possible
         self._session_started = False

@@ -220,7 +220,7 @@ class BuiltinFc(PortNode):
             'MAVLink FC link', self.link.describe(), up,
             f'simulator {self.sim_peer[0]}:{self.sim_peer[1]}, {self.answered} answered, '
             f'{sum(self.rejects.values())} rejected' if up else 'no simulator heard',
-            dict(answered=self.answered, mission_items=len(self.mission.items)),
+            {'answered': self.answered, 'mission_items': len(self.mission.items)},
             [('phase', self.ap.phase), ('armed', self.ap.armed)])
 
     def destroy_node(self):

@@ -121,8 +121,8 @@ class UiPipeline:
         """types: the TypeTable; swarm_config: the init in force; source: our stream's id."""
         self.cfg, self.types, self.source = cfg, types, source
         self.tcp = cfg.transport == 'tcp'
-        self.counts = dict(rx=0, init=0, cmd22=0, cmd26=0, applied=0, refused=0, resent=0,
-                           cmd21=0, released_unanswered=0)
+        self.counts = {'rx': 0, 'init': 0, 'cmd22': 0, 'cmd26': 0, 'applied': 0, 'refused': 0,
+                       'resent': 0, 'cmd21': 0, 'released_unanswered': 0}
         self._set_config(swarm_config)
         self._hour = swarm_config.hour          # of the init in force (applied)
         self._seq = 0

@@ -142,8 +142,9 @@ def parse_command22(arr: List, config: SwarmConfig,
         if len(arr) != CMD22_HEAD + WAYPOINT_FIELDS * n:
             raise ProtocolError('arity', f'22: {n} waypoints need {CMD22_HEAD + 3 * n} values, '
                                 f'got {len(arr)}')
-        order: Dict[str, Any] = dict(boat_id=bid, task=task, target_id=target, route_id=route,
-                                     motion=mode, route_changed=bool(changed))
+        order: Dict[str, Any] = {'boat_id': bid, 'task': task, 'target_id': target,
+                                 'route_id': route, 'motion': mode,
+                                 'route_changed': bool(changed)}
         if mode == Motion.RUDDER_THROTTLE:
             order.update(throttle_pct=number(a, '22.para7 (throttle %)', 0.0, 100.0),
                          rudder_deg=number(b, '22.para8 (rudder deg)', -RUDDER_LIMIT_DEG,
