@@ -135,12 +135,7 @@ class MavlinkBridge(PortNode):
             self.topics.publish(act.sample[0], time_msg(act.sample[1]))
         for throttles, t_ns in act.commands:
             self._publish_command(throttles, t_ns)
-        log = self.get_logger()
-        for level, text in act.logs:
-            if level == 'warning':     # one call site per severity (rclpy)
-                log.warning(text)
-            else:
-                log.info(text)
+        self._log_lines(act.logs)
         if act.reject:
             self._reject(*act.reject, addr)
         if act.status_changed:

@@ -100,6 +100,21 @@ class PortNode(Node):
             f'{self._port_label} input rejected{src} ({kind}, {self.rejects[kind]} so far; '
             f'{sum(self.rejects.values())} in all): {text}')
 
+    def _log_lines(self, lines) -> None:
+        """Log a core's (level, text) lines.
+
+        level: 'info', 'warning', or 'throttled' (a warning at most once per warn_period_s).
+        Each level has its own call site: rclpy refuses one site logging at two severities.
+        """
+        log = self.get_logger()
+        for level, text in lines:
+            if level == 'throttled':
+                log.warning(text, throttle_duration_sec=self._warn_period)
+            elif level == 'warning':
+                log.warning(text)
+            else:
+                log.info(text)
+
     def _guarded(self, handler, data: bytes, addr, crash_kind: str):
         """handler(data, addr) and its result; an exception is a reject of crash_kind (None)."""
         try:

@@ -119,15 +119,7 @@ class UsvBridge(PortNode):
 
     # --- carrying out ----------------------------------------------------------------------------
     def _apply(self, act: pl.Actions) -> None:
-        log = self.get_logger()
-        for level, text in act.logs:
-            if level == 'throttled':
-                log.warning(text, throttle_duration_sec=self._warn_period)
-            else:
-                if level == 'warning':     # one call site per severity (rclpy)
-                    log.warning(text)
-                else:
-                    log.info(text)
+        self._log_lines(act.logs)
         for kind, text, addr in act.rejects:
             self._reject(kind if kind in self.rejects else 'value', text, addr)
         for addr, obj in act.replies:
