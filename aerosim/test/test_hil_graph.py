@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 import json
 import os
 import random
+import socket
 import subprocess
 import sys
 import time
@@ -373,6 +374,38 @@ def test_builtin_fc_survives_garbage_on_its_port(procs):
     out = procs.output(fc)
     assert 'undecodable MAVLink input' in out and 'Traceback' not in out
     assert 'HIL_SENSOR with non-finite values refused (1 so far)' in out
+
+
+def test_builtin_fc_port_reports_its_rejects_and_refuses_strangers(procs, ros_context):
+    """builtin_fc is a PortNode: /diagnostics counts its rejects by kind, allow_peers holds."""
+    from diagnostic_msgs.msg import DiagnosticArray
+
+    from conftest import port_counts, probe_node, spin_until
+    port = free_ports(2)
+    procs.node('mavlink_bridge.fc.fc_node', 'builtin_fc',
+               {'bind': f'127.0.0.1:{port}', 'sim_address': f'127.0.0.1:{port + 1}',
+                'allow_peers': '127.0.0.1'})
+    node, ex = probe_node(ros_context, 'fc_diag_probe')
+    diags = []
+    node.create_subscription(DiagnosticArray, '/diagnostics', diags.append, 50)
+    assert spin_until(node, ex, lambda: port_counts(diags, 'MAVLink FC link'), 30.0)
+    sim = Peer(port + 1, port, sysid=51, compid=1)
+    good = sim.mav.heartbeat_encode(6, 8, 0, 0, 3).pack(sim.mav)
+    sim.raw(good[:-1] + bytes([good[-1] ^ 0xFF]))          # a bad CRC
+    sim.raw(good[:7])                                       # no complete frame
+    sim.send(sim.mav.hil_sensor_encode(4000, *[float('nan')] * 13, 0x1FFF, 0))
+    stranger = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    stranger.bind(('127.0.0.2', 0))
+    stranger.sendto(sim.mav.heartbeat_encode(6, 8, 0, 0, 3).pack(sim.mav), ('127.0.0.1', port))
+
+    def counted():
+        c = port_counts(diags, 'MAVLink FC link')
+        return c and int(c['rejected_undecodable']) == 1 and int(c['rejected_truncated']) == 1 \
+            and int(c['rejected_value']) == 1 and int(c['rejected_peer']) == 1
+    assert spin_until(node, ex, counted, 20.0), {
+        k: v for k, v in port_counts(diags, 'MAVLink FC link').items() if 'rejected' in k}
+    stranger.close()
+    node.destroy_node()
 
 
 @pytest.mark.parametrize('param,value,message', [

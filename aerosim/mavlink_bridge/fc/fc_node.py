@@ -30,9 +30,10 @@ from sim_ros.run import run_node
 PROGRESS_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                           durability=DurabilityPolicy.TRANSIENT_LOCAL)
 LOCKSTEP_FLAG = 1   # HIL_ACTUATOR_CONTROLS_FLAGS_LOCKSTEP
-# Reject kinds: a frame pymavlink refused; HIL_SENSOR with non-finite values (the estimate
-# keeps the last good frame); the handler raised. PortNode adds 'peer' (not in allow_peers).
-REJECT_KINDS = ('undecodable', 'value', 'invalid')
+# Reject kinds: a datagram without one complete frame; a frame pymavlink refused; HIL_SENSOR
+# with non-finite values (the estimate keeps the last good frame); the handler raised.
+# PortNode adds 'peer' (not in allow_peers).
+REJECT_KINDS = ('truncated', 'undecodable', 'value', 'invalid')
 
 
 class BuiltinFc(PortNode):
@@ -176,7 +177,11 @@ class BuiltinFc(PortNode):
                 return
 
     def _on_datagram(self, data: bytes, addr):
-        for m in self.mav.parse_buffer(data) or []:
+        msgs = self.mav.parse_buffer(data) or []
+        if not msgs:
+            return self._reject('truncated', f'{len(data)} bytes and no complete MAVLink '
+                                'frame', addr)
+        for m in msgs:
             self.on_message(m, time.monotonic(), addr)
 
     def on_message(self, m, now, addr=None):
