@@ -7,7 +7,7 @@ from setuptools import find_packages, setup
 PACKAGE = 'aerosim'
 PYTHON_PACKAGES = [
     'sim_core', 'sim_ros', 'sim_launch', 'sim_report', 'sim_bag', 'sim_viz', 'sim_dynamics',
-    'sim_sensors', 'mavlink_bridge', 'imc_bridge', 'usv_bridge',
+    'sim_sensors', 'mavlink_bridge', 'imc_bridge', 'usv_bridge', 'sim_autopilot',
 ]
 
 setup(
@@ -23,6 +23,7 @@ setup(
         ('share/' + PACKAGE + '/config/scenarios', glob('config/scenarios/*.yaml')),
         ('share/' + PACKAGE + '/config/vehicles', glob('config/vehicles/*.yaml')),
         ('share/' + PACKAGE + '/config/boats', glob('config/boats/*.yaml')),
+        ('share/' + PACKAGE + '/config/aircraft', glob('config/aircraft/*.yaml')),
         ('share/' + PACKAGE + '/config/dune', glob('config/dune/*.ini')),
     ],
     install_requires=['setuptools'],
@@ -51,6 +52,9 @@ setup(
             'viz_node = sim_viz.viz_node:main',
             'foxglove_node = sim_viz.foxglove_node:main',
             'summary_node = sim_report.summary_node:main',
+            'plane_node = sim_dynamics.plane_node:main',
+            'autopilot_node = sim_autopilot.autopilot_node:main',
+            'plane_report = sim_report.plane_report:main',
         ],
     },
 )

@@ -97,3 +97,36 @@ class GeoOrigin:
         """(lat deg, lon deg, alt m above ellipsoid) -> local ENU [m]."""
         return pymap3d.geodetic2enu(lat_deg, lon_deg, alt_m,
                                     self.lat_deg, self.lon_deg, self.alt_m)
+
+
+# Mean Earth radius of the great-circle helpers [m] (the spherical model AeroSim's HSI uses).
+EARTH_RADIUS_M = 6371000.0
+
+
+def distance_m(lat1_deg: float, lon1_deg: float, lat2_deg: float, lon2_deg: float) -> float:
+    """Great-circle (haversine) distance [m] between two points [deg]."""
+    p1, p2 = math.radians(lat1_deg), math.radians(lat2_deg)
+    dp, dl = p2 - p1, math.radians(lon2_deg - lon1_deg)
+    a = math.sin(dp / 2.0) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2.0) ** 2
+    return 2.0 * EARTH_RADIUS_M * math.atan2(math.sqrt(a), math.sqrt(max(0.0, 1.0 - a)))
+
+
+def bearing_deg(lat1_deg: float, lon1_deg: float, lat2_deg: float, lon2_deg: float) -> float:
+    """Initial great-circle bearing [deg, 0..360) from point 1 to point 2 (0 = north, cw)."""
+    p1, p2 = math.radians(lat1_deg), math.radians(lat2_deg)
+    dl = math.radians(lon2_deg - lon1_deg)
+    y = math.sin(dl) * math.cos(p2)
+    x = math.cos(p1) * math.sin(p2) - math.sin(p1) * math.cos(p2) * math.cos(dl)
+    return math.degrees(math.atan2(y, x)) % 360.0
+
+
+def course_deviation_m(lat1_deg: float, lon1_deg: float, lat2_deg: float, lon2_deg: float,
+                       lat_deg: float, lon_deg: float) -> float:
+    """Cross-track distance [m] of a position from the course 1 -> 2, positive right of it.
+
+    d sin(b - c): d the distance from point 1, b its bearing, c the course's (the right
+    triangle of AeroSim's deviation_from_course_meters).
+    """
+    c = bearing_deg(lat1_deg, lon1_deg, lat2_deg, lon2_deg)
+    b = bearing_deg(lat1_deg, lon1_deg, lat_deg, lon_deg)
+    return distance_m(lat1_deg, lon1_deg, lat_deg, lon_deg) * math.sin(math.radians(b - c))

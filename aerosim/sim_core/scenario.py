@@ -17,7 +17,9 @@ from sim_core.validate import number, vector
 
 MISSION_COMMANDS = ('takeoff', 'waypoint', 'land', 'rtl')
 # Vehicle kinds and the config/ folder their parameter files live in.
-VEHICLE_KINDS = {'multirotor': 'vehicles', 'boat': 'boats'}
+VEHICLE_KINDS = {'multirotor': 'vehicles', 'boat': 'boats', 'plane': 'aircraft'}
+# Turbulence intensities (MIL-F-8785C) of environment.turbulence (planes).
+TURBULENCE = ('none', 'light', 'moderate', 'severe')
 # Items that end on the ground (judged at rest with the motors stopped).
 LANDING_COMMANDS = ('land', 'rtl')
 
@@ -76,12 +78,14 @@ class Environment:
     """Wind and water current [m/s] (ENU, velocity over ground), gravity [m/s^2], sea state.
 
     sea_state: WMO sea state code 0 (calm, glassy) .. 9 (phenomenal), used by boat models.
+    turbulence: none, light, moderate or severe (MIL-F-8785C), used by aircraft models.
     """
 
     wind_enu: tuple = (0.0, 0.0, 0.0)
     gravity: float = 9.80665
     current_enu: tuple = (0.0, 0.0, 0.0)
     sea_state: int = 0
+    turbulence: str = 'none'
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,7 @@ class Scenario:
     vehicle_kind: str = 'multirotor'    # a VEHICLE_KINDS key
     initial_position_enu: tuple = (0.0, 0.0, 0.0)
     initial_yaw_deg: float = 0.0        # compass heading [deg], 0 = north
+    initial_speed_mps: float = 0.0      # planes starting airborne: airspeed [m/s], 0 = cruise
     decimal_year: float = 2026.9        # date for the magnetic model
     environment: Environment = field(default_factory=Environment)
     mission: tuple = ()
@@ -150,9 +155,14 @@ def scenario_from_dict(d: dict, base_dir: Optional[Path] = None,
     if isinstance(sea_state, bool) or not isinstance(sea_state, int) or \
             not 0 <= sea_state <= 9:
         raise ConfigError(f'environment.sea_state: must be a WMO code 0..9, got {sea_state!r}')
+    turbulence = env.get('turbulence', 'none')
+    if turbulence not in TURBULENCE:
+        raise ConfigError(f'environment.turbulence: must be one of {", ".join(TURBULENCE)}, '
+                          f'got {turbulence!r}')
     environment = Environment(_vec3(env, 'wind_enu', 'environment', lim=60.0),
                               _num(env, 'gravity', 'environment', 9.80665, 0.0, 30.0),
-                              _vec3(env, 'current_enu', 'environment', lim=10.0), sea_state)
+                              _vec3(env, 'current_enu', 'environment', lim=10.0), sea_state,
+                              turbulence)
     items = d.get('mission', [])
     if not isinstance(items, list):
         raise ConfigError('scenario.mission: must be a list of items')
@@ -182,6 +192,7 @@ def scenario_from_dict(d: dict, base_dir: Optional[Path] = None,
         name=name, origin=origin, vehicle_file=vehicle_file, vehicle_kind=kind,
         initial_position_enu=init_pos,
         initial_yaw_deg=_num(v, 'initial_yaw_deg', 'vehicle', 0.0, -360.0, 360.0),
+        initial_speed_mps=_num(v, 'initial_speed_mps', 'vehicle', 0.0, 0.0, 300.0),
         decimal_year=_num(d, 'decimal_year', 'scenario', 2026.9, 2025.0, 2030.0),
         environment=environment, mission=tuple(mission), objects=objects, path=path)
 

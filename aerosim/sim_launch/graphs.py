@@ -341,6 +341,55 @@ SIM_QUAD_HIL = Graph(
     + view_nodes('vehicle', (('scenario_file', Arg('scenario')),), (('report', 'false'),)),
 )
 
+PLANE_ARGS = (
+    LaunchArg('rate_hz', '125.0', 'Integration rate [Hz] (JSBSim steps at it; a whole number of '
+              'microseconds per step), 10..1000'),
+    LaunchArg('time_scale', '1.0', 'Sim seconds per wall second; 0 = as fast as possible'),
+    LaunchArg('lockstep', 'true', "Each step waits for the autopilot's flight control command "
+              'answering the last', ('true', 'false')),
+    LaunchArg('realtime_priority', '0', SIM_ARGS[3].description),
+    LaunchArg('autostart', 'true', "The autopilot RUNs the scenario's mission as its flight plan "
+              'at start', ('true', 'false')),
+    LaunchArg('sensors', 'true', 'Sensor suite on the plane (IMU, magnetometer, barometer, '
+              'GNSS, airspeed)', ('true', 'false')),
+    LaunchArg('seed', '0', 'Sensor noise seed'),
+    LaunchArg('sensors_params', 'sensors_node.yaml',
+              'sensors_node parameter YAML (path, or name in config/)'),
+    LaunchArg('report', 'false', 'Judge the circuit on ground truth, write a summary and plot, '
+              'and end the run when it is flown', ('true', 'false')),
+)
+
+PLANE = NodeSpec(
+    name='plane_node', executable='plane_node', module='sim_dynamics.plane_node',
+    use_sim_time=False,
+    parameters=(('scenario_file', Arg('scenario')), ('rate_hz', Arg('rate_hz', 'float')),
+                ('time_scale', Arg('time_scale', 'float')), ('lockstep', Arg('lockstep', 'bool')),
+                ('realtime_priority', Arg('realtime_priority', 'int'))))
+
+AUTOPILOT = NodeSpec(
+    name='autopilot_node', executable='autopilot_node', module='sim_autopilot.autopilot_node',
+    parameters=(('scenario_file', Arg('scenario')), ('autostart', Arg('autostart', 'bool'))))
+
+PLANE_REPORT = NodeSpec(
+    name='plane_report', executable='plane_report', module='sim_report.plane_report',
+    condition=('report', 'true'), supervisor=True, use_sim_time=False,   # stamps only
+    stop_grace_s=WRITER_GRACE_S,
+    parameters=(('scenario_file', Arg('scenario')), ('output_dir', Arg('output_dir')),
+                ('title', Arg('title'))))
+
+SIM_PLANE = Graph(
+    name='sim_plane',
+    description='Fixed-wing aircraft (JSBSim Cessna 172R, sim clock), AeroSim autopilot '
+                '(flight plan, holds), PFD, trajectory and effector topics, sensors',
+    args=with_defaults(COMMON_ARGS, namespace='plane', scenario='circuit') + PLANE_ARGS
+    + view_args('aerosim.rviz', 'sim_plane'),
+    nodes=(PLANE, AUTOPILOT, replace(SENSORS, condition=('sensors', 'true'),
+                                     parameters=(('scenario_file', Arg('scenario')),
+                                                 ('seed', Arg('seed', 'int')))),
+           PLANE_REPORT)
+    + view_nodes('vehicle', (('scenario_file', Arg('scenario')),), (('report', 'false'),)),
+)
+
 IMC_ARGS = (
     LaunchArg('imc_bind', '127.0.0.1:6003', 'Our IMC UDP address host:port'),
     LaunchArg('imc_peers', '127.0.0.1:6002',
@@ -419,7 +468,7 @@ SIM_USV_SWARM = Graph(
     nodes=(USV_SWARM, USV_BRIDGE) + view_nodes('swarm', (('sim_config', Arg('sim_config')),)),
 )
 
-GRAPHS = {g.name: g for g in (SIM_QUAD, SIM_QUAD_HIL, SIM_IMC, SIM_USV_SWARM)}
+GRAPHS = {g.name: g for g in (SIM_QUAD, SIM_QUAD_HIL, SIM_PLANE, SIM_IMC, SIM_USV_SWARM)}
 
 
 def get_graph(name: str) -> Graph:

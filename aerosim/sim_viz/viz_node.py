@@ -110,6 +110,8 @@ class VizNode(Node):
             v = MultirotorParams.from_yaml(sc.vehicle_file)
             rotors = [(r.position, r.direction) for r in v.rotors]
             self.body = lambda p, q: scene.quad_shapes(rotors, p, q)
+        elif sc.vehicle_kind == 'plane':
+            self.body = scene.plane_shapes
         else:
             length = BoatType.from_yaml(sc.vehicle_file).length_m
             self.body = lambda p, q: scene.boat_shapes(length, p, q)

@@ -3,7 +3,8 @@
     0 foundation       sim_core (frames, clock, geodesy, links, scenario, validation)
     1 models           sim_dynamics.core, sim_sensors.core, sim_bag.core
     2 protocol / view  mavlink_bridge.core, mavlink_bridge.fc (the FC's pure parts),
-                       imc_bridge.core, usv_bridge.core, sim_viz.core
+                       sim_autopilot.core (the plane's autopilot), imc_bridge.core,
+                       usv_bridge.core, sim_viz.core
     3 report cores     sim_report.core (judges on ground truth, plots with the views' palette)
     4 pure harness     mavlink_bridge.fc.offline (model + sensors + FC + judge, one process)
     5 ROS runtime      sim_ros (node bases, parameters, QoS, conversions, main())
@@ -24,14 +25,15 @@ import re
 from conftest import PKG_DIR
 
 FIRST_PARTY = ('sim_core', 'sim_ros', 'sim_launch', 'sim_report', 'sim_bag', 'sim_viz',
-               'sim_dynamics', 'sim_sensors', 'mavlink_bridge', 'imc_bridge', 'usv_bridge')
+               'sim_dynamics', 'sim_sensors', 'mavlink_bridge', 'imc_bridge', 'usv_bridge',
+               'sim_autopilot')
 # most specific prefix first
 LAYERS = (
     ('mavlink_bridge.fc.offline', 4), ('mavlink_bridge.fc.fc_node', 6),
     ('sim_core', 0),
     ('sim_dynamics.core', 1), ('sim_sensors.core', 1), ('sim_bag.core', 1),
     ('mavlink_bridge.core', 2), ('mavlink_bridge.fc', 2), ('imc_bridge.core', 2),
-    ('usv_bridge.core', 2), ('sim_viz.core', 2),
+    ('usv_bridge.core', 2), ('sim_viz.core', 2), ('sim_autopilot.core', 2),
     ('sim_report.core', 3),
     ('sim_ros', 5),
     ('sim_launch', 7), ('launch', 7),
@@ -43,7 +45,8 @@ NODE_MODULES = {
     'mavlink_bridge.fc.fc_node', 'mavlink_bridge.hil_plant', 'imc_bridge.imc_bridge_node',
     'usv_bridge.usv_bridge_node', 'sim_bag.recorder', 'sim_bag.player', 'sim_viz.viz_node',
     'sim_viz.foxglove_node', 'sim_report.summary_node', 'sim_report.flight_report',
-    'sim_report.monitor',
+    'sim_report.monitor', 'sim_dynamics.plane_node', 'sim_autopilot.autopilot_node',
+    'sim_report.plane_report',
 }
 COMPOSITIONS = {
     # module -> (node modules it may import, why)

@@ -14,6 +14,8 @@ import numpy as np
 import pymap3d
 from transforms3d import quaternions as tq
 
+from sim_core.frames import quat_rotate
+
 Color = Tuple[float, float, float, float]
 Vec3 = Tuple[float, float, float]
 BODY = (0.25, 0.25, 0.28, 1.0)
@@ -94,6 +96,22 @@ def boat_shapes(length_m: float, p, q, ns='vehicle', idx: int = 0, color: Color 
         out.append(Shape(ns, 3 * idx + 2, 'text_view_facing',
                          (p[0], p[1], p[2] + 0.6 * length_m + 1.0), IDENTITY,
                          (0.0, 0.0, max(1.0, 0.5 * length_m)), (1.0, 1.0, 1.0, 1.0), text=label))
+    return out
+
+
+def plane_shapes(p, q, ns='vehicle', color: Color = BODY) -> List[Shape]:
+    """A high-wing light aircraft of a C172's proportions (8.3 m long, 11 m span).
+
+    Fuselage, wing, horizontal and vertical tail, each a box in the body frame.
+    """
+    p = tuple(float(x) for x in p)
+    q = tuple(float(x) for x in q)
+    parts = (((0.0, 0.0, 0.0), (8.3, 1.1, 1.4)), ((-0.2, 0.0, 0.9), (1.5, 11.0, 0.15)),
+             ((-4.3, 0.0, 0.2), (0.9, 3.4, 0.1)), ((-4.4, 0.0, 1.0), (1.1, 0.1, 1.5)))
+    out = []
+    for k, (off, size) in enumerate(parts):
+        w = quat_rotate(q, off)
+        out.append(Shape(ns, k, 'cube', (p[0] + w[0], p[1] + w[1], p[2] + w[2]), q, size, color))
     return out
 
 

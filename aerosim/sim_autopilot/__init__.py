@@ -1,0 +1,1 @@
+"""aerosim sim_autopilot: the fixed-wing autopilot of AeroSim's AutopilotCommand."""

@@ -1,0 +1,1 @@
+"""The autopilot and flight plans (pure, no rclpy)."""

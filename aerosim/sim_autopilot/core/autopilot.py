@@ -1,0 +1,452 @@
+"""Fixed-wing autopilot of AeroSim's AutopilotCommand (pure, no rclpy).
+
+Takes the aircraft's state (``FlightState``: what VehicleState and PrimaryFlightDisplayData
+carry) each step and returns AeroSim's FlightControlCommand values (``plane.FlightCommand``
+fields: power, roll/pitch/yaw -1..1, flaps, steering, brakes).
+
+Modes, as AutopilotCommand selects them (seed 002):
+- flight plan (``use_manual_setpoints`` false): RUN flies the plan's steps in order (takeoff,
+  go_to_waypoint, land) until each step's completion criterion holds; PAUSE holds the
+  heading, altitude and speed of the moment; STOP ends the plan (holds, as PAUSE) and the
+  next RUN starts it from its first step;
+- manual setpoints: ``altitude_setpoint_ft`` always; ``airspeed_hold`` with
+  ``airspeed_setpoint_kts``; ``heading_hold`` with ``heading_setpoint_deg`` or
+  ``heading_set_by_waypoint`` (toward target_wp_*); ``attitude_hold`` holds the roll and
+  pitch of the moment it is set (altitude and speed holds off).
+
+The loops (every step):
+- lateral: the leg's course corrected by the cross-track error (intercept up to 45 deg), or
+  the heading setpoint -> bank angle (``max_bank_deg``) -> aileron with roll-rate damping;
+- vertical: within ALT_CAPTURE_M of the target altitude, an altitude hold (climb rate from
+  the altitude error, pitch from the climb rate error) with the throttle holding airspeed;
+  farther, a flight level change (climb: full throttle, pitch holds the climb speed; descent:
+  reduced throttle, pitch holds the airspeed);
+- on the runway: full power, nose wheel and rudder hold the runway heading, rotation at the
+  takeoff speed to ROTATE_PITCH_DEG; airborne above CLIMB_OUT_AGL_M the climb mode takes over.
+"""
+
+from dataclasses import dataclass
+import math
+from typing import List, NamedTuple, Optional, Tuple
+
+from sim_core.geodesy import bearing_deg, course_deviation_m, distance_m
+from sim_core.validate import number
+
+FT = 0.3048
+ALT_CAPTURE_M = 25.0            # altitude error below which the altitude hold flies [m]
+ROTATE_PITCH_DEG = 8.0          # pitch at rotation [deg]
+CLIMB_OUT_AGL_M = 15.0          # height above which the takeoff climbs as a level change [m]
+INTERCEPT_MAX_DEG = 45.0        # largest intercept angle onto a leg [deg]
+INTERCEPT_DEG_PER_M = 0.15      # intercept angle per metre of cross-track error [deg/m]
+VS_GAIN = 0.2                   # climb rate per metre of altitude error [1/s]
+VS_MAX_MPS = 3.5                # climb/descent rate limit of the altitude hold [m/s]
+PITCH_LIMITS_DEG = (-12.0, 15.0)
+DESCENT_THROTTLE = 0.25
+FLARE_AGL_M = 6.0               # land: height of the flare [m]
+GLIDE_SLOPE_DEG = 3.0           # land: approach path angle [deg]
+
+
+class FlightState(NamedTuple):
+    """The aircraft's state for one step (SI units, angles in radians unless named)."""
+
+    t: float                    # sim time [s]
+    lat_deg: float
+    lon_deg: float
+    alt_msl_m: float            # altitude above mean sea level [m]
+    agl_m: float                # height above the field [m]
+    airspeed_kts: float         # calibrated airspeed [kt]
+    climb_mps: float            # vertical speed, up [m/s]
+    roll: float                 # [rad], positive right wing down
+    pitch: float                # [rad], positive nose up
+    heading_deg: float          # true heading [deg], 0 = north, clockwise
+    track_deg: float            # course over ground [deg]
+    ground_speed_mps: float
+    p: float                    # roll rate [rad/s], FRD
+    q: float                    # pitch rate [rad/s], FRD
+    r: float                    # yaw rate [rad/s], FRD
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The aircraft's speeds [kt] and bank limit [deg] (AircraftParams fields)."""
+
+    rotate_kts: float = 55.0
+    climb_kts: float = 79.0
+    cruise_kts: float = 100.0
+    approach_kts: float = 65.0
+    max_bank_deg: float = 25.0
+
+
+class Setpoints(NamedTuple):
+    """AutopilotCommand's setpoints (validated by check_setpoints)."""
+
+    use_manual_setpoints: bool = False
+    attitude_hold: bool = False
+    altitude_setpoint_ft: float = 0.0
+    airspeed_hold: bool = False
+    airspeed_setpoint_kts: float = 0.0
+    heading_hold: bool = False
+    heading_set_by_waypoint: bool = False
+    heading_setpoint_deg: float = 0.0
+    target_wp_latitude_deg: float = 0.0
+    target_wp_longitude_deg: float = 0.0
+
+
+def check_setpoints(s: Setpoints) -> Setpoints:
+    """Validate AutopilotCommand's numbers; FieldError names the field."""
+    return s._replace(
+        altitude_setpoint_ft=number(s.altitude_setpoint_ft, 'altitude_setpoint_ft',
+                                    -1000.0, 60000.0),
+        airspeed_setpoint_kts=number(s.airspeed_setpoint_kts, 'airspeed_setpoint_kts',
+                                     0.0, 400.0),
+        heading_setpoint_deg=number(s.heading_setpoint_deg, 'heading_setpoint_deg',
+                                    -360.0, 360.0),
+        target_wp_latitude_deg=number(s.target_wp_latitude_deg, 'target_wp_latitude_deg',
+                                      -90.0, 90.0),
+        target_wp_longitude_deg=number(s.target_wp_longitude_deg, 'target_wp_longitude_deg',
+                                       -180.0, 180.0))
+
+
+class Output(NamedTuple):
+    """One step's FlightControlCommand values."""
+
+    power: float
+    roll: float
+    pitch: float
+    yaw: float
+    flap: float
+    wheel_steer: float
+    wheel_brake: float
+
+
+class Status(NamedTuple):
+    """What the autopilot flies now: for the PFD, the trajectory and the logs."""
+
+    mode: str                   # 'plan', 'paused', 'stopped', 'manual', 'attitude', 'done'
+    step: int                   # the plan step flown (-1: none)
+    phase: str                  # 'takeoff roll', 'climb', 'cruise', 'approach', ...
+    target_altitude_ft: float
+    target_airspeed_kts: float
+    target_heading_deg: float
+    target_wp_active: bool
+    target_wp_lat_deg: float
+    target_wp_lon_deg: float
+
+
+def _clamp(x, lo, hi):
+    return lo if x < lo else hi if x > hi else x
+
+
+def _wrap180(a):
+    return (a + 180.0) % 360.0 - 180.0
+
+
+class _Pi:
+    """A PI controller with output limits and conditional integration (anti-windup)."""
+
+    def __init__(self, kp, ki, lo, hi):
+        self.kp, self.ki, self.lo, self.hi = kp, ki, lo, hi
+        self.i = 0.0
+
+    def reset(self, i=0.0):
+        self.i = i
+
+    def __call__(self, err, dt, ff=0.0):
+        u = ff + self.kp * err + self.i
+        d = self.ki * err
+        if self.lo < u < self.hi or (u >= self.hi and d < 0.0) or (u <= self.lo and d > 0.0):
+            self.i += d * dt
+        return _clamp(ff + self.kp * err + self.i, self.lo, self.hi)
+
+
+class Autopilot:
+    """The holds and the flight plan sequencer of a fixed-wing aircraft."""
+
+    def __init__(self, limits: Limits = Limits(), field_alt_m: float = 0.0):
+        """Limits: the aircraft's speeds; field_alt_m: the runway's altitude MSL [m]."""
+        self.lim = limits
+        self.field_alt_m = field_alt_m
+        self.plan: Tuple = ()
+        self.step = -1
+        self.mode = 'stopped'
+        self.setpoints = Setpoints()
+        self.log: List[Tuple[float, str]] = []      # (t, text) lines for the node to log
+        self._hold: Optional[Tuple[float, float, float]] = None   # heading, alt ft, kts
+        self._att: Optional[Tuple[float, float]] = None           # roll, pitch [rad]
+        self._prev_wp: Optional[Tuple[float, float]] = None
+        self._phase = 'idle'
+        self._flc: Optional[str] = None
+        self._airborne = False
+        self._legs_done: List[Tuple[int, float, str]] = []       # (step, t, how)
+        # inner loops: roll -> aileron, pitch -> elevator; outer: speed, climb rate
+        self._pitch = _Pi(2.0, 0.6, -1.0, 1.0)
+        self._roll = _Pi(1.2, 0.05, -1.0, 1.0)
+        self._thr = _Pi(0.05, 0.02, 0.0, 1.0)
+        self._vs = _Pi(0.035, 0.006, math.radians(PITCH_LIMITS_DEG[0]),
+                       math.radians(PITCH_LIMITS_DEG[1]))
+        self._spd_pitch = _Pi(-0.01, -0.002, math.radians(-5.0), math.radians(PITCH_LIMITS_DEG[1]))
+        self._status = self._make_status(None)
+
+    # --- commands -----------------------------------------------------------------------
+    def load_plan(self, plan) -> None:
+        """A new plan (parsed): stopped at its first step until RUN."""
+        self.plan = tuple(plan)
+        self.step = -1
+        self.mode = 'stopped'
+        self._prev_wp = None
+        self._legs_done = []
+
+    def run(self, s: Optional[FlightState] = None) -> None:
+        """RUN: fly the plan (from its first step after STOP or a new plan)."""
+        if not self.plan:
+            return
+        if self.step < 0 or self.mode == 'done':
+            self.step = 0
+            self._legs_done = []
+            self._prev_wp = (s.lat_deg, s.lon_deg) if s else None
+        self.mode = 'plan'
+        self.setpoints = self.setpoints._replace(use_manual_setpoints=False)
+
+    def pause(self) -> None:
+        """PAUSE: hold the heading, altitude and speed of the next step."""
+        if self.mode == 'plan':
+            self.mode = 'paused'
+            self._hold = None
+
+    def stop(self) -> None:
+        """STOP: end the plan (hold as PAUSE); the next RUN starts it over."""
+        if self.mode in ('plan', 'paused', 'done'):
+            self.mode = 'stopped'
+            self.step = -1
+            self._hold = None
+
+    def set_manual(self, sp: Setpoints) -> None:
+        """Fly AutopilotCommand's manual setpoints (checked); the plan keeps its place."""
+        if sp.attitude_hold and not self.setpoints.attitude_hold:
+            self._att = None
+        self.setpoints = sp
+        self.mode = 'attitude' if sp.attitude_hold else 'manual'
+
+    # --- the loop -----------------------------------------------------------------------
+    def update(self, s: FlightState, dt: float) -> Output:
+        """One step: the FlightControlCommand for state s, dt [s] after the last."""
+        if s.agl_m > CLIMB_OUT_AGL_M and s.airspeed_kts > self.lim.rotate_kts:
+            self._airborne = True
+        if self.mode == 'plan':
+            out = self._fly_plan(s, dt)
+        elif self.mode in ('manual', 'attitude'):
+            out = self._fly_manual(s, dt)
+        else:
+            out = self._fly_hold(s, dt)
+        return out
+
+    def status(self) -> Status:
+        """What the last update flew."""
+        return self._status
+
+    def legs_done(self):
+        """(step, sim time [s], how) of each completed plan step."""
+        return list(self._legs_done)
+
+    def _make_status(self, target, alt_ft=math.nan, kts=math.nan, hdg=math.nan):
+        return Status(self.mode, self.step, self._phase, alt_ft, kts, hdg, target is not None,
+                      target[0] if target else math.nan, target[1] if target else math.nan)
+
+    def _say(self, t, text):
+        self.log.append((t, text))
+
+    # --- plan -----------------------------------------------------------------------------
+    def _fly_plan(self, s: FlightState, dt: float) -> Output:
+        st = self.plan[self.step]
+        if self._prev_wp is None:
+            self._prev_wp = (s.lat_deg, s.lon_deg)
+        if st.command == 'takeoff':
+            out = self._takeoff(s, dt, st)
+            values = {'altitude_ft': s.alt_msl_m / FT, 'airspeed_kts': s.airspeed_kts}
+            how = 'altitude reached'
+        elif st.command == 'go_to_waypoint':
+            out, values, how = self._waypoint(s, dt, st)
+        else:
+            out, values, how = self._land(s, dt, st)
+        if st.done(values) and not (st.command == 'land' and not self._airborne and
+                                    s.ground_speed_mps > 1.0):
+            self._legs_done.append((self.step, s.t, how))
+            self._say(s.t, f'step {self.step} ({st.command}) complete: {how}')
+            if st.has_waypoint:
+                self._prev_wp = (st.lat_deg, st.lon_deg)
+            self.step += 1
+            if self.step >= len(self.plan):
+                self.mode = 'done'
+                self._hold = None
+                self._say(s.t, 'flight plan complete')
+        return out
+
+    def _takeoff(self, s, dt, st) -> Output:
+        hdg = s.heading_deg if math.isnan(st.heading_deg) else st.heading_deg
+        spd = self.lim.climb_kts if math.isnan(st.airspeed_kts) else st.airspeed_kts
+        if not self._airborne:
+            err = _wrap180(hdg - s.heading_deg)
+            steer = _clamp(0.08 * err - 0.5 * s.r, -1.0, 1.0)
+            if s.airspeed_kts < st.takeoff_speed_kts:
+                self._phase = 'takeoff roll'
+                pitch_sp = 0.0
+            else:
+                self._phase = 'rotate'
+                pitch_sp = math.radians(ROTATE_PITCH_DEG)
+            self._vs.reset(pitch_sp)
+            self._spd_pitch.reset(pitch_sp)
+            self._status = self._make_status(None, st.altitude_ft, spd, hdg)
+            return Output(st.throttle, self._roll_loop(s, 0.0, dt),
+                          self._pitch_loop(s, pitch_sp, dt), steer, 0.0, steer, 0.0)
+        self._phase = 'climb'
+        out = self._fly(s, dt, hdg, st.altitude_ft * FT, spd, track=False, thr_max=st.throttle)
+        self._status = self._make_status(None, st.altitude_ft, spd, hdg)
+        return out
+
+    def _waypoint(self, s, dt, st):
+        spd = self.lim.cruise_kts if math.isnan(st.airspeed_kts) else st.airspeed_kts
+        course, dist, along = self._leg(s, st)
+        out = self._fly(s, dt, course, st.altitude_ft * FT, spd, track=True)
+        self._status = self._make_status((st.lat_deg, st.lon_deg), st.altitude_ft, spd, course)
+        values = {'distance_ft': dist / FT, 'altitude_ft': s.alt_msl_m / FT,
+                  'airspeed_kts': s.airspeed_kts}
+        if along <= 0.0 and not st.done(values):
+            # passed abeam (the turn circle holds it out of reach): the leg is flown
+            values['distance_ft'] = -1.0 if st.criterion[1] in ('<', '<=') else 1e9
+            return out, values, f'passed abeam at {dist:.0f} m'
+        return out, values, f'within {dist:.0f} m'
+
+    def _leg(self, s, st):
+        """(course to fly [deg], distance to the waypoint [m], distance left along the leg)."""
+        lat0, lon0 = self._prev_wp
+        dist = distance_m(s.lat_deg, s.lon_deg, st.lat_deg, st.lon_deg)
+        to_wp = bearing_deg(s.lat_deg, s.lon_deg, st.lat_deg, st.lon_deg)
+        leg_len = distance_m(lat0, lon0, st.lat_deg, st.lon_deg)
+        if leg_len < 50.0:
+            return to_wp, dist, dist
+        leg = bearing_deg(lat0, lon0, st.lat_deg, st.lon_deg)
+        xt = course_deviation_m(lat0, lon0, st.lat_deg, st.lon_deg, s.lat_deg, s.lon_deg)
+        along = dist * math.cos(math.radians(to_wp - leg))
+        if along < 300.0:       # close in: straight at it (a leg's last metres)
+            course = to_wp
+        else:
+            course = leg - _clamp(INTERCEPT_DEG_PER_M * xt, -INTERCEPT_MAX_DEG,
+                                  INTERCEPT_MAX_DEG)
+        return course % 360.0, dist, along
+
+    def _land(self, s, dt, st):
+        """Approach to the landing point on a glide path, flare, roll out with the brakes."""
+        lat, lon = ((st.lat_deg, st.lon_deg) if st.has_waypoint else self._prev_wp)
+        field = self.field_alt_m
+        dist = distance_m(s.lat_deg, s.lon_deg, lat, lon)
+        values = {'altitude_ft': s.alt_msl_m / FT, 'distance_ft': dist / FT,
+                  'airspeed_kts': s.airspeed_kts}
+        if s.agl_m < 0.5 and not self._airborne_now(s):
+            self._phase = 'rollout'
+            hdg = s.heading_deg
+            self._status = self._make_status((lat, lon), field / FT, 0.0, hdg)
+            return Output(0.0, self._roll_loop(s, 0.0, dt), self._pitch_loop(s, 0.0, dt),
+                          0.0, 1.0, 0.0, 1.0 if s.airspeed_kts < 50.0 else 0.5), values, \
+                'on the ground'
+        course = bearing_deg(s.lat_deg, s.lon_deg, lat, lon)
+        alt = field + dist * math.tan(math.radians(GLIDE_SLOPE_DEG))
+        if s.agl_m < FLARE_AGL_M:
+            self._phase = 'flare'
+            out = Output(0.0, self._roll_loop(s, 0.0, dt),
+                         self._pitch_loop(s, math.radians(4.0), dt), 0.0, 1.0, 0.0, 0.0)
+        else:
+            self._phase = 'approach'
+            out = self._fly(s, dt, course, alt, self.lim.approach_kts, track=True, flaps=0.66,
+                            hold_only=True)
+        self._status = self._make_status((lat, lon), alt / FT, self.lim.approach_kts, course)
+        return out, values, 'landed'
+
+    def _airborne_now(self, s):
+        if s.agl_m < 0.5 and s.airspeed_kts < self.lim.rotate_kts:
+            self._airborne = False
+        return self._airborne
+
+    # --- holds ----------------------------------------------------------------------------
+    def _fly_hold(self, s, dt) -> Output:
+        if self._hold is None:
+            self._hold = (s.heading_deg, s.alt_msl_m, max(s.airspeed_kts, self.lim.climb_kts))
+            self._phase = 'hold'
+        hdg, alt, kts = self._hold
+        self._status = self._make_status(None, alt / FT, kts, hdg)
+        if not self._airborne:
+            return Output(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+        return self._fly(s, dt, hdg, alt, kts, track=False)
+
+    def _fly_manual(self, s, dt) -> Output:
+        sp = self.setpoints
+        if sp.attitude_hold:
+            if self._att is None:
+                self._att = (s.roll, s.pitch)
+                self._pitch.reset()
+            self._phase = 'attitude hold'
+            self._status = self._make_status(None, sp.altitude_setpoint_ft, math.nan,
+                                             s.heading_deg)
+            thr = self._thr.i if self._thr.i else 0.6
+            return Output(thr, self._roll_loop(s, self._att[0], dt),
+                          self._pitch_loop(s, self._att[1], dt), 0.0, 0.0, 0.0, 0.0)
+        if self._hold is None:
+            self._hold = (s.heading_deg, s.alt_msl_m, s.airspeed_kts)
+        target = None
+        hdg = self._hold[0]
+        if sp.heading_hold:
+            if sp.heading_set_by_waypoint:
+                target = (sp.target_wp_latitude_deg, sp.target_wp_longitude_deg)
+                hdg = bearing_deg(s.lat_deg, s.lon_deg, *target)
+            else:
+                hdg = sp.heading_setpoint_deg % 360.0
+        kts = sp.airspeed_setpoint_kts if sp.airspeed_hold else self._hold[2]
+        self._phase = 'manual'
+        self._status = self._make_status(target, sp.altitude_setpoint_ft, kts, hdg)
+        return self._fly(s, dt, hdg, sp.altitude_setpoint_ft * FT, kts,
+                         track=target is not None)
+
+    def _fly(self, s, dt, course_deg, alt_m, kts, track, thr_max=1.0, flaps=0.0,
+             hold_only=False) -> Output:
+        """Lateral and vertical holds toward a course/heading, an altitude and an airspeed."""
+        actual = s.track_deg if track and s.ground_speed_mps > 10.0 else s.heading_deg
+        err = _wrap180(course_deg - actual)
+        bank = math.radians(_clamp(1.0 * err, -self.lim.max_bank_deg, self.lim.max_bank_deg))
+        aileron = self._roll_loop(s, bank, dt)
+        h_err = alt_m - s.alt_msl_m
+        mode = 'hold' if hold_only or abs(h_err) < ALT_CAPTURE_M else (
+            'climb' if h_err > 0 else 'descend')
+        if self._flc == 'hold' and mode != 'hold' and abs(h_err) < 2.0 * ALT_CAPTURE_M:
+            mode = 'hold'           # hysteresis: stay captured
+        if mode != self._flc:
+            # bumpless: each outer loop starts from the pitch now
+            self._vs.reset(s.pitch)
+            self._spd_pitch.reset(s.pitch)
+            if mode == 'hold' and self._thr.i == 0.0:
+                self._thr.reset(0.6)
+            self._flc = mode
+        if mode == 'hold':
+            vs_sp = _clamp(VS_GAIN * h_err, -VS_MAX_MPS, VS_MAX_MPS)
+            pitch_sp = self._vs(vs_sp - s.climb_mps, dt)
+            thr = self._thr(kts - s.airspeed_kts, dt, ff=0.02 * vs_sp)
+            thr = min(thr, thr_max)
+            if self._phase not in ('approach',):
+                self._phase = 'cruise'
+        elif mode == 'climb':
+            thr = thr_max
+            pitch_sp = self._spd_pitch(kts - s.airspeed_kts, dt)
+            self._thr.reset(0.75)
+            self._phase = 'climb'
+        else:
+            thr = DESCENT_THROTTLE
+            pitch_sp = self._spd_pitch(kts - s.airspeed_kts, dt)
+            self._thr.reset(0.5)
+            self._phase = 'descent'
+        # a bank needs more lift: pitch up by the load factor's share
+        pitch_sp += math.radians(4.0) * (1.0 / max(math.cos(s.roll), 0.5) - 1.0)
+        return Output(thr, aileron, self._pitch_loop(s, pitch_sp, dt), 0.0, flaps, 0.0, 0.0)
+
+    def _roll_loop(self, s, roll_sp, dt):
+        return self._roll(roll_sp - s.roll, dt, ff=-0.15 * s.p)
+
+    def _pitch_loop(self, s, pitch_sp, dt):
+        return self._pitch(pitch_sp - s.pitch, dt, ff=-0.3 * s.q)

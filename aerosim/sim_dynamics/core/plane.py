@@ -1,0 +1,487 @@
+"""Fixed-wing aircraft: a JSBSim model in the sim clock (pure, no rclpy).
+
+JSBSim (the ``jsbsim`` wheel) integrates the aircraft named in config/aircraft/<name>.yaml
+(default c172r, AeroSim's reference aircraft) at the simulation step. This module owns what
+is ours around it:
+
+- the initial condition from the scenario: on the runway (ground trim) or airborne at a speed
+  (full trim), heading, wind and MIL-F-8785C turbulence;
+- the two command types of AeroSim (seed 002), validated field by field:
+  ``EffectorCommand`` (surface angles [rad], throttle, brakes, steering: the surfaces' own
+  signs, as AeroSim's JSBSim FMU writes them) and ``FlightCommand`` (normalized pilot
+  commands: roll/pitch/yaw -1..1, positive right wing down / nose up / nose right);
+- the outputs in the ROS frames (``VehicleSample``: ENU/FLU from the scenario origin) and the
+  air data AeroSim's flight deck reads (``AirData``: JSBSim's properties, named as in the
+  PrimaryFlightDisplayData table of seed 002).
+
+JSBSim's sign conventions, checked on the c172r: aileron-cmd-norm > 0 rolls right,
+elevator-cmd-norm > 0 pitches nose down, rudder-cmd-norm > 0 yaws nose left, steer-cmd-norm
+> 0 turns the nose wheel right. The FCS maps a normalized command c to a surface angle
+c * max for c > 0 and c * |min| for c < 0 (aerosurface_scale); commands of surface angles are
+mapped back through the same ranges.
+"""
+
+from dataclasses import dataclass, fields
+import math
+import os
+from pathlib import Path
+from typing import NamedTuple, Optional, Sequence, Tuple
+
+from sim_core.errors import ConfigError
+from sim_core.frames import VehicleSample, euler_ned_to_quat, q_ned_frd_to_enu_flu
+from sim_core.geodesy import KNOT_MPS, GeoOrigin
+from sim_core.paths import read_yaml
+from sim_core.validate import FieldError, number, vector
+
+FT = 0.3048                       # m per foot
+SLUG = 14.5939029                 # kg per slug
+SLUG_FT2 = SLUG * FT * FT         # kg m^2 per slug ft^2
+PSF = 47.880259                   # Pa per lbf/ft^2
+# MIL-F-8785C turbulence (JSBSim atmosphere/turb-type 3, "Milspec"): probability-of-exceedance
+# index and wind speed at 20 ft [kt] per intensity (MIL-F-8785C table: light 15 kt, moderate
+# 30 kt, severe 45 kt at 20 ft).
+TURBULENCE = {'none': (0, 0.0), 'light': (3, 15.0), 'moderate': (4, 30.0),
+              'severe': (6, 45.0)}
+# Height above ground below which a start is "on the runway" (ground trim) [m].
+GROUND_START_M = 0.5
+# Range check of fields the aircraft may not have (speedbrake, tilt, gear) [rad or -].
+ANY_ANGLE = math.pi
+
+
+@dataclass(frozen=True)
+class AircraftParams:
+    """An aircraft file (config/aircraft/*.yaml): the JSBSim model and our limits around it."""
+
+    name: str
+    jsbsim_model: str
+    jsbsim_root: str
+    engines: int
+    elevator_deg: Tuple[float, float]
+    aileron_deg: Tuple[float, float]
+    rudder_deg: float
+    flap_deg: float
+    steer_deg: float
+    asset_link: str
+    rotate_kts: float
+    climb_kts: float
+    cruise_kts: float
+    approach_kts: float
+    max_bank_deg: float
+
+    @classmethod
+    def from_yaml(cls, path) -> 'AircraftParams':
+        """Load and validate an aircraft YAML file; errors name the field."""
+        d = read_yaml(path, 'aircraft file')
+        where = Path(path).stem
+        if not isinstance(d, dict):
+            raise ConfigError(f'{where}: must be a mapping')
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ConfigError(f'{where}: unknown field(s) {", ".join(unknown)}; known: '
+                              f'{", ".join(sorted(known))}')
+
+        def text(key, default=None):
+            v = d.get(key, default)
+            if not isinstance(v, str) or (default is None and not v):
+                raise ConfigError(f'{where}.{key}: must be a string, got {v!r}')
+            return v
+
+        def pair(key, lo, hi):
+            a, b = vector(d.get(key), f'{where}.{key}', 2, -90.0, 90.0)
+            if not a < 0.0 < b:
+                raise ConfigError(f'{where}.{key}: must be [negative, positive] deg, got '
+                                  f'{[a, b]}')
+            return a, b
+
+        engines = d.get('engines', 1)
+        if isinstance(engines, bool) or not isinstance(engines, int) or not 1 <= engines <= 8:
+            raise ConfigError(f'{where}.engines: must be an integer 1..8, got {engines!r}')
+
+        def num(key, lo, hi):
+            return number(d.get(key), f'{where}.{key}', lo, hi)
+
+        return cls(
+            name=text('name'), jsbsim_model=text('jsbsim_model'),
+            jsbsim_root=text('jsbsim_root', ''), engines=engines,
+            elevator_deg=pair('elevator_deg', -90, 90), aileron_deg=pair('aileron_deg', -90, 90),
+            rudder_deg=num('rudder_deg', 1.0, 90.0), flap_deg=num('flap_deg', 0.0, 90.0),
+            steer_deg=num('steer_deg', 0.0, 90.0), asset_link=text('asset_link', ''),
+            rotate_kts=num('rotate_kts', 10.0, 300.0), climb_kts=num('climb_kts', 10.0, 300.0),
+            cruise_kts=num('cruise_kts', 10.0, 600.0),
+            approach_kts=num('approach_kts', 10.0, 300.0),
+            max_bank_deg=num('max_bank_deg', 5.0, 60.0))
+
+
+class EffectorCommand(NamedTuple):
+    """AeroSim's AircraftEffectorCommand arrays (empty = that device keeps its command)."""
+
+    throttle: Sequence[float] = ()
+    aileron_rad: Sequence[float] = ()
+    elevator_rad: Sequence[float] = ()
+    rudder_rad: Sequence[float] = ()
+    thrust_tilt_rad: Sequence[float] = ()
+    flap_rad: Sequence[float] = ()
+    speedbrake_rad: Sequence[float] = ()
+    landing_gear: Sequence[float] = ()
+    wheel_steer_rad: Sequence[float] = ()
+    wheel_brake: Sequence[float] = ()
+
+
+class FlightCommand(NamedTuple):
+    """AeroSim's FlightControlCommand: normalized pilot commands (signs of seed 002)."""
+
+    power: Sequence[float] = ()
+    roll: float = 0.0
+    pitch: float = 0.0
+    yaw: float = 0.0
+    thrust_tilt: float = 0.0
+    flap: float = 0.0
+    speedbrake: float = 0.0
+    landing_gear: float = 1.0
+    wheel_steer: float = 0.0
+    wheel_brake: float = 0.0
+
+
+class AirData(NamedTuple):
+    """JSBSim's air data and attitude, named by property (the PFD's sources, seed 002)."""
+
+    vc_kts: float             # velocities/vc-kts: calibrated airspeed [kt]
+    vtrue_kts: float          # velocities/vtrue-kts [kt]
+    h_sl_ft: float            # position/h-sl-ft [ft]
+    h_agl_ft: float           # position/h-agl-ft [ft]
+    h_dot_fps: float          # velocities/h-dot-fps [ft/s], up
+    pitch_rad: float          # attitude/pitch-rad
+    roll_rad: float           # attitude/roll-rad
+    heading_true_rad: float   # attitude/heading-true-rad, 0 = north, clockwise
+    vdot_ft_sec2: float       # accelerations/vdot-ft_sec2
+    lat_deg: float            # position/lat-geod-deg
+    lon_deg: float            # position/long-gc-deg
+    alpha_deg: float          # aero/alpha-deg
+    beta_deg: float           # aero/beta-deg
+    p_static_pa: float        # atmosphere/P-psf, static pressure [Pa]
+    qc_pa: float              # impact pressure of vc (pitot - static) [Pa]
+    on_ground: bool           # any gear with weight on wheels
+    engine_rpm: float         # propulsion/engine[0]/engine-rpm
+
+
+class SurfaceState(NamedTuple):
+    """The surfaces' actual positions [rad] (after the FCS) and the propeller speed [rpm]."""
+
+    aileron_left_rad: float
+    aileron_right_rad: float
+    elevator_rad: float
+    rudder_rad: float
+    flap_rad: float
+    steer_rad: float
+    propeller_rpm: float
+
+
+def _norm(angle_deg: float, lo: float, hi: float) -> float:
+    """A surface angle [deg] -> the FCS's normalized command (aerosurface_scale inverse)."""
+    return angle_deg / hi if angle_deg >= 0.0 else angle_deg / -lo
+
+
+def impact_pressure_pa(vc_kts: float) -> float:
+    """Pitot-static differential pressure [Pa] of a calibrated airspeed [kt] (subsonic).
+
+    The definition of calibrated airspeed: qc = P0 ((1 + 0.2 (Vc / a0)^2)^3.5 - 1), sea-level
+    standard P0 = 101325 Pa, a0 = 340.294 m/s.
+    """
+    v = vc_kts * KNOT_MPS / 340.294
+    return 101325.0 * ((1.0 + 0.2 * v * v) ** 3.5 - 1.0)
+
+
+class Plane:
+    """A JSBSim aircraft stepped at the simulation rate, in the scenario's frames."""
+
+    def __init__(self, params: AircraftParams, origin: GeoOrigin, dt: float,
+                 wind_enu: Sequence[float] = (0.0, 0.0, 0.0), turbulence: str = 'none'):
+        """Load the JSBSim model (ConfigError if it cannot) with dt [s] as its step."""
+        import jsbsim  # deferred: the wheel's C++ start-up only where a plane flies
+        if turbulence not in TURBULENCE:
+            raise ConfigError(f'environment.turbulence: must be one of '
+                              f'{", ".join(TURBULENCE)}, got {turbulence!r}')
+        os.environ.setdefault('JSBSIM_DEBUG', '0')
+        self.params = params
+        self.origin = origin
+        self.dt = number(dt, 'dt', 1e-4, 0.1)
+        self.wind_enu = vector(wind_enu, 'wind_enu', 3, -60.0, 60.0)
+        self.turbulence = turbulence
+        root = params.jsbsim_root or jsbsim.get_default_root_dir()
+        self.fdm = jsbsim.FGFDMExec(root, None)
+        self.fdm.set_debug_level(0)
+        try:
+            ok = self.fdm.load_model(params.jsbsim_model)
+        except Exception as exc:    # noqa: BLE001 - JSBSim raises its own error types
+            raise ConfigError(f'{params.name}.jsbsim_model: JSBSim cannot load '
+                              f'{params.jsbsim_model!r} from {root}: {exc}') from None
+        if not ok:
+            raise ConfigError(f'{params.name}.jsbsim_model: JSBSim cannot load '
+                              f'{params.jsbsim_model!r} from {root}')
+        self.fdm.set_dt(self.dt)
+        self.steps = 0
+        self._v_prev = (0.0, 0.0, 0.0)
+        self._a_enu = (0.0, 0.0, 0.0)
+
+    # --- state --------------------------------------------------------------------------
+    def reset(self, p_enu: Sequence[float] = (0.0, 0.0, 0.0), heading_deg: float = 0.0,
+              speed_mps: float = 0.0) -> str:
+        """Put the aircraft at p_enu [m] (z = height above the origin's ground), heading [deg].
+
+        On the ground (z < 0.5 m): at rest, engine idling, ground trim. Airborne: speed_mps
+        [m/s] calibrated airspeed (0 = the cruise speed), trimmed in level flight. Returns
+        'ground' or 'air'. ConfigError if JSBSim finds no trim.
+        """
+        f = self.fdm
+        lat, lon, _ = self.origin.enu_to_geodetic(p_enu[0], p_enu[1], 0.0)
+        airborne = p_enu[2] >= GROUND_START_M
+        f['ic/lat-geod-deg'] = lat
+        f['ic/long-gc-deg'] = lon
+        f['ic/terrain-elevation-ft'] = self.origin.alt_m / FT
+        f['ic/h-agl-ft'] = p_enu[2] / FT if airborne else 0.0
+        f['ic/psi-true-deg'] = heading_deg % 360.0
+        vc = (speed_mps / KNOT_MPS if speed_mps > 0.0 else self.params.cruise_kts)
+        f['ic/vc-kts'] = vc if airborne else 0.0
+        f['ic/gamma-deg'] = 0.0
+        # the wind blows from the start (JSBSim: NED [ft/s]); turbulence per MIL-F-8785C
+        f['atmosphere/wind-north-fps'] = self.wind_enu[1] / FT
+        f['atmosphere/wind-east-fps'] = self.wind_enu[0] / FT
+        f['atmosphere/wind-down-fps'] = -self.wind_enu[2] / FT
+        severity, w20 = TURBULENCE[self.turbulence]
+        f['atmosphere/turb-type'] = 3 if severity else 0
+        f['atmosphere/turbulence/milspec/severity'] = severity
+        f['atmosphere/turbulence/milspec/windspeed_at_20ft_AGL-fps'] = w20 * KNOT_MPS / FT
+        for k in ('fcs/aileron-cmd-norm', 'fcs/elevator-cmd-norm', 'fcs/rudder-cmd-norm',
+                  'fcs/flap-cmd-norm', 'fcs/steer-cmd-norm', 'fcs/pitch-trim-cmd-norm',
+                  'fcs/left-brake-cmd-norm', 'fcs/right-brake-cmd-norm',
+                  'fcs/center-brake-cmd-norm'):
+            f[k] = 0.0
+        if not f.run_ic():
+            raise ConfigError('JSBSim refused the initial condition')
+        for i in range(self.params.engines):
+            f[f'fcs/mixture-cmd-norm[{i}]'] = 1.0
+            f[f'fcs/throttle-cmd-norm[{i}]'] = 0.0
+        f['propulsion/set-running'] = -1        # every engine, magnetos on
+        try:
+            f['simulation/do_simple_trim'] = 1 if airborne else 2
+        except Exception as exc:    # noqa: BLE001 - JSBSim's TrimFailureException
+            raise ConfigError(f'JSBSim found no {"level-flight" if airborne else "ground"} '
+                              f'trim at {p_enu[2]:g} m, {vc:g} kt: {exc}') from None
+        self.steps = 0
+        self._v_prev = self._v_enu()
+        self._a_enu = (0.0, 0.0, 0.0)
+        return 'air' if airborne else 'ground'
+
+    def step(self) -> None:
+        """Advance one step of dt."""
+        self.fdm.run()
+        self.steps += 1
+        v = self._v_enu()
+        self._a_enu = tuple((a - b) / self.dt for a, b in zip(v, self._v_prev))
+        self._v_prev = v
+
+    @property
+    def t(self) -> float:
+        """JSBSim's simulation time [s]."""
+        return self.fdm.get_sim_time()
+
+    def _v_enu(self):
+        f = self.fdm
+        return (f['velocities/v-east-fps'] * FT, f['velocities/v-north-fps'] * FT,
+                -f['velocities/v-down-fps'] * FT)
+
+    def sample(self, t_ns: int) -> VehicleSample:
+        """The state in the ROS frames (ENU from the origin, FLU body) at sim time t_ns."""
+        f = self.fdm
+        p = self.origin.geodetic_to_enu(f['position/lat-geod-deg'], f['position/long-gc-deg'],
+                                        f['position/h-sl-meters'])
+        q = q_ned_frd_to_enu_flu(euler_ned_to_quat(f['attitude/phi-rad'],
+                                                   f['attitude/theta-rad'],
+                                                   f['attitude/psi-rad']))
+        w = (f['velocities/p-rad_sec'], -f['velocities/q-rad_sec'], -f['velocities/r-rad_sec'])
+        return VehicleSample(t_ns, tuple(float(x) for x in p), self._v_prev, tuple(q),
+                             self._a_enu, w)
+
+    def angular_acceleration_flu(self) -> Tuple[float, float, float]:
+        """Body angular acceleration [rad/s^2], FLU."""
+        f = self.fdm
+        return (f['accelerations/pdot-rad_sec2'], -f['accelerations/qdot-rad_sec2'],
+                -f['accelerations/rdot-rad_sec2'])
+
+    def air_data(self) -> AirData:
+        """The air data, attitude and position JSBSim computed at this step."""
+        f = self.fdm
+        vc = f['velocities/vc-kts']
+        return AirData(
+            vc, f['velocities/vtrue-kts'], f['position/h-sl-ft'], f['position/h-agl-ft'],
+            f['velocities/h-dot-fps'], f['attitude/pitch-rad'], f['attitude/roll-rad'],
+            f['attitude/heading-true-rad'], f['accelerations/vdot-ft_sec2'],
+            f['position/lat-geod-deg'], f['position/long-gc-deg'], f['aero/alpha-deg'],
+            f['aero/beta-deg'], f['atmosphere/P-psf'] * PSF, impact_pressure_pa(vc),
+            f['gear/wow'] > 0.0, f['propulsion/engine[0]/engine-rpm'])
+
+    def surfaces(self) -> SurfaceState:
+        """The surfaces' positions after the FCS (EffectorState)."""
+        f = self.fdm
+        return SurfaceState(
+            f['fcs/left-aileron-pos-rad'], f['fcs/right-aileron-pos-rad'],
+            f['fcs/elevator-pos-rad'], f['fcs/rudder-pos-rad'],
+            math.radians(f['fcs/flap-pos-deg']), math.radians(f['fcs/steer-pos-deg']),
+            f['propulsion/engine[0]/propeller-rpm'])
+
+    def mass_properties(self):
+        """(mass [kg], (Ixx, Iyy, Izz), (Ixy, Ixz, Iyz)) [kg m^2] in body FLU.
+
+        JSBSim's structural frame is x aft, y right, z up; its body axes FRD. FRD -> FLU
+        negates y and z: products Ixy and Ixz change sign, Iyz does not.
+        """
+        f = self.fdm
+        m = f['inertia/mass-slugs'] * SLUG
+        i = [f[f'inertia/i{a}-slugs_ft2'] * SLUG_FT2 for a in ('xx', 'yy', 'zz')]
+        ixy, ixz, iyz = (f[f'inertia/i{a}-slugs_ft2'] * SLUG_FT2 for a in ('xy', 'xz', 'yz'))
+        return m, tuple(i), (-ixy, -ixz, iyz)
+
+    # --- commands -----------------------------------------------------------------------
+    def check_effectors(self, c: EffectorCommand) -> EffectorCommand:
+        """Validate an AircraftEffectorCommand; FieldError names the first bad field.
+
+        Lengths: throttle 0 or one per engine; aileron 0, 1 (the left surface, the right one
+        opposite) or 2 ([left, right], AeroSim's order); elevator, rudder, flap, steer,
+        gear, tilt, speedbrake 0 or 1; brakes 0, 1 (all) or 3 ([center, left, right]).
+        """
+        p = self.params
+
+        def arr(name, values, lengths, lo, hi):
+            values = list(values)
+            if len(values) not in lengths:
+                raise FieldError('length', f'{name}: {len(values)} values, expected '
+                                 f'{" or ".join(str(n) for n in lengths)}')
+            return tuple(number(x, f'{name}[{i}]', lo, hi) for i, x in enumerate(values))
+
+        rad = math.radians
+        ail = arr('aileron_cmd_angle_rad', c.aileron_rad, (0, 1, 2),
+                  rad(min(p.aileron_deg[0], -p.aileron_deg[1])),
+                  rad(max(p.aileron_deg[1], -p.aileron_deg[0])))
+        if ail:
+            number(ail[0], 'aileron_cmd_angle_rad[0]', rad(p.aileron_deg[0]),
+                   rad(p.aileron_deg[1]))
+            if len(ail) == 2:
+                number(ail[1], 'aileron_cmd_angle_rad[1]', -rad(p.aileron_deg[1]),
+                       -rad(p.aileron_deg[0]))
+        return EffectorCommand(
+            arr('throttle_cmd', c.throttle, (0, p.engines), 0.0, 1.0), ail,
+            arr('elevator_cmd_angle_rad', c.elevator_rad, (0, 1), rad(p.elevator_deg[0]),
+                rad(p.elevator_deg[1])),
+            arr('rudder_cmd_angle_rad', c.rudder_rad, (0, 1), -rad(p.rudder_deg),
+                rad(p.rudder_deg)),
+            arr('thrust_tilt_cmd_angle_rad', c.thrust_tilt_rad, (0, 1), -ANY_ANGLE, ANY_ANGLE),
+            arr('flap_cmd_angle_rad', c.flap_rad, (0, 1), 0.0, rad(p.flap_deg)),
+            arr('speedbrake_cmd_angle_rad', c.speedbrake_rad, (0, 1), 0.0, ANY_ANGLE),
+            arr('landing_gear_cmd', c.landing_gear, (0, 1), 0.0, 1.0),
+            arr('wheel_steer_cmd_angle_rad', c.wheel_steer_rad, (0, 1), -rad(p.steer_deg),
+                rad(p.steer_deg)),
+            arr('wheel_brake_cmd', c.wheel_brake, (0, 1, 3), 0.0, 1.0))
+
+    def check_flight(self, c: FlightCommand) -> FlightCommand:
+        """Validate a FlightControlCommand; FieldError names the first bad field."""
+        power = list(c.power)
+        if len(power) not in (0, self.params.engines):
+            raise FieldError('length', f'power_cmd: {len(power)} values, expected 0 or '
+                             f'{self.params.engines}')
+        return FlightCommand(
+            tuple(number(x, f'power_cmd[{i}]', 0.0, 1.0) for i, x in enumerate(power)),
+            number(c.roll, 'roll_cmd', -1.0, 1.0), number(c.pitch, 'pitch_cmd', -1.0, 1.0),
+            number(c.yaw, 'yaw_cmd', -1.0, 1.0),
+            number(c.thrust_tilt, 'thrust_tilt_cmd', 0.0, 1.0),
+            number(c.flap, 'flap_cmd', 0.0, 1.0), number(c.speedbrake, 'speedbrake_cmd', 0.0, 1.0),
+            number(c.landing_gear, 'landing_gear_cmd', 0.0, 1.0),
+            number(c.wheel_steer, 'wheel_steer_cmd', -1.0, 1.0),
+            number(c.wheel_brake, 'wheel_brake_cmd', 0.0, 1.0))
+
+    def apply_effectors(self, c: EffectorCommand) -> None:
+        """Command surface angles (a checked EffectorCommand); the trim tab is zeroed.
+
+        A surface angle is absolute: the pitch trim the initial trim set would add to it.
+        """
+        f, p = self.fdm, self.params
+        deg = math.degrees
+        for i, x in enumerate(c.throttle):
+            f[f'fcs/throttle-cmd-norm[{i}]'] = x
+        if c.aileron_rad:
+            left = c.aileron_rad[0]
+            if len(c.aileron_rad) == 2:     # the FCS moves them opposite: their mean difference
+                left = 0.5 * (c.aileron_rad[0] - c.aileron_rad[1])
+            f['fcs/aileron-cmd-norm'] = _norm(deg(left), *p.aileron_deg)
+            f['fcs/roll-trim-cmd-norm'] = 0.0
+        if c.elevator_rad:
+            f['fcs/elevator-cmd-norm'] = _norm(deg(c.elevator_rad[0]), *p.elevator_deg)
+            f['fcs/pitch-trim-cmd-norm'] = 0.0
+        if c.rudder_rad:
+            f['fcs/rudder-cmd-norm'] = deg(c.rudder_rad[0]) / p.rudder_deg
+            f['fcs/yaw-trim-cmd-norm'] = 0.0
+        if c.flap_rad and p.flap_deg > 0.0:
+            f['fcs/flap-cmd-norm'] = deg(c.flap_rad[0]) / p.flap_deg
+        if c.wheel_steer_rad and p.steer_deg > 0.0:
+            # AeroSim: positive left (FLU yaw); JSBSim: positive right
+            f['fcs/steer-cmd-norm'] = -deg(c.wheel_steer_rad[0]) / p.steer_deg
+        self._brakes(c.wheel_brake)
+
+    def apply_flight(self, c: FlightCommand) -> None:
+        """Command normalized stick, pedals, power, flaps and brakes (a checked FlightCommand).
+
+        The trim the initial trim set stays (a pilot's trim tab).
+        """
+        f = self.fdm
+        for i, x in enumerate(c.power):
+            f[f'fcs/throttle-cmd-norm[{i}]'] = x
+        f['fcs/aileron-cmd-norm'] = c.roll
+        f['fcs/elevator-cmd-norm'] = -c.pitch
+        f['fcs/rudder-cmd-norm'] = -c.yaw
+        f['fcs/flap-cmd-norm'] = c.flap
+        f['fcs/steer-cmd-norm'] = c.wheel_steer
+        self._brakes((c.wheel_brake,))
+
+    def _brakes(self, b: Sequence[float]) -> None:
+        if not b:
+            return
+        center, left, right = (b[0], b[0], b[0]) if len(b) == 1 else b
+        f = self.fdm
+        f['fcs/center-brake-cmd-norm'] = center
+        f['fcs/left-brake-cmd-norm'] = left
+        f['fcs/right-brake-cmd-norm'] = right
+
+    def throttle(self) -> Optional[float]:
+        """Engine 0's throttle command [0, 1]."""
+        return self.fdm['fcs/throttle-cmd-norm[0]']
+
+
+# Hinge points [m] in base_link (FLU, from the centre of gravity) of the Cessna 172's moving
+# parts, approximate (36 ft span, 27 ft length, high wing): the poses of EffectorState, for
+# display. Each: (position, body axis of the deflection, SurfaceState field, sign): the pose
+# is the rotation by sign * angle about the axis (FLU): a trailing edge down is a negative
+# rotation about +y, a rudder's trailing edge left a negative one about +z.
+C172_EFFECTORS = {
+    'aileron_left': ((-0.6, 4.2, 1.1), (0.0, 1.0, 0.0), 'aileron_left_rad', -1.0),
+    'aileron_right': ((-0.6, -4.2, 1.1), (0.0, 1.0, 0.0), 'aileron_right_rad', -1.0),
+    'flap_left': ((-0.6, 1.8, 1.1), (0.0, 1.0, 0.0), 'flap_rad', -1.0),
+    'flap_right': ((-0.6, -1.8, 1.1), (0.0, 1.0, 0.0), 'flap_rad', -1.0),
+    'elevator': ((-4.6, 0.0, 0.2), (0.0, 1.0, 0.0), 'elevator_rad', -1.0),
+    'rudder': ((-4.9, 0.0, 1.0), (0.0, 0.0, 1.0), 'rudder_rad', -1.0),
+    'nose_wheel': ((1.0, 0.0, -1.1), (0.0, 0.0, 1.0), 'steer_rad', 1.0),
+}
+
+
+def effector_poses():
+    """{name: (hinge position [m], f(SurfaceState) -> q (w, x, y, z))}.
+
+    Every aircraft gets the C172's layout (the JSBSim file does not place its surfaces).
+    """
+    def pose(axis, attr, sign):
+        def q(s: SurfaceState):
+            a = 0.5 * sign * getattr(s, attr)
+            c, sn = math.cos(a), math.sin(a)
+            return (c, axis[0] * sn, axis[1] * sn, axis[2] * sn)
+        return q
+    return {name: (pos, pose(axis, attr, sign))
+            for name, (pos, axis, attr, sign) in C172_EFFECTORS.items()}

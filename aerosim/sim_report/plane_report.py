@@ -1,0 +1,116 @@
+"""plane_report: follows a plane's flight on ground truth, ends the run when the circuit is flown.
+
+Subscribes vehicle_state (position) and flight_display (airspeed, attitude) and /sim/status.
+When every mission item of the scenario has been flown (sim_report.core.plane, judged on
+ground truth, not on the autopilot's word) or max_sim_s passed, it writes the summary (JSON:
+items flown with their altitude and cross-track errors, airspeeds, bank, distance, real-time
+factor) and a PNG (ground track, altitude, airspeed, attitude), and exits: 0 if the circuit
+is complete, 1 if not. In sim_plane with report:=true it is the supervisor.
+"""
+
+from pathlib import Path
+import time
+
+from rclpy.node import Node
+
+from aerosim_msgs.msg import PrimaryFlightDisplayData, SimStatus, VehicleState
+from sim_core.scenario import load_scenario
+from sim_report.core.mission import preload_plotting
+from sim_report.core.output import write_summary
+from sim_report.core.plane import PlaneJudge, PlaneSample
+from sim_ros import qos
+from sim_ros.convert import time_ns
+from sim_ros.params import declare
+from sim_ros.run import make_executor, run_node
+
+
+class PlaneReport(Node):
+    """Ground-truth judge of a plane's mission and report writer."""
+
+    def __init__(self):
+        """Declare parameters, subscribe."""
+        super().__init__('plane_report')
+        self.scenario = load_scenario(declare(self, 'scenario_file', 'circuit',
+                                              'Scenario YAML'))
+        self.max_sim_s = declare(self, 'max_sim_s', 900.0, 'Give up after this sim time [s]',
+                                 1.0, 1e6)
+        self.period_s = 1.0 / declare(self, 'sample_rate_hz', 5.0, 'Sampling rate [Hz] (sim)',
+                                      0.1, 100.0)
+        self.out_dir = Path(declare(self, 'output_dir', 'aerosim_runs',
+                                    'Folder for <title>_summary.json and .png'))
+        self.title = declare(self, 'title', 'sim_plane', 'Plot title and file prefix')
+        self.judge = PlaneJudge(self.scenario)
+        self.finished = None
+        self.status = None
+        self._pfd = None
+        self._next_t = 0.0
+        self._wall0 = None
+        self.create_subscription(VehicleState, 'vehicle_state', self._on_state, qos.STATE)
+        self.create_subscription(PrimaryFlightDisplayData, 'flight_display', self._on_pfd,
+                                 qos.SENSOR_SUB)
+        self.create_subscription(SimStatus, '/sim/status', self._on_status, qos.LATCHED)
+        preload_plotting()
+        self.get_logger().info(f'judging {len(self.judge.points)} mission items of '
+                               f'{self.scenario.name} on ground truth; giving up at '
+                               f'{self.max_sim_s:g} s sim')
+
+    def _on_status(self, msg: SimStatus):
+        self.status = msg
+
+    def _on_pfd(self, msg: PrimaryFlightDisplayData):
+        self._pfd = msg
+
+    def _on_state(self, msg: VehicleState):
+        t = time_ns(msg.header.stamp) * 1e-9
+        if self._wall0 is None:
+            self._wall0 = time.monotonic()
+        if t < self._next_t or self.finished is not None or self._pfd is None:
+            return
+        self._next_t = t + self.period_s
+        p, f = msg.state.pose.position, self._pfd
+        n = len(self.judge.flown)
+        self.judge.add(PlaneSample(t, (p.x, p.y, p.z), f.airspeed_kts, f.roll_deg, f.pitch_deg,
+                                   f.heading_deg))
+        if len(self.judge.flown) > n:
+            _, tf, how, err = self.judge.flown[-1]
+            it = self.scenario.mission[n]
+            self.get_logger().info(f'[t={tf:7.2f} s] truth: item {n} ({it.command}) flown, '
+                                   f'{how}, altitude error {err:+.1f} m')
+        if self.judge.done or t >= self.max_sim_s:
+            self.finish(time.monotonic() - self._wall0)
+
+    def finish(self, wall_s: float):
+        """Write the summary and the plot; remember the exit code."""
+        s = self.judge.summary()
+        s['wall_time_s'] = round(wall_s, 2)
+        s['real_time_factor'] = round(s['sim_time_s'] / wall_s, 2) if wall_s > 0 else None
+        st = self.status
+        if st is not None:
+            s.update(steps=st.steps, lockstep_timeouts=st.lockstep_timeouts,
+                     time_scale=st.time_scale, rejected_inputs=st.rejected_inputs)
+        js, png = write_summary(self.out_dir, self.title, s,
+                                lambda path: self.judge.plot(path, self.title))
+        self.get_logger().info(
+            f'SUMMARY circuit {s["result"]}: {s["items_flown"]}/{s["items"]} items, '
+            f'{s["distance_flown_km"]} km, max bank {s["max_bank_deg"]} deg, '
+            f'{s["sim_time_s"]} s sim in {s["wall_time_s"]} s wall (real-time factor '
+            f'{s["real_time_factor"]}); wrote {js} and {png}')
+        self.finished = 0 if self.judge.done else 1
+
+
+def until_judged(node: PlaneReport) -> int:
+    """Spin until the flight is judged; the exit code (0 complete, 1 not)."""
+    executor = make_executor(default='events')
+    executor.add_node(node)
+    while executor.context.ok() and node.finished is None:
+        executor.spin_once(timeout_sec=0.2)
+    return node.finished or 0
+
+
+def main(args=None):
+    """Run plane_report until the flight is judged; exit 0 if complete."""
+    run_node(PlaneReport, 'plane_report', args, body=until_judged)
+
+
+if __name__ == '__main__':
+    main()
