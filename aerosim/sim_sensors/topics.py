@@ -2,7 +2,8 @@
 
 imu (aerosim_msgs/IMU), imu/data (sensor_msgs/Imu), mag (sensor_msgs/MagneticField), baro
 (sensor_msgs/FluidPressure), baro/temperature (sensor_msgs/Temperature), gnss
-(aerosim_msgs/GNSS), gnss/fix (sensor_msgs/NavSatFix), each stamped with the measurement's sim
+(aerosim_msgs/GNSS), gnss/fix (sensor_msgs/NavSatFix), airspeed (sensor_msgs/FluidPressure:
+the pitot differential pressure [Pa], planes only), each stamped with the measurement's sim
 time, and the sensor frames on /tf_static. The messages are reused (filled in place): this
 runs at the IMU rate.
 """
@@ -37,6 +38,8 @@ class SensorTopics:
         self.pub_mag = c(MagneticField, 'mag', qos.SENSOR_PUB)
         self.pub_baro = c(FluidPressure, 'baro', qos.SENSOR_PUB)
         self.pub_temp = c(Temperature, 'baro/temperature', qos.SENSOR_PUB)
+        self._node = node
+        self.pub_airspeed = None        # created at the first airspeed sample (planes)
         self.pub_gnss = c(GNSS, 'gnss', qos.SENSOR_PUB)
         self.pub_fix = c(NavSatFix, 'gnss/fix', qos.SENSOR_PUB)
         self.imu, self.imu_std, self.mag = IMU(), Imu(), MagneticField()
@@ -79,6 +82,15 @@ class SensorTopics:
             self.pub_baro.publish(fp)
             tm.temperature = temp - KELVIN
             self.pub_temp.publish(tm)
+        if s.airspeed is not None:
+            if self.pub_airspeed is None:
+                self.pub_airspeed = self._node.create_publisher(FluidPressure, 'airspeed',
+                                                                qos.SENSOR_PUB)
+                self.diff = FluidPressure()
+                self.diff.header.frame_id = self.baro.header.frame_id
+            self.diff.header.stamp = stamp
+            self.diff.fluid_pressure = s.airspeed[0]
+            self.pub_airspeed.publish(self.diff)
         for fix in s.gnss:
             self._publish_fix(fix)
 

@@ -6,7 +6,7 @@ simulator is ENU/FLU inside, MAVLink is NED/FRD; conversions via sim_core.frames
 
 import math
 
-from mavlink_bridge.core.mav import ACCEL, ARMED_GUIDED, BARO, GYRO, MAG, mavlink
+from mavlink_bridge.core.mav import ACCEL, ARMED_GUIDED, BARO, DIFF_PRESS, GYRO, MAG, mavlink
 from sim_core.clock import SimState
 from sim_core.frames import enu_to_ned, flu_to_frd, q_enu_flu_to_ned_frd
 
@@ -56,7 +56,8 @@ class HilSensorEncoder:
     """HIL_SENSOR from SensorSuite samples; remembers the last mag/baro values.
 
     Fields not updated in a message repeat their last value; fields_updated flags only the
-    groups with a new sample: ACCEL|GYRO always, MAG and BARO when those sensors sampled.
+    groups with a new sample: ACCEL|GYRO always, MAG and BARO when those sensors sampled,
+    DIFF_PRESS (0x400, hPa) with each airspeed sample (planes).
     """
 
     def __init__(self):
@@ -65,6 +66,7 @@ class HilSensorEncoder:
         self.abs_pressure_hpa = 0.0
         self.pressure_alt_m = 0.0
         self.temperature_c = 0.0
+        self.diff_pressure_hpa = 0.0
 
     def encode(self, mav, sample, time_usec: int):
         """Return HIL_SENSOR for a sample that has an IMU value (body FRD, gauss, hPa, degC)."""
@@ -84,10 +86,14 @@ class HilSensorEncoder:
             self.pressure_alt_m = alt
             self.temperature_c = t_k - KELVIN
             fields |= BARO
+        if sample.airspeed is not None:
+            # PX4 SimulatorMavlink: differential_pressure_pa = diff_pressure * 100 (hPa)
+            self.diff_pressure_hpa = sample.airspeed[0] / PA_PER_HPA
+            fields |= DIFF_PRESS
         m = self.mag_frd_gauss
         return mav.hil_sensor_encode(
-            time_usec, fx, -fy, -fz, wx, -wy, -wz, m[0], m[1], m[2],
-            self.abs_pressure_hpa, 0.0, self.pressure_alt_m, self.temperature_c, fields, 0)
+            time_usec, fx, -fy, -fz, wx, -wy, -wz, m[0], m[1], m[2], self.abs_pressure_hpa,
+            self.diff_pressure_hpa, self.pressure_alt_m, self.temperature_c, fields, 0)
 
 
 def hil_gps(mav, fix, utc_usec: int):

@@ -1,4 +1,4 @@
-"""The sensor suite: IMU, magnetometer, barometer and GNSS sampled on sim time (pure, no rclpy).
+"""The sensor suite: IMU, magnetometer, barometer, GNSS, airspeed sampled on sim time (pure).
 
 One suite serves both sensors_node (ROS sensor topics) and the MAVLink bridge (HIL_SENSOR,
 HIL_GPS): driven by the same vehicle states with the same seed, both emit identical samples.
@@ -11,6 +11,7 @@ import numpy as np
 
 from sim_core.decimator import Decimator
 from sim_core.scenario import Scenario
+from sim_sensors.core.airspeed import DIFF_PRESSURE_NOISE_PA, AirspeedModel
 from sim_sensors.core.barometer import BaroModel, BaroParams
 from sim_sensors.core.gnss import GnssFix, GnssModel, GnssParams
 from sim_sensors.core.imu import ImuModel, ImuParams
@@ -34,6 +35,7 @@ class SuiteConfig:
     gnss_eph_m: float = 0.3
     gnss_epv_m: float = 0.5
     gnss_satellites: int = 12
+    airspeed_enabled: bool = True
 
 
 # name -> (description with units, lo, hi): the parameters of sensors_node and the HIL bridge
@@ -51,6 +53,8 @@ PARAMETERS = {
     'gnss_eph_m': ('GNSS horizontal accuracy, 1 sigma [m]', 0.0, 100.0),
     'gnss_epv_m': ('GNSS vertical accuracy, 1 sigma [m]', 0.0, 100.0),
     'gnss_satellites': ('Satellites used [-]', 0, 64),
+    'airspeed_enabled': ('Airspeed (pitot differential pressure, at the barometer rate) on/off; '
+                         'planes only',),
 }
 
 
@@ -60,7 +64,8 @@ class SensorSample:
 
     imu: (specific force [m/s^2], angular rate [rad/s]) body FLU; mag: field [T] body FLU
     (the latest, also when not new: mag_new says); baro: (pressure Pa, temperature K,
-    pressure altitude m); gnss: fixes released at this time (oldest first).
+    pressure altitude m); gnss: fixes released at this time (oldest first); airspeed:
+    (differential pressure Pa, temperature K), with the barometer, planes only.
     """
 
     t_ns: int
@@ -69,6 +74,7 @@ class SensorSample:
     mag_new: bool
     baro: Optional[Tuple[float, float, float]]
     gnss: List[GnssFix]
+    airspeed: Optional[Tuple[float, float]] = None
 
 
 class SensorSuite:
@@ -95,6 +101,10 @@ class SensorSuite:
                                          cfg.gnss_eph_m * k, cfg.gnss_epv_m * k,
                                          GnssParams().vel_std_mps * k,
                                          satellites=cfg.gnss_satellites), sc.origin, rng)
+        self.airspeed = None
+        if cfg.airspeed_enabled and sc.vehicle_kind == 'plane':
+            self.airspeed = AirspeedModel(sc.environment.wind_enu, rng,
+                                          DIFF_PRESSURE_NOISE_PA * k)
         self.dec_imu = Decimator(cfg.imu_rate_hz)
         self.dec_mag = Decimator(cfg.mag_rate_hz)
         self.dec_baro = Decimator(cfg.baro_rate_hz)
@@ -119,12 +129,15 @@ class SensorSuite:
             self._mag_last = self.mag.sample(q)
             mag_new = True
         imu = self.imu.sample(q, a_enu, w_flu) if self.dec_imu.due(t_ns) else None
-        baro = None
+        baro = airspeed = None
         if cfg.baro_enabled and self.dec_baro.due(t_ns):
-            baro = self.baro.sample(self.scenario.origin.alt_m + float(p_enu[2]))
+            alt = self.scenario.origin.alt_m + float(p_enu[2])
+            baro = self.baro.sample(alt)
+            if self.airspeed is not None:
+                airspeed = self.airspeed.sample(alt, v_enu, q)
         fixes = []
         if cfg.gnss_enabled:
             if self.dec_gnss.due(t_ns):
                 self.gnss.measure(t_ns, p_enu, v_enu)
             fixes = self.gnss.release(t_ns)
-        return SensorSample(t_ns, imu, self._mag_last, mag_new, baro, fixes)
+        return SensorSample(t_ns, imu, self._mag_last, mag_new, baro, fixes, airspeed)
