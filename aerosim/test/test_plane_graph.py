@@ -86,7 +86,7 @@ def test_sim_plane_flies_the_circuit_and_publishes_aerosims_aircraft_types(
     out = procs.text(g)
     assert g.returncode == 0, out[-4000:]
     assert 'Traceback' not in out
-    assert "effector_command rejected (1 so far): throttle_cmd[0]: must be finite" in out
+    assert 'effector_command rejected (1 so far): throttle_cmd[0]: must be finite' in out
     assert 'autopilot_command rejected (1 so far): flight_plan[0].command' in out
     s = json.loads((tmp_path / 'sim_plane_summary.json').read_text())
     assert s['result'] == 'complete' and s['items_flown'] == 6, s
