@@ -55,6 +55,7 @@ setup(
             'plane_node = sim_dynamics.plane_node:main',
             'autopilot_node = sim_autopilot.autopilot_node:main',
             'plane_report = sim_report.plane_report:main',
+            'plane_plant = mavlink_bridge.plane_plant:main',
         ],
     },
 )

@@ -31,6 +31,7 @@ import rclpy.logging
 from aerosim_msgs.msg import AircraftEffectorCommand, MavlinkLinkStatus, SimStatus, VehicleState
 from mavlink_bridge.core import bridge as hb
 from mavlink_bridge.core.endpoint import Endpoint
+from mavlink_bridge.core.mixer import PLANE_OUTPUTS
 from mavlink_bridge.status import link_status
 from sim_core.clock import SimState
 from sim_core.errors import ConfigError
@@ -83,7 +84,8 @@ class MavlinkBridge(PortNode):
                                    self.mlink, allow_ids)
         self.topics = SensorTopics(self, *frames) if cfg.sensor_topics else None
         self._work_s = 0.0              # wall time handling the FC's answers [s]
-        # Called with (throttles, stamp_ns) before effector_command is published (composition).
+        # Called with (command, stamp_ns) before effector_command is published (composition):
+        # motor throttles, or a plane's surfaces (a dict of EffectorCommand fields).
         self.command_sink = None
         self._msg_cmd = AircraftEffectorCommand()
         self.pub_cmd = self.create_publisher(AircraftEffectorCommand, 'effector_command',
@@ -112,7 +114,9 @@ class MavlinkBridge(PortNode):
             f'serving FC {c.served.describe()}; {describe(suite_cfg)}; mission '
             f'{len(c.mission.items)} items from {c.scenario.name}'
             f'{" (autostart: arm and start it when the FC is ready)" if c.autostart else ""}'
-            f'; mixer motor channels {c.mixer.motor_channels}')
+            + (f'; fixed-wing mixer: controls[] {dict(zip(PLANE_OUTPUTS, c.mixer.channels))}, '
+               f'reversed {c.mixer.reversed}' if c.plane else
+               f'; mixer motor channels {c.mixer.motor_channels}'))
         self._publish_status()
 
     def _mission_link(self, cfg) -> Endpoint:
@@ -133,8 +137,8 @@ class MavlinkBridge(PortNode):
         if act.sample is not None and self.topics is not None:
             # after the FC has its sensors: it computes meanwhile
             self.topics.publish(act.sample[0], time_msg(act.sample[1]))
-        for throttles, t_ns in act.commands:
-            self._publish_command(throttles, t_ns)
+        for command, t_ns in act.commands:
+            self._publish_command(command, t_ns)
         self._log_lines(act.logs)
         if act.reject:
             self._reject(*act.reject, addr)
@@ -153,12 +157,20 @@ class MavlinkBridge(PortNode):
         """Sensors of one simulation step (a VehicleSample) out to the FC."""
         self._apply(self.core.on_state(s))
 
-    def _publish_command(self, throttles, t_ns):
+    def _publish_command(self, command, t_ns):
+        """command: motor throttles (multirotor) or the surfaces' fields (plane, a dict)."""
         if self.command_sink is not None:
-            self.command_sink(throttles, t_ns)
+            self.command_sink(command, t_ns)
         cmd = self._msg_cmd          # reused: this runs once per step
         cmd.header.stamp = time_msg(t_ns)
-        cmd.throttle_cmd = [float(x) for x in throttles]
+        if isinstance(command, dict):
+            cmd.throttle_cmd = list(command['throttle'])
+            cmd.aileron_cmd_angle_rad = list(command['aileron_rad'])
+            cmd.elevator_cmd_angle_rad = list(command['elevator_rad'])
+            cmd.rudder_cmd_angle_rad = list(command['rudder_rad'])
+            cmd.flap_cmd_angle_rad = list(command['flap_rad'])
+        else:
+            cmd.throttle_cmd = [float(x) for x in command]
         self.pub_cmd.publish(cmd)
 
     # --- MAVLink input (reader threads) --------------------------------------------------------

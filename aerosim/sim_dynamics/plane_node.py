@@ -58,8 +58,12 @@ from sim_ros.vehicle_pub import VehicleStatePublisher
 class PlaneNode(SimTimeNode):
     """Fixed-step JSBSim aircraft and sim clock."""
 
-    def __init__(self):
-        """Declare parameters, load the scenario and aircraft, create the interfaces."""
+    def __init__(self, direct_commands: bool = False):
+        """Declare parameters, load the scenario and aircraft, create the interfaces.
+
+        direct_commands: the surfaces come through apply_effectors() from a node of the same
+        process (mavlink_bridge.plane_plant); effector_command is then not subscribed.
+        """
         super().__init__('plane_node', default_rate_hz=125.0, scenario='circuit')
         aircraft = declare(self, 'aircraft_params', '',
                            'Aircraft YAML overriding the scenario (path or name in '
@@ -97,8 +101,10 @@ class PlaneNode(SimTimeNode):
         self.pub_eff = {name: self.create_publisher(EffectorState, f'effector_states/{name}',
                                                     qos.VIEW_PUB) for name in self._poses}
         self._publish_model()
-        self.create_subscription(AircraftEffectorCommand, 'effector_command',
-                                 self._on_effector, qos.COMMAND)
+        self._direct = direct_commands
+        if not direct_commands:
+            self.create_subscription(AircraftEffectorCommand, 'effector_command',
+                                     self._on_effector, qos.COMMAND)
         self.create_subscription(FlightControlCommand, 'flight_control_command',
                                  self._on_flight, qos.COMMAND)
         self.create_subscription(AutopilotCommand, 'autopilot/status', self._on_autopilot,
@@ -186,8 +192,14 @@ class PlaneNode(SimTimeNode):
                         msg.target_wp_latitude_deg, msg.target_wp_longitude_deg)
 
     @serialized
-    def apply_effectors(self, cmd: EffectorCommand, stamp_ns: int) -> None:
-        """Take an AircraftEffectorCommand answering the state of stamp_ns (checked first)."""
+    def apply_effectors(self, cmd, stamp_ns: int) -> None:
+        """Take an AircraftEffectorCommand answering the state of stamp_ns (checked first).
+
+        cmd: an EffectorCommand, or a dict of its fields (the bridge's fixed-wing mixer). Safe
+        to call from any thread and from a state listener.
+        """
+        if isinstance(cmd, dict):
+            cmd = EffectorCommand(**cmd)
         try:
             cmd = self.plane.check_effectors(cmd)
         except FieldError as exc:

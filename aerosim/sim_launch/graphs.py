@@ -341,20 +341,23 @@ SIM_QUAD_HIL = Graph(
     + view_nodes('vehicle', (('scenario_file', Arg('scenario')),), (('report', 'false'),)),
 )
 
-PLANE_ARGS = (
+PLANE_SIM_ARGS = (
     LaunchArg('rate_hz', '125.0', 'Integration rate [Hz] (JSBSim steps at it; a whole number of '
               'microseconds per step), 10..1000'),
     LaunchArg('time_scale', '1.0', 'Sim seconds per wall second; 0 = as fast as possible'),
-    LaunchArg('lockstep', 'true', "Each step waits for the autopilot's flight control command "
-              'answering the last', ('true', 'false')),
+    LaunchArg('lockstep', 'true', 'Each step waits for the command answering the last (the '
+              "autopilot's, or the flight controller's)", ('true', 'false')),
     LaunchArg('realtime_priority', '0', SIM_ARGS[3].description),
+    LaunchArg('seed', '0', 'Sensor noise seed'),
+    LaunchArg('sensors_params', 'sensors_node.yaml',
+              'sensors_node parameter YAML (path, or name in config/)'),
+)
+
+PLANE_ARGS = PLANE_SIM_ARGS + (
     LaunchArg('autostart', 'true', "The autopilot RUNs the scenario's mission as its flight plan "
               'at start', ('true', 'false')),
     LaunchArg('sensors', 'true', 'Sensor suite on the plane (IMU, magnetometer, barometer, '
               'GNSS, airspeed)', ('true', 'false')),
-    LaunchArg('seed', '0', 'Sensor noise seed'),
-    LaunchArg('sensors_params', 'sensors_node.yaml',
-              'sensors_node parameter YAML (path, or name in config/)'),
     LaunchArg('report', 'false', 'Judge the circuit on ground truth, write a summary and plot, '
               'and end the run when it is flown', ('true', 'false')),
 )
@@ -386,6 +389,31 @@ SIM_PLANE = Graph(
     nodes=(PLANE, AUTOPILOT, replace(SENSORS, condition=('sensors', 'true'),
                                      parameters=(('scenario_file', Arg('scenario')),
                                                  ('seed', Arg('seed', 'int')))),
+           PLANE_REPORT)
+    + view_nodes('vehicle', (('scenario_file', Arg('scenario')),), (('report', 'false'),)),
+)
+
+PLANE_PLANT = NodeSpec(
+    name='plane_plant', executable='plane_plant', module='mavlink_bridge.plane_plant',
+    params_file=MAVLINK_BRIDGE.params_file, use_sim_time=False, rename=False,
+    condition=('composition', 'plant'),
+    parameters=PLANE.parameters + tuple(
+        p for p in MAVLINK_BRIDGE.parameters if p not in PLANE.parameters)
+    + (('sensor_topics', Arg('sensor_topics', 'bool')),))
+
+SIM_PLANE_HIL = Graph(
+    name='sim_plane_hil',
+    description='Plane HIL: JSBSim Cessna 172R + MAVLink HIL bridge (fixed-wing mixer, PX4 '
+                "SITL plane outputs, pitot in HIL_SENSOR) + flight controller (built-in, or "
+                'PX4)',
+    args=with_defaults(COMMON_ARGS, namespace='plane', scenario='circuit') + PLANE_SIM_ARGS
+    + tuple(a for a in SIM_ARGS if a.name in ('gps', 'mag', 'baro')) + HIL_ARGS
+    + view_args('aerosim.rviz', 'sim_plane_hil'),
+    nodes=(replace(PLANE, condition=('composition', 'split')),
+           replace(SENSORS, condition=(('sensor_topics', 'true'), ('composition', 'split')),
+                   parameters=(('scenario_file', Arg('scenario')),) + SUITE_PARAMS),
+           replace(MAVLINK_BRIDGE, condition=('composition', 'split')), PLANE_PLANT,
+           replace(BUILTIN_FC, parameters=BUILTIN_FC.parameters + (('vehicle', 'plane'),)),
            PLANE_REPORT)
     + view_nodes('vehicle', (('scenario_file', Arg('scenario')),), (('report', 'false'),)),
 )
@@ -468,7 +496,8 @@ SIM_USV_SWARM = Graph(
     nodes=(USV_SWARM, USV_BRIDGE) + view_nodes('swarm', (('sim_config', Arg('sim_config')),)),
 )
 
-GRAPHS = {g.name: g for g in (SIM_QUAD, SIM_QUAD_HIL, SIM_PLANE, SIM_IMC, SIM_USV_SWARM)}
+GRAPHS = {g.name: g for g in (SIM_QUAD, SIM_QUAD_HIL, SIM_PLANE, SIM_PLANE_HIL, SIM_IMC,
+                              SIM_USV_SWARM)}
 
 
 def get_graph(name: str) -> Graph:

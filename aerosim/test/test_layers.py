@@ -1,10 +1,10 @@
 """The package layering, enforced: every first-party import runs down the layers, never up.
 
     0 foundation       sim_core (frames, clock, geodesy, links, scenario, validation)
-    1 models           sim_dynamics.core, sim_sensors.core, sim_bag.core
+    1 models           sim_dynamics.core, sim_sensors.core, sim_bag.core, sim_autopilot.core
+                       (the plane's autopilot and flight plans)
     2 protocol / view  mavlink_bridge.core, mavlink_bridge.fc (the FC's pure parts),
-                       sim_autopilot.core (the plane's autopilot), imc_bridge.core,
-                       usv_bridge.core, sim_viz.core
+                       imc_bridge.core, usv_bridge.core, sim_viz.core
     3 report cores     sim_report.core (judges on ground truth, plots with the views' palette)
     4 pure harness     mavlink_bridge.fc.offline (model + sensors + FC + judge, one process)
     5 ROS runtime      sim_ros (node bases, parameters, QoS, conversions, main())
@@ -32,8 +32,9 @@ LAYERS = (
     ('mavlink_bridge.fc.offline', 4), ('mavlink_bridge.fc.fc_node', 6),
     ('sim_core', 0),
     ('sim_dynamics.core', 1), ('sim_sensors.core', 1), ('sim_bag.core', 1),
+    ('sim_autopilot.core', 1),
     ('mavlink_bridge.core', 2), ('mavlink_bridge.fc', 2), ('imc_bridge.core', 2),
-    ('usv_bridge.core', 2), ('sim_viz.core', 2), ('sim_autopilot.core', 2),
+    ('usv_bridge.core', 2), ('sim_viz.core', 2),
     ('sim_report.core', 3),
     ('sim_ros', 5),
     ('sim_launch', 7), ('launch', 7),
@@ -46,7 +47,7 @@ NODE_MODULES = {
     'usv_bridge.usv_bridge_node', 'sim_bag.recorder', 'sim_bag.player', 'sim_viz.viz_node',
     'sim_viz.foxglove_node', 'sim_report.summary_node', 'sim_report.flight_report',
     'sim_report.monitor', 'sim_dynamics.plane_node', 'sim_autopilot.autopilot_node',
-    'sim_report.plane_report',
+    'sim_report.plane_report', 'mavlink_bridge.plane_plant',
 }
 COMPOSITIONS = {
     # module -> (node modules it may import, why)
@@ -54,6 +55,10 @@ COMPOSITIONS = {
                                   'mavlink_bridge.mavlink_bridge_node'},
                                  'dynamics and the bridge composed in one process: the '
                                  'lockstep step is a function call, not two DDS hops'),
+    'mavlink_bridge.plane_plant': ({'sim_dynamics.plane_node',
+                                    'mavlink_bridge.mavlink_bridge_node'},
+                                   'plane_node and the bridge composed in one process, as '
+                                   'hil_plant for the quad'),
     'sim_launch.cli': ({'sim_bag.recorder', 'sim_bag.player'},
                        '`aerosim record` and `aerosim play` run the node in the CLI process'),
 }

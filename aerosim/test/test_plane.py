@@ -9,9 +9,9 @@ import json
 import math
 
 import pytest
+
 from sim_autopilot.core import flight_plan as fp
 from sim_autopilot.core.autopilot import Autopilot, FlightState, Limits, Setpoints
-
 from sim_core.errors import ConfigError
 from sim_core.geodesy import KNOT_MPS, GeoOrigin, course_deviation_m
 from sim_core.paths import resolve_config_path

@@ -33,13 +33,20 @@ from mavlink_bridge.core.autostart import AutoStart
 from mavlink_bridge.core.endpoint import Endpoint, is_signed
 from mavlink_bridge.core.mav import mavlink
 from mavlink_bridge.core.mission import DONE, SENDING, MissionServer, items_from_scenario
-from mavlink_bridge.core.mixer import ActuatorError, Mixer
+from mavlink_bridge.core.mixer import (
+    PX4_PLANE,
+    PX4_PLANE_REVERSED,
+    ActuatorError,
+    FixedWingMixer,
+    Mixer,
+)
 from mavlink_bridge.core.peers import ServedFc, is_flight_controller
 from sim_core.clock import SimState
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
 from sim_core.frames import VehicleSample
 from sim_core.scenario import Scenario
+from sim_dynamics.core.plane import AircraftParams
 from sim_sensors.core.suite import SensorSuite, SuiteConfig
 
 REJECT_KINDS = ('truncated', 'undecodable', 'signed', 'target', 'value', 'invalid')
@@ -69,6 +76,8 @@ class BridgeConfig:
     mission_timeout_s: float = 1.5
     mission_retries: int = 5
     mixer_motor_channels: Tuple[int, ...] = (0, 1, 2, 3)
+    mixer_plane_channels: Tuple[int, ...] = PX4_PLANE
+    mixer_plane_reversed: Tuple[int, ...] = PX4_PLANE_REVERSED
     gps_utc_start: str = ''
     peer_timeout_s: float = 3.0
     warn_period_s: float = 2.0
@@ -106,6 +115,11 @@ PARAMETERS: Dict[str, tuple] = {
     'mission_retries': ('Mission protocol retries [-]', 0, 100),
     'mixer_motor_channels': ('controls[] channel driving each motor (motor index order of the '
                              'model)',),
+    'mixer_plane_channels': ('Planes: controls[] channel of the throttle, left aileron, right '
+                             'aileron, elevator, rudder, left flap, right flap (default: PX4 '
+                             "v1.16's SITL plane, airframe 1030: outputs 5, 6, 7, 8, 3, 4, 9)",),
+    'mixer_plane_reversed': ('Planes: controls[] channels whose value is negated first (PX4 '
+                             'PWM_MAIN_REV; airframe 1030 reverses output 9)',),
     'gps_utc_start': ("UTC at sim time 0 for HIL_GPS, ISO-8601; '' = now",),
     'peer_timeout_s': ('Peer silence before it is dropped [s] (wall, while the simulation '
                        'runs)', 0.5, 600.0),
@@ -135,6 +149,19 @@ def parse_utc(text: str) -> int:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return int(dt.timestamp() * 1e6)
+
+
+def make_mixer(cfg: BridgeConfig, scenario: Scenario):
+    """The scenario's vehicle's mixer: motors (multirotor) or surfaces (plane); ConfigError."""
+    try:
+        if scenario.vehicle_kind == 'plane':
+            a = AircraftParams.from_yaml(scenario.vehicle_file)
+            return FixedWingMixer(tuple(int(c) for c in cfg.mixer_plane_channels),
+                                  tuple(int(c) for c in cfg.mixer_plane_reversed),
+                                  a.aileron_deg, a.elevator_deg, a.rudder_deg, a.flap_deg)
+        return Mixer(tuple(int(c) for c in cfg.mixer_motor_channels))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(str(exc)) from exc
 
 
 def answered_sensor_ns(time_usec: int, last_sensor_ns: Optional[int]) -> Optional[int]:
@@ -183,10 +210,8 @@ class HilBridge:
         self.allow_ids = allow_ids
         self.scenario = scenario
         self.utc0_us = parse_utc(cfg.gps_utc_start)
-        try:
-            self.mixer = Mixer(tuple(int(c) for c in cfg.mixer_motor_channels))
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from exc
+        self.mixer = make_mixer(cfg, scenario)
+        self.plane = scenario.vehicle_kind == 'plane'
         self.suite = SensorSuite(suite_cfg, scenario)
         self.encoder = hil.HilSensorEncoder()
         self.dec_state = Decimator(cfg.hil_state_rate_hz) if cfg.hil_state_rate_hz > 0 else None
@@ -205,7 +230,7 @@ class HilBridge:
         self._halted_at_ns = 0          # last frame sent when the sim was paused/stopped [ns]
         self.last_state_ns = -1
         self._engaged = False
-        self._throttles: Sequence[float] = (0.0,) * 4
+        self._command: Any = self.mixer.idle()      # the last valid actuator command
         self._said: Dict[str, float] = {}   # FC STATUSTEXT -> wall time last logged
 
     def endpoints(self) -> List[Endpoint]:
@@ -340,7 +365,7 @@ class HilBridge:
             # if the FC answered the latest frame (a silent FC must not be answered for).
             if sample.imu is None and self._engaged and \
                     self._answered_ns == self._last_sensor_ns:
-                act.commands.append((self._throttles, t_ns))
+                act.commands.append((self._command, t_ns))
             if sample.imu is not None:
                 self._last_sensor_ns = t_ns
         act.send(self.hil, *out)
@@ -452,7 +477,7 @@ class HilBridge:
         if self.served.learn(*src):
             act.logs.append(('info', f'serving flight controller {self.served.describe()}'))
         try:
-            thr, refused = self.mixer.throttles(m.controls), None
+            thr, refused = self.mixer.command(m.controls), None
         except ActuatorError as exc:       # garbage is refused whatever the sim does
             thr, refused = None, ('value', f'HIL_ACTUATOR_CONTROLS rejected: {exc}; motors keep '
                                   'the last valid command')
@@ -472,10 +497,10 @@ class HilBridge:
             act.logs.append(('info', f'first HIL_ACTUATOR_CONTROLS at sim t = {t_ns / 1e9:.3f} '
                              's: the flight controller drives the motors'))
         if thr is not None:
-            self._throttles = thr
+            self._command = thr
         # A refused answer still answers its step (the motors hold the last valid command):
         # the simulation must not crawl through lockstep timeouts on an FC's bad values.
-        act.commands.append((self._throttles, t_ns))
+        act.commands.append((self._command, t_ns))
         return refused
 
     # --- status --------------------------------------------------------------------------------

@@ -37,6 +37,14 @@ class Mixer:
         if len(ch) != N_CHANNELS or sorted(ch) != list(range(N_CHANNELS)):
             raise ConfigError(f'mixer: motor_channels must be a permutation of 0..3, got {ch}')
 
+    def idle(self) -> Tuple[float, ...]:
+        """Motors stopped: the command before the FC's first answer."""
+        return (0.0,) * N_CHANNELS
+
+    def command(self, controls: Sequence[float]) -> Tuple[float, ...]:
+        """The motor throttles of controls (the bridge's name for every mixer's output)."""
+        return self.throttles(controls)
+
     def throttles(self, controls: Sequence[float]) -> Tuple[float, ...]:
         """Map HIL_ACTUATOR_CONTROLS.controls to motor throttles 0..1; raise ActuatorError."""
         if controls is None or len(controls) < N_CHANNELS:
@@ -49,3 +57,102 @@ class Mixer:
             if not -1.0 <= v <= 1.0:
                 raise ActuatorError(f'controls[{i}] = {v:g} outside [-1, 1]')
         return tuple(max(0.0, used[c]) for c in self.motor_channels)
+
+
+# PX4 v1.16's SITL plane, ROMFS/px4fmu_common/init.d-posix/airframes/1030_gazebo-classic_plane:
+# PWM_MAIN_FUNC3 204 (servo 4: CA_SV_CS3 rudder), FUNC4 205 (servo 5: left flap), FUNC5 101
+# (motor 1), FUNC6 201 (servo 1: left aileron, CA_SV_CS0_TRQ_R -0.5), FUNC7 202 (servo 2:
+# right aileron, TRQ_R 0.5), FUNC8 203 (servo 3: elevator, TRQ_P 1), FUNC9 206 (servo 6: right
+# flap), PWM_MAIN_REV 256 (the 9th output reversed). controls[i] is output i + 1.
+# Order: throttle, left aileron, right aileron, elevator, rudder, left flap, right flap.
+PX4_PLANE = (4, 5, 6, 7, 2, 3, 8)
+PX4_PLANE_REVERSED = (8,)
+PLANE_OUTPUTS = ('throttle', 'aileron_left', 'aileron_right', 'elevator', 'rudder',
+                 'flap_left', 'flap_right')
+N_ALL = 16
+
+
+@dataclass(frozen=True)
+class FixedWingMixer:
+    """HIL_ACTUATOR_CONTROLS of a fixed-wing PX4 -> surface angles and throttle.
+
+    Signs (PX4 control allocation, ActuatorEffectivenessControlSurfaces: a positive roll
+    torque moves the left aileron's servo negative, the right one's positive; pitch and yaw
+    torques move the elevator's and rudder's servos positive): a servo at +1 is its trailing
+    edge fully up (ailerons, elevator) or right (rudder). pwm_out_sim sends servos in [-1, 1],
+    non-reversible motors in [0, 1] (PWMSim::updateOutputs). Flaps: -1..0 retracted (PX4
+    drives a flap servo (2 flaps - 1) * CA_SV_CSn_FLAP: -1 retracted at scale 1, 0 at the
+    1030 airframe's scale 0), 0..1 to fully extended. Angles come out in AeroSim's
+    AircraftEffectorCommand signs: positive trailing edge down (ailerons [left, right],
+    elevator), left (rudder), down (flaps).
+
+    channels: the controls[] index of each PLANE_OUTPUTS entry; reversed: controls[] indices
+    whose value is negated first (PWM_MAIN_REV); the surface ranges [deg] are the aircraft's.
+    """
+
+    channels: Tuple[int, ...] = PX4_PLANE
+    reversed: Tuple[int, ...] = PX4_PLANE_REVERSED
+    aileron_deg: Tuple[float, float] = (-20.0, 15.0)
+    elevator_deg: Tuple[float, float] = (-28.0, 23.0)
+    rudder_deg: float = 16.0
+    flap_deg: float = 30.0
+
+    def __post_init__(self):
+        """Validate: one distinct channel in 0..15 per output."""
+        ch = tuple(self.channels)
+        if len(ch) != len(PLANE_OUTPUTS) or len(set(ch)) != len(ch) or \
+                not all(0 <= c < N_ALL for c in ch):
+            raise ConfigError(f'mixer: plane channels must be {len(PLANE_OUTPUTS)} distinct '
+                              f'channels in 0..15 ({", ".join(PLANE_OUTPUTS)}), got {ch}')
+        if not all(0 <= c < N_ALL for c in self.reversed):
+            raise ConfigError(f'mixer: reversed channels must be in 0..15, got {self.reversed}')
+
+    def idle(self) -> dict:
+        """Engine idle, surfaces neutral: the command before the FC's first answer."""
+        return {'throttle': (0.0,), 'aileron_rad': (0.0, 0.0), 'elevator_rad': (0.0,),
+                'rudder_rad': (0.0,), 'flap_rad': (0.0,)}
+
+    def command(self, controls: Sequence[float]):
+        """Map controls to (throttle, [left, right] aileron, elevator, rudder, flap) [rad].
+
+        Returns sim_dynamics.core.plane.EffectorCommand values as a dict of its fields;
+        raises ActuatorError on a missing, non-finite or out-of-range used channel.
+        """
+        if controls is None or len(controls) <= max(self.channels):
+            raise ActuatorError(f'need {max(self.channels) + 1} control channels, got '
+                                f'{0 if controls is None else len(controls)}')
+        v = {}
+        for name, c in zip(PLANE_OUTPUTS, self.channels):
+            x = float(controls[c])
+            if not math.isfinite(x):
+                raise ActuatorError(f'controls[{c}] ({name}) is {x}')
+            if not -1.0 <= x <= 1.0:
+                raise ActuatorError(f'controls[{c}] ({name}) = {x:g} outside [-1, 1]')
+            v[name] = -x if c in self.reversed else x
+
+        def down(s, lo, hi):        # servo +1 = trailing edge up -> angle, TE down positive
+            return -math.radians(s * (-lo if s > 0.0 else hi))
+        lo, hi = self.aileron_deg
+        flap = math.radians(max(0.0, 0.5 * (v['flap_left'] + v['flap_right'])) * self.flap_deg)
+        return {
+            'throttle': (max(0.0, v['throttle']),),
+            'aileron_rad': (down(v['aileron_left'], lo, hi), down(v['aileron_right'], -hi, -lo)),
+            'elevator_rad': (down(v['elevator'], *self.elevator_deg),),
+            'rudder_rad': (-math.radians(v['rudder'] * self.rudder_deg),),
+            'flap_rad': (flap,),
+        }
+
+
+def fixed_wing_servos(power: float, roll: float, pitch: float, yaw: float, flap: float,
+                      channels=PX4_PLANE, reversed_=PX4_PLANE_REVERSED):
+    """The 16 controls[] a PX4-like fixed-wing FC sends for normalized commands (FC side).
+
+    roll/pitch/yaw -1..1 (positive right wing down, nose up, nose right), power and flap 0..1:
+    the inverse of FixedWingMixer's signs (left aileron servo -roll, right +roll, elevator
+    +pitch, rudder +yaw, flaps 0..1).
+    """
+    out = [0.0] * N_ALL
+    vals = (power, -roll, roll, pitch, yaw, flap, flap)
+    for c, x in zip(channels, vals):
+        out[c] = -x if c in reversed_ else x
+    return out

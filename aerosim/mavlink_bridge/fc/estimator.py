@@ -83,10 +83,16 @@ class Estimator:
         g = np.vstack([0.5 * dt * dt * eye, dt * eye])
         self.kf.Q = g @ g.T * self._accel_noise ** 2
 
-    def imu(self, t_us: int, acc_frd, gyr_frd, mag_frd_gauss=None):
-        """Propagate attitude and position with one IMU sample at time t_us [µs]."""
+    def imu(self, t_us: int, acc_frd, gyr_frd, mag_frd_gauss=None, gravity_frd=None):
+        """Propagate attitude and position with one IMU sample at time t_us [µs].
+
+        gravity_frd: the accelerometer's reading with the flight path's own acceleration
+        taken out (a fixed-wing FC removes the centripetal w x v of a turn), for the attitude
+        filter's gravity reference; None = the reading itself (a multirotor's).
+        """
         gyr = frd_to_flu(gyr_frd)
         acc = frd_to_flu(acc_frd)
+        acc_att = acc if gravity_frd is None else frd_to_flu(gravity_frd)
         if mag_frd_gauss is not None:
             self._mag = frd_to_flu(mag_frd_gauss)
         mag = self._mag
@@ -101,7 +107,7 @@ class Estimator:
             return
         dt = (t_us - self.t_us) * 1e-6
         self.t_us = t_us
-        self.q_enu = self._mahony.update(self.q_enu, gyr, acc, mag, dt)
+        self.q_enu = self._mahony.update(self.q_enu, gyr, acc_att, mag, dt)
         self.q = q_enu_flu_to_ned_frd(self.q_enu)
         self.R = tq.quat2mat(self.q)
         self.euler = quat_to_euler_ned(self.q)

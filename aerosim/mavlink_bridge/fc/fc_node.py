@@ -21,6 +21,8 @@ from mavlink_bridge.core.mav import mavlink, new_mav, pack, reset_parser
 from mavlink_bridge.fc.autopilot import DONE, Autopilot, NavConfig
 from mavlink_bridge.fc.control import Gains
 from mavlink_bridge.fc.mission_client import MissionClient
+from mavlink_bridge.fc.plane import PlaneFc
+from sim_autopilot.core.autopilot import Limits
 from sim_core.errors import ConfigError
 from sim_core.link import SpinWait
 from sim_ros.params import apply_realtime, declare, declare_realtime
@@ -47,6 +49,16 @@ class BuiltinFc(PortNode):
         d = self._d
         bind = d('bind', '127.0.0.1:14561', 'Our UDP address host:port')
         sim = d('sim_address', '127.0.0.1:14560', 'The simulator (mavlink_bridge) host:port')
+        self.vehicle = d('vehicle', 'multirotor', 'The airframe flown: multirotor (PX4 Quad X '
+                         'outputs 0..3) or plane (PX4 SITL plane outputs, airframe 1030)')
+        if self.vehicle not in ('multirotor', 'plane'):
+            raise ConfigError(f"vehicle: must be 'multirotor' or 'plane', got {self.vehicle!r}")
+        fw = Limits(d('fw_rotate_kts', 55.0, 'Plane: rotation speed [kt] (calibrated)', 20.0,
+                      200.0),
+                    d('fw_climb_kts', 79.0, 'Plane: climb speed [kt]', 30.0, 300.0),
+                    d('fw_cruise_kts', 100.0, 'Plane: cruise speed [kt]', 30.0, 400.0),
+                    d('fw_approach_kts', 65.0, 'Plane: approach speed [kt]', 30.0, 300.0),
+                    d('fw_bank_max_deg', 25.0, 'Plane: bank limit [deg]', 5.0, 60.0))
         self.sysid = d('system_id', 1, 'Our MAVLink system id', 1, 255)
         self.compid = d('component_id', 1, 'Our component id (1 = autopilot)', 1, 255)
         self.hover_thrust = d('hover_thrust', 0.52,
@@ -74,8 +86,14 @@ class BuiltinFc(PortNode):
         except (ValueError, OSError) as exc:
             raise ConfigError(str(exc)) from exc
         self.mav = new_mav(self.sysid, self.compid)
-        self.ap = Autopilot(Gains(hover_thrust=self.hover_thrust, max_speed_xy=self.cruise_speed),
-                            NavConfig(accept_radius_m=self.accept_radius))
+        if self.vehicle == 'plane':
+            self.ap = PlaneFc(fw)
+            self.mav_type = mavlink.MAV_TYPE_FIXED_WING
+        else:
+            self.ap = Autopilot(Gains(hover_thrust=self.hover_thrust,
+                                      max_speed_xy=self.cruise_speed),
+                                NavConfig(accept_radius_m=self.accept_radius))
+            self.mav_type = mavlink.MAV_TYPE_QUADROTOR
         self.mission = MissionClient()
         self.pub = self.create_publisher(String, 'fc/progress', PROGRESS_QOS)
         self.sim_peer = None
@@ -87,7 +105,7 @@ class BuiltinFc(PortNode):
         self._last_hb = 0.0
         self.create_timer(1.0, self._publish_diagnostics,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
-        self.get_logger().info(f'built-in FC {self.sysid}:{self.compid} on '
+        self.get_logger().info(f'built-in FC {self.sysid}:{self.compid} ({self.vehicle}) on '
                                f'{self.link.describe()}')
 
     def _d(self, *a, **k):
@@ -104,7 +122,7 @@ class BuiltinFc(PortNode):
             self.link.send(pack(self.mav, m))
 
     def heartbeat(self, now):
-        """1 Hz HEARTBEAT: a quadrotor, generic autopilot, armed flag when flying."""
+        """1 Hz HEARTBEAT: a quadrotor or fixed wing, generic autopilot, armed when flying."""
         if now - self._last_hb < 1.0:
             return
         self._last_hb = now
@@ -112,8 +130,8 @@ class BuiltinFc(PortNode):
         if self.ap.armed:
             mode |= mavlink.MAV_MODE_FLAG_SAFETY_ARMED
         state = mavlink.MAV_STATE_ACTIVE if self.ap.armed else mavlink.MAV_STATE_STANDBY
-        self.send([self.mav.heartbeat_encode(mavlink.MAV_TYPE_QUADROTOR,
-                                             mavlink.MAV_AUTOPILOT_GENERIC, mode, 0, state)])
+        self.send([self.mav.heartbeat_encode(self.mav_type, mavlink.MAV_AUTOPILOT_GENERIC, mode,
+                                             0, state)])
 
     def run(self):
         """Receive loop until shutdown (or mission done with exit_when_done).
@@ -171,7 +189,7 @@ class BuiltinFc(PortNode):
             self._guarded(self._on_datagram, data, addr, 'invalid')
             reset_parser(self.mav)
             self.busy_s += time.perf_counter() - t0
-            if self.exit_when_done and self.ap.phase == DONE:
+            if self.exit_when_done and self.ap.phase == DONE:   # both cores: 'done'
                 self._drain_events()
                 self.say('mission done: exiting')
                 return
@@ -199,7 +217,7 @@ class BuiltinFc(PortNode):
                 self._reject('value', f'HIL_SENSOR with non-finite values refused '
                              f'({self.ap.rejected} so far): the estimate keeps the last good '
                              'frame, the motors the last output', addr)
-            controls = list(thr) + [0.0] * 12
+            controls = list(thr) + [0.0] * (16 - len(thr))
             mode = mavlink.MAV_MODE_FLAG_HIL_ENABLED | (
                 mavlink.MAV_MODE_FLAG_SAFETY_ARMED if self.ap.armed else 0)
             self.send([self.mav.hil_actuator_controls_encode(m.time_usec, controls, mode,

@@ -44,6 +44,8 @@ TURBULENCE = {'none': (0, 0.0), 'light': (3, 15.0), 'moderate': (4, 30.0),
               'severe': (6, 45.0)}
 # Height above ground below which a start is "on the runway" (ground trim) [m].
 GROUND_START_M = 0.5
+# JSBSim time the gear settles after a ground trim, before t = 0 [s].
+GROUND_SETTLE_S = 3.0
 # Range check of fields the aircraft may not have (speedbrake, tilt, gear) [rad or -].
 ANY_ANGLE = math.pi
 
@@ -221,6 +223,7 @@ class Plane:
                               f'{params.jsbsim_model!r} from {root}')
         self.fdm.set_dt(self.dt)
         self.steps = 0
+        self._t0 = 0.0
         self._v_prev = (0.0, 0.0, 0.0)
         self._a_enu = (0.0, 0.0, 0.0)
 
@@ -268,6 +271,16 @@ class Plane:
         except Exception as exc:    # noqa: BLE001 - JSBSim's TrimFailureException
             raise ConfigError(f'JSBSim found no {"level-flight" if airborne else "ground"} '
                               f'trim at {p_enu[2]:g} m, {vc:g} kt: {exc}') from None
+        if not airborne:
+            # the ground trim leaves the gear's springs to settle (~1 s): let them, brakes on,
+            # so that t = 0 finds the aircraft at rest on the runway
+            for b in ('fcs/left-brake-cmd-norm', 'fcs/right-brake-cmd-norm'):
+                f[b] = 1.0
+            for _ in range(int(round(GROUND_SETTLE_S / self.dt))):
+                f.run()
+            for b in ('fcs/left-brake-cmd-norm', 'fcs/right-brake-cmd-norm'):
+                f[b] = 0.0
+        self._t0 = f.get_sim_time()
         self.steps = 0
         self._v_prev = self._v_enu()
         self._a_enu = (0.0, 0.0, 0.0)
@@ -283,8 +296,8 @@ class Plane:
 
     @property
     def t(self) -> float:
-        """JSBSim's simulation time [s]."""
-        return self.fdm.get_sim_time()
+        """Time since reset() [s] (JSBSim's own clock, less the ground settling)."""
+        return self.fdm.get_sim_time() - self._t0
 
     def _v_enu(self):
         f = self.fdm

@@ -4,7 +4,8 @@ Independent of the autopilot's claims. The scenario's mission items in order: ta
 flown when the true altitude comes within TAKEOFF_TOL_M of its altitude; a waypoint when the
 true position passes within its acceptance radius (at least MIN_RADIUS_M: a C172 turns on a
 580 m radius at 100 kt) or passes abeam of it (the along-track distance on the leg from the
-previous point reaches the leg's length) within ABEAM_MAX_M; a landing when the aircraft
+previous item's point (takeoff: above the start) reaches the leg's length) within
+ABEAM_MAX_M; a landing when the aircraft
 stands on the ground (below LANDED_Z_M, slower than 1 m/s) within 300 m of its point. For each
 leg flown: the altitude error and the largest cross-track error.
 """
@@ -96,8 +97,7 @@ class PlaneJudge:
         self.flown.append((len(self.flown), round(s.t, 2), how, round(float(alt_err), 1)))
         self.max_xtrack.append(round(self._xt, 1))
         self._xt = 0.0
-        self._leg_from = self.points[len(self.flown) - 1] if self.scenario.mission[
-            len(self.flown) - 1].command != 'takeoff' else pos
+        self._leg_from = self.points[len(self.flown) - 1]     # the leg: planned point to point
 
     def summary(self) -> dict:
         """The run's figures (JSON-ready)."""

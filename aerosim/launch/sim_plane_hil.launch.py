@@ -1,0 +1,13 @@
+"""ros2 launch aerosim sim_plane_hil.launch.py: JSBSim plane + MAVLink HIL bridge + flight controller (graph 'sim_plane_hil').
+
+The graph is described once in sim_launch/graphs.py; `aerosim launch sim_plane_hil` starts the same
+graph without launch_ros. Arguments: `ros2 launch aerosim sim_plane_hil.launch.py --show-args`.
+"""
+
+from sim_launch.graphs import get_graph
+from sim_launch.launch_builder import launch_description
+
+
+def generate_launch_description():
+    """Return the launch description of graph sim_plane_hil."""
+    return launch_description(get_graph('sim_plane_hil'))
