@@ -1,7 +1,8 @@
-"""ros2 launch aerosim sim_plane_hil.launch.py: JSBSim plane + MAVLink HIL bridge + flight controller (graph 'sim_plane_hil').
+"""ros2 launch aerosim sim_plane_hil.launch.py: the plane in HIL (graph 'sim_plane_hil').
 
-The graph is described once in sim_launch/graphs.py; `aerosim launch sim_plane_hil` starts the same
-graph without launch_ros. Arguments: `ros2 launch aerosim sim_plane_hil.launch.py --show-args`.
+The graph is described once in sim_launch/graphs.py; `aerosim launch sim_plane_hil` starts
+the same graph without launch_ros. Arguments:
+`ros2 launch aerosim sim_plane_hil.launch.py --show-args`.
 """
 
 from sim_launch.graphs import get_graph

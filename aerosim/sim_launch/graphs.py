@@ -404,7 +404,7 @@ PLANE_PLANT = NodeSpec(
 SIM_PLANE_HIL = Graph(
     name='sim_plane_hil',
     description='Plane HIL: JSBSim Cessna 172R + MAVLink HIL bridge (fixed-wing mixer, PX4 '
-                "SITL plane outputs, pitot in HIL_SENSOR) + flight controller (built-in, or "
+                'SITL plane outputs, pitot in HIL_SENSOR) + flight controller (built-in, or '
                 'PX4)',
     args=with_defaults(COMMON_ARGS, namespace='plane', scenario='circuit') + PLANE_SIM_ARGS
     + tuple(a for a in SIM_ARGS if a.name in ('gps', 'mag', 'baro')) + HIL_ARGS
