@@ -385,7 +385,7 @@ SIM_PLANE = Graph(
     description='Fixed-wing aircraft (JSBSim Cessna 172R, sim clock), AeroSim autopilot '
                 '(flight plan, holds), PFD, trajectory and effector topics, sensors',
     args=with_defaults(COMMON_ARGS, namespace='plane', scenario='circuit') + PLANE_ARGS
-    + view_args('aerosim.rviz', 'sim_plane'),
+    + view_args('aerosim_plane.rviz', 'sim_plane'),
     nodes=(PLANE, AUTOPILOT, replace(SENSORS, condition=('sensors', 'true'),
                                      parameters=(('scenario_file', Arg('scenario')),
                                                  ('seed', Arg('seed', 'int')))),
@@ -408,7 +408,7 @@ SIM_PLANE_HIL = Graph(
                 'PX4)',
     args=with_defaults(COMMON_ARGS, namespace='plane', scenario='circuit') + PLANE_SIM_ARGS
     + tuple(a for a in SIM_ARGS if a.name in ('gps', 'mag', 'baro')) + HIL_ARGS
-    + view_args('aerosim.rviz', 'sim_plane_hil'),
+    + view_args('aerosim_plane.rviz', 'sim_plane_hil'),
     nodes=(replace(PLANE, condition=('composition', 'split')),
            replace(SENSORS, condition=(('sensor_topics', 'true'), ('composition', 'split')),
                    parameters=(('scenario_file', Arg('scenario')),) + SUITE_PARAMS),

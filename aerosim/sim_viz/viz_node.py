@@ -102,7 +102,8 @@ class VizNode(Node):
     # --- one vehicle -------------------------------------------------------------------------
     def _init_vehicle(self, scenario_file):
         sc = load_scenario(scenario_file)
-        self.static = scene.mission_shapes(item_points(sc), [it.command for it in sc.mission]) \
+        self.static = scene.mission_shapes(item_points(sc), [it.command for it in sc.mission],
+                                           size=30.0 if sc.vehicle_kind == 'plane' else 0.6) \
             if sc.mission else []
         if sc.vehicle_kind == 'multirotor':
             # deferred: the multirotor model loads numba (its compiled kernel): boats need none

@@ -116,15 +116,18 @@ def plane_shapes(p, q, ns='vehicle', color: Color = BODY) -> List[Shape]:
 
 
 def mission_shapes(points_enu: Sequence[Sequence[float]], labels: Sequence[str],
-                   ns='mission') -> List[Shape]:
-    """Mission items: a sphere and a label each, and the planned path through them."""
-    out = [Shape(ns, 0, 'line_strip', scale=(0.05, 0.0, 0.0), color=MISSION,
+                   ns='mission', size: float = 0.6) -> List[Shape]:
+    """Mission items: a sphere and a label each, and the planned path through them.
+
+    size: the spheres' diameter and the labels' height [m] (0.6 for a quad, tens for a plane).
+    """
+    out = [Shape(ns, 0, 'line_strip', scale=(size / 12.0, 0.0, 0.0), color=MISSION,
                  points=tuple(vec3(p) for p in points_enu))]
     for i, (p, label) in enumerate(zip(points_enu, labels)):
         p = vec3(p)
-        out.append(Shape(ns, 1 + 2 * i, 'sphere', p, scale=(0.6, 0.6, 0.6), color=MISSION))
-        out.append(Shape(ns, 2 + 2 * i, 'text_view_facing', (p[0], p[1], p[2] + 0.8),
-                         scale=(0.0, 0.0, 0.6), color=(1.0, 1.0, 1.0, 1.0),
+        out.append(Shape(ns, 1 + 2 * i, 'sphere', p, scale=(size, size, size), color=MISSION))
+        out.append(Shape(ns, 2 + 2 * i, 'text_view_facing', (p[0], p[1], p[2] + 1.3 * size),
+                         scale=(0.0, 0.0, size), color=(1.0, 1.0, 1.0, 1.0),
                          text=f'{i} {label}'))
     return out
 
