@@ -1,0 +1,140 @@
+"""The plane in HIL: fixed-wing mixer against PX4's outputs, the pitot in HIL_SENSOR, the
+built-in plane FC flying the circuit (in one process, then the whole sim_plane_hil graph).
+
+PX4's side, read in PX4-Autopilot v1.16: ROMFS/px4fmu_common/init.d-posix/airframes/
+1030_gazebo-classic_plane (PWM_MAIN_FUNCn, PWM_MAIN_REV), src/modules/simulation/pwm_out_sim/
+PWMSim.cpp (servos in [-1, 1], motors in [0, 1]), src/modules/control_allocator/
+VehicleActuatorEffectiveness/ActuatorEffectivenessControlSurfaces.cpp (the torque signs) and
+src/modules/simulation/simulator_mavlink/SimulatorMavlink.cpp (diff_pressure: hPa, * 100 to
+Pa, when fields_updated has 0x400).
+"""
+
+import json
+import math
+import sys
+
+import pytest
+
+from mavlink_bridge.core import hil
+from mavlink_bridge.core.mav import DIFF_PRESS, new_mav, pack
+from mavlink_bridge.core.mixer import ActuatorError, FixedWingMixer, fixed_wing_servos
+from mavlink_bridge.fc.offline import fly_plane
+from mavlink_bridge.fc.plane import calibrated_airspeed_kts
+from sim_core.geodesy import KNOT_MPS
+from sim_core.scenario import load_scenario
+from sim_dynamics.core.plane import AircraftParams, Plane
+from sim_sensors.core.suite import SensorSuite, SuiteConfig
+
+
+def test_mixer_reads_px4s_sitl_plane_outputs_with_px4s_signs():
+    m = FixedWingMixer()
+    c = [0.0] * 16
+    c[4] = 0.7                  # output 5: motor 1
+    c[5] = -0.5                 # output 6: left aileron servo (roll right: negative)
+    c[6] = 0.5                  # output 7: right aileron servo
+    c[7] = 1.0                  # output 8: elevator, +1 = trailing edge fully up
+    c[2] = -1.0                 # output 3: rudder, -1 = trailing edge fully left
+    c[3], c[8] = 1.0, -1.0      # flaps full: output 9 is reversed (PWM_MAIN_REV 256)
+    out = m.command(c)
+    assert out['throttle'] == (0.7,)
+    left, right = (math.degrees(a) for a in out['aileron_rad'])
+    assert left == pytest.approx(7.5) and right == pytest.approx(-7.5)   # TE down 15 * 0.5
+    assert math.degrees(out['elevator_rad'][0]) == pytest.approx(-28.0)  # TE up: -28 deg
+    assert math.degrees(out['rudder_rad'][0]) == pytest.approx(16.0)     # TE left: +16
+    assert math.degrees(out['flap_rad'][0]) == pytest.approx(30.0)
+    c[3], c[8] = -1.0, 1.0      # flaps retracted (PX4: 2 * 0 - 1 = -1 each, 9 reversed)
+    assert m.command(c)['flap_rad'] == (0.0,)
+    # what a fixed-wing FC sends for roll right, nose up, nose right maps back to the same
+    # surfaces JSBSim's FCS gives the normalized commands (aileron-cmd-norm > 0: roll right)
+    back = m.command(fixed_wing_servos(0.6, 0.4, 0.5, 0.25, 0.0))
+    assert math.degrees(back['aileron_rad'][0]) == pytest.approx(0.4 * 15.0)
+    assert math.degrees(back['elevator_rad'][0]) == pytest.approx(-0.5 * 28.0)
+    assert math.degrees(back['rudder_rad'][0]) == pytest.approx(-0.25 * 16.0)
+
+
+@pytest.mark.parametrize('bad', [[0.0] * 8, [math.nan] * 16,
+                                 [0.0] * 4 + [1.5] + [0.0] * 11, None])
+def test_mixer_refuses_garbage_actuators(bad):
+    with pytest.raises(ActuatorError):
+        FixedWingMixer().command(bad)
+
+
+def test_mixer_channel_tables_are_checked():
+    with pytest.raises(ValueError, match='7 distinct channels'):
+        FixedWingMixer((4, 4, 6, 7, 2, 3, 8))
+    with pytest.raises(ValueError, match='reversed'):
+        FixedWingMixer(reversed=(16,))
+
+
+def test_the_pitot_reaches_px4_as_its_differential_pressure():
+    sc = load_scenario('circuit')
+    a = AircraftParams.from_yaml(sc.vehicle_file)
+    plane = Plane(a, sc.origin, 0.008)
+    plane.reset((0.0, 0.0, 300.0), 40.0, 100.0 * KNOT_MPS)
+    suite = SensorSuite(SuiteConfig(noise_scale=0.0), sc)
+    sim, fc = new_mav(51, 25), new_mav(1, 1)
+    enc = hil.HilSensorEncoder()
+    got = []
+    for k in range(1, 40):
+        plane.step()
+        s = plane.sample(k * 8_000_000)
+        smp = suite.sample(s.t_ns, s.p_enu, s.v_enu, s.q_enu_flu, s.a_enu, s.w_flu)
+        if smp.imu is not None:
+            m = fc.decode(bytearray(pack(sim, enc.encode(sim, smp, s.t_ns // 1000))))
+            got.append((m, smp.airspeed is not None))
+    with_pitot = [m for m, new in got if new]
+    assert with_pitot and all(m.fields_updated & DIFF_PRESS for m in with_pitot)
+    assert all(not m.fields_updated & DIFF_PRESS for m, new in got if not new)
+    pa = with_pitot[-1].diff_pressure * 100.0           # PX4: hPa * 100
+    ad = plane.air_data()
+    # 0.5 rho V^2 of the true airspeed at 310 m (ISA) = the impact pressure of ~100 KCAS
+    assert pa == pytest.approx(ad.qc_pa, rel=0.03)
+    assert calibrated_airspeed_kts(pa) == pytest.approx(ad.vc_kts, abs=2.0)
+    # a multirotor has no pitot
+    quad = SensorSuite(SuiteConfig(noise_scale=0.0), load_scenario('default'))
+    assert quad.sample(4_000_000, (0, 0, 5), (10, 0, 0), (1, 0, 0, 0), (0, 0, 0),
+                       (0, 0, 0)).airspeed is None
+
+
+def test_the_builtin_plane_fc_flies_the_circuit_through_mavlink_framing():
+    bank = []
+    fc, judge, steps = fly_plane(load_scenario('circuit'),
+                                 on_step=lambda t, p, c: bank.append(p.air_data().roll_rad)
+                                 if t > 100.0 else None)
+    s = judge.summary()
+    assert s['result'] == 'complete' and s['items_flown'] == 6, s
+    assert fc.phase == 'done' and fc.armed
+    assert any('armed; 6 plan steps' in e for e in fc.events)
+    assert all(abs(leg['altitude_error_m']) < 20.0 for leg in s['legs'])
+    assert max(abs(math.degrees(r)) for r in bank) < 35.0          # bank limit 25 + overshoot
+    # the estimate followed the truth closely enough to fly: the cruise airspeed (pitot)
+    cruise = [x.airspeed_kts for x in judge.samples if x.t > judge.flown[2][1]]
+    assert cruise and 97.0 < sum(cruise) / len(cruise) < 103.0
+
+
+def test_plane_fc_refuses_a_nan_frame_and_holds_its_outputs():
+    from mavlink_bridge.fc.plane import PlaneFc
+    sim, fcm = new_mav(51, 25), new_mav(1, 1)
+    fc = PlaneFc()
+    bad = fcm.decode(bytearray(pack(sim, sim.hil_sensor_encode(
+        4000, *[math.nan] * 13, 0x1FFF, 0))))
+    out = fc.hil_sensor(bad)
+    assert fc.rejected == 1 and len(out) == 16 and all(math.isfinite(x) for x in out)
+    assert not fc.armed
+
+
+def test_sim_plane_hil_graph_flies_the_circuit_with_the_builtin_fc(procs, tmp_path):
+    from conftest import free_ports, wait_line
+    port = free_ports(2)
+    g = procs.start([sys.executable, '-m', 'sim_launch.cli', 'launch', 'sim_plane_hil',
+                     'report:=true', 'time_scale:=0', f'bind:=127.0.0.1:{port}',
+                     f'fc_address:=127.0.0.1:{port + 1}', f'output_dir:={tmp_path}'])
+    assert wait_line(g.lines, 'plane_report finished', 600.0, (g,)), ''.join(g.lines)[-4000:]
+    out = procs.text(g)
+    assert g.returncode == 0, out[-4000:]
+    assert 'Traceback' not in out
+    assert 'built-in FC 1:1 (plane)' in out and 'mission: accepted: 6 items' in out
+    assert "fixed-wing mixer: controls[] {'throttle': 4" in out
+    s = json.loads((tmp_path / 'sim_plane_hil_summary.json').read_text())
+    assert s['result'] == 'complete' and s['items_flown'] == 6, s
+    assert s['lockstep_timeouts'] == 0
