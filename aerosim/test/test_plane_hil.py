@@ -1,5 +1,7 @@
-"""The plane in HIL: fixed-wing mixer against PX4's outputs, the pitot in HIL_SENSOR, the
-built-in plane FC flying the circuit (in one process, then the whole sim_plane_hil graph).
+"""The plane in HIL: the fixed-wing mixer, the pitot, the built-in plane FC, the HIL graph.
+
+The mixer against PX4's outputs, the pitot in HIL_SENSOR, the built-in plane FC flying the
+circuit (in one process, then the whole sim_plane_hil graph).
 
 PX4's side, read in PX4-Autopilot v1.16: ROMFS/px4fmu_common/init.d-posix/airframes/
 1030_gazebo-classic_plane (PWM_MAIN_FUNCn, PWM_MAIN_REV), src/modules/simulation/pwm_out_sim/
