@@ -45,8 +45,12 @@ Commander, src/modules/commander/Commander.cpp:
 - the user's intended mode at boot is AUTO_LOITER (Hold), UserModeIntention.hpp;
 - armed on the ground without taking off: disarmed after COM_DISARM_PRFLT (10 s).
 
-The flying itself is the built-in FC's core (mavlink_bridge.fc.Autopilot), told to wait for
-the mission start instead of arming itself.
+The flying itself is a built-in FC's core, told to wait for the mission start instead of
+arming itself: mavlink_bridge.fc.Autopilot for the quad (airframe 4001-like, Quad X outputs
+0..3), mavlink_bridge.fc.plane.PlaneFc with `--airframe plane`: PX4's SITL plane
+(ROMFS/px4fmu_common/init.d-posix/airframes/1030_gazebo-classic_plane: rc.fw_defaults sets
+MAV_TYPE 1, fixed wing, in HEARTBEAT; outputs 3 rudder, 4 left flap, 5 motor, 6/7 ailerons,
+8 elevator, 9 right flap reversed: controls[2..8]).
 """
 
 import argparse
@@ -63,6 +67,7 @@ import zlib
 from mavlink_bridge.core.mav import mavlink, new_mav, pack
 from mavlink_bridge.fc.autopilot import DONE, WAIT, Autopilot, NavConfig
 from mavlink_bridge.fc.control import Gains
+from mavlink_bridge.fc.plane import PlaneFc
 
 RETRY_US = 250_000          # MAVLINK_MISSION_RETRY_TIMEOUT_DEFAULT
 PROTOCOL_TIMEOUT_US = 5_000_000
@@ -243,8 +248,11 @@ class Px4Sitl:
     """The simulator link, the MAVLink instance, commander and mission manager; see above."""
 
     def __init__(self, sim_port: int, mav_port: int, mav_remote: int, sysid: int = 1,
-                 host: str = '127.0.0.1'):
-        """sim_port: the simulator's TCP port; mav_port / mav_remote: the instance's ports."""
+                 host: str = '127.0.0.1', airframe: str = 'quad'):
+        """sim_port: the simulator's TCP port; mav_port / mav_remote: the instance's ports.
+
+        airframe: quad or plane (the FC core flying, its outputs and MAV_TYPE).
+        """
         self.sysid = sysid
         self.sim_addr = (host, sim_port)
         self.sim = new_mav(sysid, 1)
@@ -254,7 +262,11 @@ class Px4Sitl:
         self.udp.bind((host, mav_port))
         self.partner = (host, mav_remote)
         self.partner_locked = False
-        self.ap = Autopilot(Gains(hover_thrust=0.52), NavConfig(auto_arm=False))
+        self.plane = airframe == 'plane'
+        self.ap = PlaneFc(auto_arm=False) if self.plane else \
+            Autopilot(Gains(hover_thrust=0.52), NavConfig(auto_arm=False))
+        self.mav_type = mavlink.MAV_TYPE_FIXED_WING if self.plane else \
+            mavlink.MAV_TYPE_QUADROTOR
         self.mm = MissionManager(sysid, self.say)
         self.lock = threading.Lock()        # the FC's state (both receive threads)
         self.tx_lock = threading.Lock()     # the instance link's sender (sequence numbers)
@@ -291,8 +303,8 @@ class Px4Sitl:
         else:
             status = mavlink.MAV_STATE_STANDBY if self.ap.ready else mavlink.MAV_STATE_UNINIT
         custom = (MAIN_AUTO << 16) | (self.sub_mode << 24)
-        return self.gcs.heartbeat_encode(mavlink.MAV_TYPE_QUADROTOR, mavlink.MAV_AUTOPILOT_PX4,
-                                         base, custom, status)
+        return self.gcs.heartbeat_encode(self.mav_type, mavlink.MAV_AUTOPILOT_PX4, base, custom,
+                                         status)
 
     # --- simulator link (TCP) ----------------------------------------------------------------
     def connect(self, timeout_s: float = 60.0):
@@ -349,7 +361,8 @@ class Px4Sitl:
                     and self.now_us - self.armed_at_us > DISARM_PREFLIGHT_US:
                 self.armed = False
                 self.say(mavlink.MAV_SEVERITY_INFO, 'Disarmed by auto preflight disarming')
-            controls = (list(thr) if self.armed else [0.0] * 4) + [0.0] * 12
+            controls = list(thr) if self.armed else [0.0] * len(thr)
+            controls += [0.0] * (16 - len(controls))
             mode = mavlink.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED | (
                 mavlink.MAV_MODE_FLAG_SAFETY_ARMED if self.armed else 0)
             out = self.sim.hil_actuator_controls_encode(self.now_us, controls, mode, 1)
@@ -463,8 +476,9 @@ def main(argv=None):
     ap.add_argument('--mavlink-port', type=int, default=14280)
     ap.add_argument('--mavlink-remote', type=int, default=14030)
     ap.add_argument('--sysid', type=int, default=1)
+    ap.add_argument('--airframe', choices=('quad', 'plane'), default='quad')
     a = ap.parse_args(argv)
-    px4 = Px4Sitl(a.sim_port, a.mavlink_port, a.mavlink_remote, a.sysid)
+    px4 = Px4Sitl(a.sim_port, a.mavlink_port, a.mavlink_remote, a.sysid, airframe=a.airframe)
     threading.Thread(target=px4.run_mavlink, daemon=True).start()
     try:
         px4.connect()

@@ -210,10 +210,11 @@ def test_px4_refuses_to_arm_in_mission_mode_without_a_mission_and_autostart_give
 
 # --- graph tests ----------------------------------------------------------------------------
 
-def px4_peer(procs, sim_port, mav_port, remote_port):
+def px4_peer(procs, sim_port, mav_port, remote_port, airframe='quad'):
     return procs.start([sys.executable, os.path.join(HERE, 'px4_sitl.py'),
                         '--sim-port', str(sim_port), '--mavlink-port', str(mav_port),
-                        '--mavlink-remote', str(remote_port)], cwd=str(PKG_DIR))
+                        '--mavlink-remote', str(remote_port), '--airframe', airframe],
+                       cwd=str(PKG_DIR))
 
 
 def report_of(text):
@@ -246,6 +247,31 @@ def test_px4_flies_the_mission_served_on_its_instance_link(procs, tmp_path):
     # sequence numbers: nothing lost on either link, counted as MAVProxy does
     assert r['sim_lost'] == 0 and r['mav_lost'] == 0 and r['mav_frames'] > 5
     assert r['arm_denied'] == 0 and r['start_denied'] == 0
+
+
+def test_px4_plane_flies_the_circuit_served_on_its_instance_link(procs, tmp_path):
+    """sim_plane_hil fc:=px4: a fixed-wing PX4 (airframe 1030's outputs) over TCP + UDP."""
+    tcp = free_ports(1)
+    mav = free_ports(2)
+    peer = px4_peer(procs, tcp, mav, mav + 1, airframe='plane')
+    cmd = [sys.executable, '-m', 'sim_launch.cli', 'launch', 'sim_plane_hil', 'fc:=px4',
+           'report:=true', 'time_scale:=0', f'output_dir:={tmp_path}',
+           f'tcp_bind:=127.0.0.1:{tcp}', f'mission_link:=127.0.0.1:{mav}',
+           f'mission_bind:=127.0.0.1:{mav + 1}', 'sensor_topics:=false']
+    run = procs.start(cmd)
+    lines = output_lines(run)
+    assert run.wait(600) == 0, ''.join(lines[-40:])
+    summary = json.loads((tmp_path / 'sim_plane_hil_summary.json').read_text())
+    assert summary['result'] == 'complete' and summary['items_flown'] == 6, summary
+    out = ''.join(lines)
+    assert 'mission: accepted: 6 items' in out
+    assert 'autostart: mission start accepted' in out
+    assert 'peer 1:1 on the mission link' in out and 'type 1, autopilot 12' in out
+    assert peer.wait(30) == 0
+    r = report_of(procs.text(peer))
+    assert r['mission_accepted'] == 1 and r['done'] == 1 and r['arm_denied'] == 0
+    assert r['answers'] == r['hil_sensor'] > 10000
+    assert r['sim_lost'] == 0 and r['mav_lost'] == 0
 
 
 def hil_plant(procs, port, **params):

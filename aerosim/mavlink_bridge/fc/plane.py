@@ -45,9 +45,15 @@ def calibrated_airspeed_kts(diff_pressure_pa: float) -> float:
 class PlaneFc:
     """Estimator + AeroSim's autopilot behind the fixed-wing MAVLink HIL interface."""
 
-    def __init__(self, limits: Optional[Limits] = None, settle_s: float = 2.0):
-        """limits: the aircraft's speeds and bank (FC parameters); settle_s: before arming."""
+    def __init__(self, limits: Optional[Limits] = None, settle_s: float = 2.0,
+                 auto_arm: bool = True):
+        """The FC with its parameters.
+
+        limits: the aircraft's speeds and bank; settle_s: ready this long before arming;
+        auto_arm: arm once ready (False: wait for start(), as PX4 waits for its commander).
+        """
         self.est = Estimator()
+        self.auto_arm = auto_arm
         self.limits = limits or Limits()
         self.settle_s = settle_s
         self.ap: Optional[Autopilot] = None
@@ -90,9 +96,9 @@ class PlaneFc:
 
     @property
     def ready(self) -> bool:
-        """GPS and attitude good for settle_s, a mission to fly."""
+        """GPS and attitude good for settle_s: what a pre-flight check would ask."""
         return self._ready_since is not None and self._last_us is not None and \
-            self._last_us * 1e-6 - self._ready_since >= self.settle_s and bool(self.items)
+            self._last_us * 1e-6 - self._ready_since >= self.settle_s
 
     def hil_sensor(self, msg) -> list:
         """HIL_SENSOR: estimate, fly; returns the 16 controls (a non-finite frame: refused)."""
@@ -153,8 +159,15 @@ class PlaneFc:
             return
         if self._ready_since is None:
             self._ready_since = t
-        if self.ready:
+        if self.ready and self.auto_arm and self.items:
             self._arm(t)
+
+    def start(self) -> bool:
+        """Arm and fly the mission now (auto_arm False); False if not ready or no mission."""
+        if self.phase != WAIT or not self.ready or not self.items or self._last_us is None:
+            return False
+        self._arm(self._last_us * 1e-6)
+        return True
 
     def _arm(self, t: float) -> None:
         est = self.est
