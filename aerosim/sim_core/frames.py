@@ -92,6 +92,28 @@ def euler_ned_to_quat(roll, pitch, yaw):
                     tq.axangle2quat([1, 0, 0], roll))
 
 
+_S2 = math.sqrt(0.5)
+
+
+def euler_ned_to_q_enu_flu(roll: float, pitch: float, yaw: float):
+    """ZYX Euler angles of the NED<-FRD attitude [rad] -> q_ENU<-FLU (w, x, y, z), floats.
+
+    The same as q_ned_frd_to_enu_flu(euler_ned_to_quat(...)) up to the sign, in closed form
+    (q_ENU<-FLU = q_ENU<-NED q q_FRD<-FLU, with q_ENU<-NED = (0, s, s, 0), q_FRD<-FLU = (0,
+    1, 0, 0), s = sqrt(1/2)): a plane converts its attitude every step.
+    """
+    cr, sr = math.cos(0.5 * roll), math.sin(0.5 * roll)
+    cp, sp = math.cos(0.5 * pitch), math.sin(0.5 * pitch)
+    cy, sy = math.cos(0.5 * yaw), math.sin(0.5 * yaw)
+    w = cr * cp * cy + sr * sp * sy
+    x = sr * cp * cy - cr * sp * sy
+    y = cr * sp * cy + sr * cp * sy
+    z = cr * cp * sy - sr * sp * cy
+    # (0, s, s, 0) * (w, x, y, z) * (0, 1, 0, 0), one overall sign dropped
+    q = (_S2 * (w + z), _S2 * (x + y), _S2 * (x - y), _S2 * (w - z))
+    return q if q[0] >= 0.0 else (-q[0], -q[1], -q[2], -q[3])
+
+
 def yaw_enu_to_heading_deg(yaw_enu):
     """Convert an ENU yaw (rad, 0 = east, counter-clockwise) to a compass heading [0, 360) deg."""
     return (90.0 - math.degrees(yaw_enu)) % 360.0

@@ -1,8 +1,11 @@
-"""One vehicle's state out: vehicle_state every step, odom decimated (dynamics_node, usv_node)."""
+"""One vehicle's state out: vehicle_state every step; odom and actor_state decimated.
+
+Used by dynamics_node, usv_node and plane_node.
+"""
 
 from nav_msgs.msg import Odometry
 
-from aerosim_msgs.msg import VehicleState
+from aerosim_msgs.msg import ActorState, VehicleState
 from sim_core.frames import (
     VehicleSample,
     euler_ned_to_quat,
@@ -17,24 +20,27 @@ from sim_ros.convert import set_quat, set_vec3, time_ns
 
 
 class VehicleStatePublisher:
-    """Publishes aerosim_msgs/VehicleState and nav_msgs/Odometry of one vehicle (ENU/FLU).
+    """Publishes VehicleState, nav_msgs/Odometry and ActorState of one vehicle (ENU/FLU).
 
     The messages are reused (filled in place): this runs on every integration step.
     """
 
     def __init__(self, node, world_frame_id: str, body_frame_id: str, prefix: str = '',
                  state_qos=qos.STATE):
-        """Create the <prefix>vehicle_state and <prefix>odom publishers on node (relative)."""
+        """Create the <prefix>vehicle_state, odom and actor_state publishers (relative)."""
         self.pub_state = node.create_publisher(VehicleState, f'{prefix}vehicle_state',
                                                state_qos)
         self.pub_odom = node.create_publisher(Odometry, f'{prefix}odom', qos.SENSOR_PUB)
+        # AeroSim's ActorState (the pose alone), at the odometry's rate
+        self.pub_actor = node.create_publisher(ActorState, f'{prefix}actor_state',
+                                               qos.SENSOR_PUB)
         self.state = VehicleState()
         self.state.header.frame_id = world_frame_id
         self.odom = Odometry()
         self.odom.child_frame_id = body_frame_id
 
     def publish(self, stamp, s: VehicleSample, alpha_flu, odom: bool):
-        """Publish the sample s at stamp; odom too when odom is True.
+        """Publish the sample s at stamp; odom and actor_state too when odom is True.
 
         alpha_flu: angular acceleration [rad/s^2] in the body frame. The odometry twist is the
         velocity over ground in the body frame.
@@ -58,6 +64,7 @@ class VehicleStatePublisher:
         set_vec3(o.twist.twist.linear, quat_rotate_inverse(q_enu_flu, v_enu))
         o.twist.twist.angular = m.angular_velocity
         self.pub_odom.publish(o)
+        self.pub_actor.publish(m.state)
 
     def publish_boat(self, stamp, boat, i: int, odom: bool):
         """Publish boat i of a BoatSwarm (sim_dynamics.core.usv) at stamp (NED -> ENU/FLU)."""

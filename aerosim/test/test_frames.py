@@ -68,3 +68,16 @@ def test_quat_rotate_inverse_is_the_transpose_of_transforms3d_rotation():
                                    atol=1e-12)
         np.testing.assert_allclose(frames.quat_rotate(q, frames.quat_rotate_inverse(q, v)), v,
                                    atol=1e-12)
+
+
+def test_closed_form_euler_to_enu_flu_equals_the_quaternion_chain():
+    """euler_ned_to_q_enu_flu (a plane's per-step path) = the transforms3d chain, w >= 0."""
+    rng = np.random.default_rng(7)
+    for r, p, y in rng.uniform([-math.pi, -1.5, -math.pi], [math.pi, 1.5, math.pi], (500, 3)):
+        q = np.array(frames.euler_ned_to_q_enu_flu(r, p, y))
+        ref = frames.q_ned_frd_to_enu_flu(frames.euler_ned_to_quat(r, p, y))
+        assert q[0] >= 0.0 and np.allclose(q, ref, atol=1e-12)
+    # heading 40 deg, level: the body x axis points 40 deg east of north (ENU yaw 50 deg)
+    q = frames.euler_ned_to_q_enu_flu(0.0, 0.0, math.radians(40.0))
+    x = frames.quat_rotate(q, (1.0, 0.0, 0.0))
+    assert np.allclose(x, (math.sin(math.radians(40.0)), math.cos(math.radians(40.0)), 0.0))

@@ -21,6 +21,7 @@ NS = 1_000_000_000
 TOPICS = {  # topic: (type, expected rate Hz)
     'vehicle_state': ('aerosim_msgs/msg/VehicleState', 250.0),
     'odom': ('nav_msgs/msg/Odometry', 50.0),            # odom_rate_hz (for rviz)
+    'actor_state': ('aerosim_msgs/msg/ActorState', 50.0),    # with odom
     'imu': ('aerosim_msgs/msg/IMU', 250.0),
     'imu/data': ('sensor_msgs/msg/Imu', 250.0),
     'mag': ('sensor_msgs/msg/MagneticField', 100.0),

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import NamedTuple, Optional, Sequence, Tuple
 
 from sim_core.errors import ConfigError
-from sim_core.frames import VehicleSample, euler_ned_to_quat, q_ned_frd_to_enu_flu
+from sim_core.frames import VehicleSample, euler_ned_to_q_enu_flu
 from sim_core.geodesy import KNOT_MPS, GeoOrigin
 from sim_core.paths import read_yaml
 from sim_core.validate import FieldError, number, vector
@@ -309,12 +309,10 @@ class Plane:
         f = self.fdm
         p = self.origin.geodetic_to_enu(f['position/lat-geod-deg'], f['position/long-gc-deg'],
                                         f['position/h-sl-meters'])
-        q = q_ned_frd_to_enu_flu(euler_ned_to_quat(f['attitude/phi-rad'],
-                                                   f['attitude/theta-rad'],
-                                                   f['attitude/psi-rad']))
+        q = euler_ned_to_q_enu_flu(f['attitude/phi-rad'], f['attitude/theta-rad'],
+                                   f['attitude/psi-rad'])
         w = (f['velocities/p-rad_sec'], -f['velocities/q-rad_sec'], -f['velocities/r-rad_sec'])
-        return VehicleSample(t_ns, tuple(float(x) for x in p), self._v_prev, tuple(q),
-                             self._a_enu, w)
+        return VehicleSample(t_ns, p, self._v_prev, q, self._a_enu, w)
 
     def angular_acceleration_flu(self) -> Tuple[float, float, float]:
         """Body angular acceleration [rad/s^2], FLU."""
