@@ -35,7 +35,8 @@ CHANGES = {
     'usv_swarm_node.yaml': ('waypoint_radius_m', 4.0),
 }
 # processes that hold several nodes under their own names (rename=False)
-COMPOSED = {'hil_plant': ('dynamics_node', 'mavlink_bridge')}
+COMPOSED = {'hil_plant': ('dynamics_node', 'mavlink_bridge'),
+            'plane_plant': ('plane_node', 'mavlink_bridge')}
 
 
 def params_yamls():
@@ -96,6 +97,7 @@ def _section_dicts(doc):
 GRAPH_RUNS = {
     'sim_quad': ['camera:=true', 'summary:=false'],
     'sim_quad_hil': ['summary:=false'],
+    'sim_plane_hil': ['summary:=false'],
     'sim_imc': ['summary:=false'],
     'sim_usv_swarm': ['summary:=false'],
 }
@@ -104,7 +106,7 @@ GRAPH_RUNS = {
 def _ports(graph):
     a = free_ports(3)
     b, c = a + 1, a + 2
-    if graph == 'sim_quad_hil':
+    if graph in ('sim_quad_hil', 'sim_plane_hil'):
         return [f'bind:=127.0.0.1:{a}', f'fc_address:=127.0.0.1:{b}',
                 f'tcp_bind:=127.0.0.1:{c}']
     if graph == 'sim_imc':

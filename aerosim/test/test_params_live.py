@@ -22,7 +22,7 @@ from sim_ros import qos
 from conftest import call_service, free_ports, probe_node, spin_until
 
 # parameters applied while a node runs (everything else is read once at start-up)
-LIVE = {'dynamics_node': {'time_scale'}, 'usv_node': {'time_scale', 'tas2acc_pgain',
+LIVE = {'dynamics_node': {'time_scale'}, 'plane_node': {'time_scale'}, 'usv_node': {'time_scale', 'tas2acc_pgain',
                                                        'bank2p_pgain'},
         'usv_swarm_node': {'time_scale'}}
 RCLPY_LIVE = {'use_sim_time'}          # rclpy's own: its TimeSource follows it at run time
@@ -37,8 +37,9 @@ def graph_nodes(name, args):
     """Fully qualified names of the ROS nodes the graph starts (a composed process: both)."""
     out = []
     for r in resolve(get_graph(name), args):
-        names = ('dynamics_node', 'mavlink_bridge') if r.module == 'mavlink_bridge.hil_plant' \
-            else (r.name,)
+        names = {'mavlink_bridge.hil_plant': ('dynamics_node', 'mavlink_bridge'),
+                 'mavlink_bridge.plane_plant': ('plane_node', 'mavlink_bridge')}.get(
+                     r.module, (r.name,))
         out += [f'{r.namespace.rstrip("/")}/{n}' for n in names]
     return out
 
@@ -46,6 +47,8 @@ def graph_nodes(name, args):
 GRAPHS = {
     'sim_quad': {'foxglove': 'true'},
     'sim_quad_hil': {'report': 'true'},
+    'sim_plane': {},
+    'sim_plane_hil': {},
     'sim_imc': {},
     'sim_usv_swarm': {},
 }
@@ -58,6 +61,9 @@ def test_every_parameter_of_every_node_is_live_or_refused(graph, procs, ros_cont
     args.update({'sim_quad': {'foxglove_port': str(port)},
                  'sim_quad_hil': {'bind': f'127.0.0.1:{port}',
                                   'fc_address': f'127.0.0.1:{port + 1}'},
+                 'sim_plane': {'foxglove': 'true', 'foxglove_port': str(port)},
+                 'sim_plane_hil': {'bind': f'127.0.0.1:{port}',
+                                   'fc_address': f'127.0.0.1:{port + 1}'},
                  'sim_imc': {'imc_bind': f'127.0.0.1:{port}'},
                  'sim_usv_swarm': {'ui_bind': f'127.0.0.1:{port}',
                                    'ui_address': f'127.0.0.1:{port + 1}'}}[graph])
