@@ -22,8 +22,8 @@ from sim_ros import qos
 from conftest import call_service, free_ports, probe_node, spin_until
 
 # parameters applied while a node runs (everything else is read once at start-up)
-LIVE = {'dynamics_node': {'time_scale'}, 'plane_node': {'time_scale'}, 'usv_node': {'time_scale', 'tas2acc_pgain',
-                                                       'bank2p_pgain'},
+LIVE = {'dynamics_node': {'time_scale'}, 'plane_node': {'time_scale'},
+        'usv_node': {'time_scale', 'tas2acc_pgain', 'bank2p_pgain'},
         'usv_swarm_node': {'time_scale'}}
 RCLPY_LIVE = {'use_sim_time'}          # rclpy's own: its TimeSource follows it at run time
 
