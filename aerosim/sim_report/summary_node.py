@@ -2,7 +2,8 @@
 
 mode:=vehicle follows `odom`: a multirotor is judged against its scenario's mission
 (sim_report.core.mission.MissionJudge: top and side views flown vs planned, altitude, speed and
-tracking error over time), a boat gets its track and speed. mode:=swarm follows `state`
+tracking error over time), a plane its circuit (sim_report.core.plane.PlaneJudge, with the
+airspeed and attitude of `flight_display`), a boat gets its track and speed. mode:=swarm follows `state`
 (SwarmState): every boat's track on the map with obstacles and bounds, health over time.
 Files: <output_dir>/<title>_summary.json and <title>.png, written on SIGINT/SIGTERM (the end
 of `aerosim launch` / `ros2 launch`) or when the node is destroyed.
@@ -15,7 +16,7 @@ from pathlib import Path
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 
-from aerosim_msgs.msg import SwarmState
+from aerosim_msgs.msg import PrimaryFlightDisplayData, SwarmState
 from sim_core.decimator import Decimator
 from sim_core.scenario import load_scenario
 from sim_dynamics.core.swarm_config import load_swarm_config
@@ -23,6 +24,7 @@ from sim_dynamics.core.usv_swarm import TypeTable
 from sim_report.core import boats
 from sim_report.core.mission import MissionJudge, preload_plotting
 from sim_report.core.output import report_paths, write_summary
+from sim_report.core.plane import PlaneJudge, PlaneSample
 from sim_ros import qos
 from sim_ros.convert import time_ns
 from sim_ros.params import declare
@@ -50,7 +52,7 @@ class SummaryNode(Node):
         self.dec = Decimator(declare(self, 'sample_rate_hz', 5.0, 'Sampling rate [Hz] (sim time)',
                                      0.1, 100.0))
         self.max_boats = declare(self, 'max_boats', 1000, 'Boats sampled (swarm)', 1, 100000)
-        self.judge = self.track = self.smap = None
+        self.judge = self.track = self.smap = self.plane = self._pfd = None
         self.tracks = {}
         self.collisions = 0
         self.written = None
@@ -58,6 +60,10 @@ class SummaryNode(Node):
             sc = load_scenario(declare(self, 'scenario_file', 'default', 'Scenario YAML'))
             if sc.vehicle_kind == 'multirotor':
                 self.judge = MissionJudge(sc)
+            elif sc.vehicle_kind == 'plane':
+                self.plane = PlaneJudge(sc)
+                self.create_subscription(PrimaryFlightDisplayData, 'flight_display',
+                                         self._on_pfd, qos.SENSOR_SUB)
             else:
                 self.track = boats.BoatTrack()
             self.create_subscription(Odometry, 'odom', self._on_odom, qos.SENSOR_SUB)
@@ -78,6 +84,9 @@ class SummaryNode(Node):
         self._sampling = True
         self.get_logger().info(f'first sample at sim t = {t_ns * 1e-9:.3f} s')
 
+    def _on_pfd(self, msg: PrimaryFlightDisplayData):
+        self._pfd = msg
+
     def _on_odom(self, msg: Odometry):
         t_ns = time_ns(msg.header.stamp)
         if not self.dec.due(t_ns):
@@ -88,6 +97,11 @@ class SummaryNode(Node):
         speed = math.sqrt(v.x * v.x + v.y * v.y + v.z * v.z)
         if self.judge is not None:
             self.judge.add(t_ns * 1e-9, (p.x, p.y, p.z), speed)
+        elif self.plane is not None:
+            f = self._pfd
+            if f is not None:
+                self.plane.add(PlaneSample(t_ns * 1e-9, (p.x, p.y, p.z), f.airspeed_kts,
+                                           f.roll_deg, f.pitch_deg, f.heading_deg))
         else:
             self.track.add(t_ns * 1e-9, p.x, p.y, speed)
 
@@ -117,6 +131,9 @@ class SummaryNode(Node):
             for k in ('wall_time_s', 'real_time_factor'):
                 s.pop(k, None)
             self.judge.plot(png, self.title)
+        elif self.plane is not None:
+            s = self.plane.summary()
+            self.plane.plot(png, self.title)
         elif self.track is not None:
             s = boats.plot_boat(self.track, png, self.title)
         else:
