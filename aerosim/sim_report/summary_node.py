@@ -3,8 +3,9 @@
 mode:=vehicle follows `odom`: a multirotor is judged against its scenario's mission
 (sim_report.core.mission.MissionJudge: top and side views flown vs planned, altitude, speed and
 tracking error over time), a plane its circuit (sim_report.core.plane.PlaneJudge, with the
-airspeed and attitude of `flight_display`), a boat gets its track and speed. mode:=swarm follows `state`
-(SwarmState): every boat's track on the map with obstacles and bounds, health over time.
+airspeed and attitude of `flight_display`), a boat gets its track and speed. mode:=swarm
+follows `state` (SwarmState): every boat's track on the map with obstacles and bounds, health
+over time.
 Files: <output_dir>/<title>_summary.json and <title>.png, written on SIGINT/SIGTERM (the end
 of `aerosim launch` / `ros2 launch`) or when the node is destroyed.
 """
