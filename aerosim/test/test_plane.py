@@ -329,3 +329,20 @@ def test_bad_aircraft_and_scenario_fields_are_named(tmp_path):
                  'environment: {turbulence: stormy}\n')
     with pytest.raises(ConfigError, match='environment.turbulence'):
         load_scenario(s)
+
+
+def test_turbulence_shakes_the_plane_and_the_holds_ride_it_out():
+    """MIL-F-8785C turbulence (scenario environment.turbulence): more with each intensity."""
+    spread = {}
+    for turb in ('none', 'light', 'moderate'):
+        pl = Plane(c172(), ORIGIN, DT, (0.0, 0.0, 0.0), turb)
+        pl.reset((0.0, 0.0, 600.0), 0.0, 100.0 * KNOT_MPS)
+        ap = autopilot(pl)
+        target_ft = (ORIGIN.alt_m + 600.0) / FT
+        ap.set_manual(Setpoints(True, False, target_ft, True, 100.0, True, False, 0.0))
+        st = []
+        fly(pl, ap, 90.0, st.append)
+        vs = [s.climb_mps for s in st[len(st) // 4:]]
+        spread[turb] = math.sqrt(sum(v * v for v in vs) / len(vs))
+        assert max(abs(s.alt_msl_m / FT - target_ft) for s in st[len(st) // 4:]) < 100.0
+    assert spread['none'] < 0.1 < spread['light'] < spread['moderate'], spread
