@@ -17,22 +17,29 @@ from sim_dynamics.dynamics_node import DynamicsNode
 from sim_ros.run import run_node
 
 
-def compose():
-    """Create the two nodes and connect them; returns (bridge, dynamics).
+def compose_with(make_model, sink: str):
+    """A time-source model node and the bridge, connected; returns (bridge, model).
 
-    run_node destroys them in this order: the bridge first, which stops and joins its
-    reader threads; they call into the dynamics node (each answer steps it), so none may
-    still be inside it while its publishers are destroyed and rclpy shuts down.
+    make_model() builds the model node with direct commands; sink: its method taking the
+    bridge's answers (command, stamp_ns). run_node destroys them in this order: the bridge
+    first, which stops and joins its reader threads; they call into the model node (each
+    answer steps it), so none may still be inside it while its publishers are destroyed and
+    rclpy shuts down.
     """
-    dynamics = DynamicsNode(direct_commands=True)
+    model = make_model()
     try:
         bridge = MavlinkBridge(direct_state=True)
     except BaseException:
-        dynamics.destroy_node()
+        model.destroy_node()
         raise
-    dynamics.state_listeners.append(bridge.on_state)
-    bridge.command_sink = dynamics.apply_command
-    return bridge, dynamics
+    model.state_listeners.append(bridge.on_state)
+    bridge.command_sink = getattr(model, sink)
+    return bridge, model
+
+
+def compose():
+    """dynamics_node and the bridge; returns (bridge, dynamics)."""
+    return compose_with(lambda: DynamicsNode(direct_commands=True), 'apply_command')
 
 
 def main(args=None):

@@ -7,22 +7,14 @@ throttle (plane_node.apply_effectors). Both nodes keep their names, parameters a
 start it without a node-name remap.
 """
 
-from mavlink_bridge.mavlink_bridge_node import MavlinkBridge
+from mavlink_bridge.hil_plant import compose_with
 from sim_dynamics.plane_node import PlaneNode
 from sim_ros.run import run_node
 
 
 def compose():
-    """Create the two nodes and connect them; returns (bridge, plane) (destroyed in order)."""
-    plane = PlaneNode(direct_commands=True)
-    try:
-        bridge = MavlinkBridge(direct_state=True)
-    except BaseException:
-        plane.destroy_node()
-        raise
-    plane.state_listeners.append(bridge.on_state)
-    bridge.command_sink = plane.apply_effectors
-    return bridge, plane
+    """plane_node and the bridge, connected as hil_plant's; returns (bridge, plane)."""
+    return compose_with(lambda: PlaneNode(direct_commands=True), 'apply_effectors')
 
 
 def main(args=None):

@@ -22,7 +22,7 @@ from sim_report.core.output import write_summary
 from sim_ros import qos
 from sim_ros.convert import time_ns
 from sim_ros.params import declare
-from sim_ros.run import make_executor, run_node
+from sim_ros.run import run_node, until_finished
 
 
 class FlightReport(Node):
@@ -130,21 +130,9 @@ class FlightReport(Node):
         self.finished = 0 if self.judge.done else 1
 
 
-def until_judged(node: FlightReport) -> int:
-    """Spin until the mission is judged; the exit code (0 complete, 1 not)."""
-    # A passive subscriber: rclpy's C++ events executor takes ~2.5x less CPU per message than
-    # the Python one, CPU the lockstep loop needs on a small machine (in-flight RTF 2.6 -> 3.2
-    # on 2 cores). One executor for the whole run (rclpy.spin_once re-adds the node per call).
-    executor = make_executor(default='events')
-    executor.add_node(node)
-    while executor.context.ok() and node.finished is None:
-        executor.spin_once(timeout_sec=0.2)
-    return node.finished or 0
-
-
 def main(args=None):
     """Run flight_report until the mission is judged; exit 0 if complete."""
-    run_node(FlightReport, 'flight_report', args, body=until_judged)
+    run_node(FlightReport, 'flight_report', args, body=until_finished)
 
 
 if __name__ == '__main__':

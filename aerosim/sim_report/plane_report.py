@@ -21,7 +21,7 @@ from sim_report.core.plane import PlaneJudge, PlaneSample
 from sim_ros import qos
 from sim_ros.convert import time_ns
 from sim_ros.params import declare
-from sim_ros.run import make_executor, run_node
+from sim_ros.run import run_node, until_finished
 
 
 class PlaneReport(Node):
@@ -98,18 +98,9 @@ class PlaneReport(Node):
         self.finished = 0 if self.judge.done else 1
 
 
-def until_judged(node: PlaneReport) -> int:
-    """Spin until the flight is judged; the exit code (0 complete, 1 not)."""
-    executor = make_executor(default='events')
-    executor.add_node(node)
-    while executor.context.ok() and node.finished is None:
-        executor.spin_once(timeout_sec=0.2)
-    return node.finished or 0
-
-
 def main(args=None):
     """Run plane_report until the flight is judged; exit 0 if complete."""
-    run_node(PlaneReport, 'plane_report', args, body=until_judged)
+    run_node(PlaneReport, 'plane_report', args, body=until_finished)
 
 
 if __name__ == '__main__':

@@ -55,8 +55,7 @@ COMPOSITIONS = {
                                   'mavlink_bridge.mavlink_bridge_node'},
                                  'dynamics and the bridge composed in one process: the '
                                  'lockstep step is a function call, not two DDS hops'),
-    'mavlink_bridge.plane_plant': ({'sim_dynamics.plane_node',
-                                    'mavlink_bridge.mavlink_bridge_node'},
+    'mavlink_bridge.plane_plant': ({'sim_dynamics.plane_node', 'mavlink_bridge.hil_plant'},
                                    'plane_node and the bridge composed in one process, as '
                                    'hil_plant for the quad'),
     'sim_launch.cli': ({'sim_bag.recorder', 'sim_bag.player'},

@@ -25,6 +25,14 @@ def _decode(rx, msg, tx):
     return rx.decode(bytearray(pack(tx, msg)))
 
 
+def _upload(fc, scenario, sim, rx) -> None:
+    """The scenario's mission and home into an FC core, as MAVLink frames decode them."""
+    fc.set_mission([_decode(rx, sim.mission_item_int_encode(
+        1, 1, it.seq, it.frame, it.command, 0, 1, it.param1, it.param2, it.param3, it.param4,
+        it.x, it.y, it.z), sim) for it in items_from_scenario(scenario.mission)])
+    fc.home_position(_decode(rx, hil.home_position(sim, scenario.origin), sim))
+
+
 def fly(scenario, suite_cfg: Optional[SuiteConfig] = None, max_sim_s: float = 300.0, rate_hz=250.0,
         fc_from_s: float = 0.0):
     """Fly the scenario's mission; returns (autopilot, judge, steps).
@@ -41,10 +49,7 @@ def fly(scenario, suite_cfg: Optional[SuiteConfig] = None, max_sim_s: float = 30
     sim, fc = new_mav(51, 25), new_mav(1, 1)
     enc = hil.HilSensorEncoder()
     ap = Autopilot()
-    ap.set_mission([_decode(fc, sim.mission_item_int_encode(
-        1, 1, it.seq, it.frame, it.command, 0, 1, it.param1, it.param2, it.param3, it.param4,
-        it.x, it.y, it.z), sim) for it in items_from_scenario(scenario.mission)])
-    ap.home_position(_decode(fc, hil.home_position(sim, scenario.origin), sim))
+    _upload(ap, scenario, sim, fc)
     judge = MissionJudge(scenario)
     step_ns = int(round(1e9 / rate_hz))
     thr = [0.0] * 4
@@ -89,10 +94,7 @@ def fly_plane(scenario, suite_cfg: Optional[SuiteConfig] = None, max_sim_s: floa
     sim, fcm = new_mav(51, 25), new_mav(1, 1)
     enc = hil.HilSensorEncoder()
     fc = PlaneFc()
-    fc.set_mission([_decode(fcm, sim.mission_item_int_encode(
-        1, 1, it.seq, it.frame, it.command, 0, 1, it.param1, it.param2, it.param3, it.param4,
-        it.x, it.y, it.z), sim) for it in items_from_scenario(scenario.mission)])
-    fc.home_position(_decode(fcm, hil.home_position(sim, scenario.origin), sim))
+    _upload(fc, scenario, sim, fcm)
     mixer = FixedWingMixer(aileron_deg=a.aileron_deg, elevator_deg=a.elevator_deg,
                            rudder_deg=a.rudder_deg, flap_deg=a.flap_deg)
     judge = PlaneJudge(scenario)
