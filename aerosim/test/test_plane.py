@@ -346,3 +346,36 @@ def test_turbulence_shakes_the_plane_and_the_holds_ride_it_out():
         spread[turb] = math.sqrt(sum(v * v for v in vs) / len(vs))
         assert max(abs(s.alt_msl_m / FT - target_ft) for s in st[len(st) // 4:]) < 100.0
     assert spread['none'] < 0.1 < spread['light'] < spread['moderate'], spread
+
+
+def test_flight_plan_run_pause_stop_as_aerosims_autopilotcommand():
+    """RUN flies the plan, PAUSE holds where it is, RUN resumes the step, STOP then RUN restarts."""
+    sc = load_scenario('circuit')
+    pl = Plane(c172(), sc.origin, DT)
+    pl.reset((0.0, 0.0, 305.0), 40.0, 100.0 * KNOT_MPS)     # airborne, at circuit height
+    ap = autopilot(pl)
+    plan = fp.from_mission(sc.mission[1:], sc.origin.alt_m, 40.0, 55.0)    # the 5 waypoints
+    ap.load_plan(plan)
+    assert ap.mode == 'stopped' and ap.step == -1
+    ap.run(state(pl))
+    fly(pl, ap, 5.0)
+    assert (ap.mode, ap.step) == ('plan', 0) and ap.status().target_wp_active
+    ap.pause()
+    fly(pl, ap, 1.0)
+    s0 = state(pl)
+    fly(pl, ap, 30.0)
+    s1 = state(pl)
+    assert ap.mode == 'paused' and not ap.status().target_wp_active
+    assert abs((s1.heading_deg - s0.heading_deg + 180.0) % 360.0 - 180.0) < 3.0   # holds
+    assert abs(s1.alt_msl_m - s0.alt_msl_m) < 15.0
+    ap.run(state(pl))
+    assert (ap.mode, ap.step) == ('plan', 0)                # resumes its step
+    fly(pl, ap, 60.0)
+    assert ap.step >= 1
+    ap.stop()
+    assert (ap.mode, ap.step) == ('stopped', -1)
+    ap.run(state(pl))
+    assert (ap.mode, ap.step) == ('plan', 0)                # from the first step again
+    ap.pause()
+    ap.stop()
+    assert ap.mode == 'stopped'
