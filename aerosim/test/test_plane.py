@@ -349,7 +349,7 @@ def test_turbulence_shakes_the_plane_and_the_holds_ride_it_out():
 
 
 def test_flight_plan_run_pause_stop_as_aerosims_autopilotcommand():
-    """RUN flies the plan, PAUSE holds where it is, RUN resumes the step, STOP then RUN restarts."""
+    """RUN flies the plan, PAUSE holds where it is, RUN resumes, STOP then RUN restarts."""
     sc = load_scenario('circuit')
     pl = Plane(c172(), sc.origin, DT)
     pl.reset((0.0, 0.0, 305.0), 40.0, 100.0 * KNOT_MPS)     # airborne, at circuit height
