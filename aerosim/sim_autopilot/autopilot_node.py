@@ -210,7 +210,7 @@ class AutopilotNode(Node):
     def _publish_status(self):
         st = self.ap.status()
         key = (st.mode, st.step, st.target_altitude_ft, st.target_airspeed_kts,
-               round(st.target_heading_deg, 1) if math.isfinite(st.target_heading_deg) else 0,
+               round(st.target_heading_deg) if math.isfinite(st.target_heading_deg) else 0,
                st.target_wp_lat_deg, st.target_wp_lon_deg)
         if key == self._last_status:
             return
