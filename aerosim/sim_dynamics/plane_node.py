@@ -91,6 +91,7 @@ class PlaneNode(SimTimeNode):
         self.start = self.plane.reset(sc.initial_position_enu, sc.initial_yaw_deg,
                                       sc.initial_speed_mps)
         self.display = FlightDisplay(inhg, hsi)
+        self._sample = (None, None)     # ((steps, t_ns), VehicleSample) of the current step
         self._target = (math.nan, False, math.nan, math.nan)
         self._pfd_dec = Decimator(pfd_hz) if pfd_hz > 0.0 else None
         self._eff_dec = Decimator(eff_hz) if eff_hz > 0.0 else None
@@ -142,12 +143,18 @@ class PlaneNode(SimTimeNode):
         self.plane.step()
 
     def state_arrays(self):
-        """The VehicleSample of the current step."""
-        return self.plane.sample(self.clock.t_ns)
+        """The VehicleSample of the current step.
+
+        Made once per step: the composed bridge takes it first, the topics then.
+        """
+        key = (self.plane.steps, self.clock.t_ns)
+        if self._sample[0] != key:
+            self._sample = (key, self.plane.sample(self.clock.t_ns))
+        return self._sample[1]
 
     def _publish_state(self, stamp):
         t_ns = self.clock.t_ns
-        self.out.publish(stamp, self.plane.sample(t_ns), self.plane.angular_acceleration_flu(),
+        self.out.publish(stamp, self.state_arrays(), self.plane.angular_acceleration_flu(),
                          self._odom_due())
         if self._pfd_dec is None or self._pfd_dec.due(t_ns):
             self._publish_pfd(stamp)

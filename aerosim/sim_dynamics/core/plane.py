@@ -25,7 +25,7 @@ from dataclasses import dataclass, fields
 import math
 import os
 from pathlib import Path
-from typing import NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple, Sequence, Tuple
 
 from sim_core.errors import ConfigError
 from sim_core.frames import VehicleSample, euler_ned_to_q_enu_flu
@@ -163,8 +163,6 @@ class AirData(NamedTuple):
     beta_deg: float           # aero/beta-deg
     p_static_pa: float        # atmosphere/P-psf, static pressure [Pa]
     qc_pa: float              # impact pressure of vc (pitot - static) [Pa]
-    on_ground: bool           # any gear with weight on wheels
-    engine_rpm: float         # propulsion/engine[0]/engine-rpm
 
 
 class SurfaceState(NamedTuple):
@@ -329,8 +327,7 @@ class Plane:
             f['velocities/h-dot-fps'], f['attitude/pitch-rad'], f['attitude/roll-rad'],
             f['attitude/heading-true-rad'], f['accelerations/vdot-ft_sec2'],
             f['position/lat-geod-deg'], f['position/long-gc-deg'], f['aero/alpha-deg'],
-            f['aero/beta-deg'], f['atmosphere/P-psf'] * PSF, impact_pressure_pa(vc),
-            f['gear/wow'] > 0.0, f['propulsion/engine[0]/engine-rpm'])
+            f['aero/beta-deg'], f['atmosphere/P-psf'] * PSF, impact_pressure_pa(vc))
 
     def surfaces(self) -> SurfaceState:
         """The surfaces' positions after the FCS (EffectorState)."""
@@ -461,10 +458,6 @@ class Plane:
         f['fcs/center-brake-cmd-norm'] = center
         f['fcs/left-brake-cmd-norm'] = left
         f['fcs/right-brake-cmd-norm'] = right
-
-    def throttle(self) -> Optional[float]:
-        """Engine 0's throttle command [0, 1]."""
-        return self.fdm['fcs/throttle-cmd-norm[0]']
 
 
 # Hinge points [m] in base_link (FLU, from the centre of gravity) of the Cessna 172's moving
