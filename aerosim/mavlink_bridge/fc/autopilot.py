@@ -18,7 +18,7 @@ import pymap3d
 
 from mavlink_bridge.core.mav import mavlink
 from mavlink_bridge.fc.control import Controller, Gains
-from mavlink_bridge.fc.estimator import Estimator
+from mavlink_bridge.fc.estimator import Estimator, hil_frame, take_hil_gps, take_home_position
 
 WAIT, TAKEOFF, WAYPOINT, LAND, LANDED, DONE = 'wait', 'takeoff', 'waypoint', 'land', 'landed', \
     'done'
@@ -72,16 +72,11 @@ class Autopilot:
 
     def home_position(self, msg):
         """HOME_POSITION: origin of the local frame (before the first GPS fix)."""
-        if self.est.home is None:
-            self.est.set_home(msg.latitude * 1e-7, msg.longitude * 1e-7, msg.altitude * 1e-3)
+        take_home_position(self.est, msg)
 
     def hil_gps(self, msg):
         """HIL_GPS: position and velocity correction."""
-        if msg.fix_type < 3:
-            return
-        self.est.gps(msg.lat * 1e-7, msg.lon * 1e-7, msg.alt * 1e-3,
-                     (msg.vn * 0.01, msg.ve * 0.01, msg.vd * 0.01),
-                     msg.eph * 0.01, msg.epv * 0.01)
+        take_hil_gps(self.est, msg)
 
     def hil_sensor(self, msg):
         """HIL_SENSOR: propagate, run the mission and the controller; returns 4 throttles.
@@ -89,17 +84,13 @@ class Autopilot:
         A frame with a non-finite value among those used is refused (counted in rejected)
         and the last output held: one NaN in the filters would corrupt them for good.
         """
-        acc = (msg.xacc, msg.yacc, msg.zacc)
-        gyr = (msg.xgyro, msg.ygyro, msg.zgyro)
-        mag = (msg.xmag, msg.ymag, msg.zmag) if msg.fields_updated & 0x1C0 else None
-        baro = msg.fields_updated & 0x800
-        if not all(math.isfinite(v) for v in acc + gyr + (mag or ()) +
-                   ((msg.pressure_alt,) if baro else ())):
+        fr = hil_frame(msg)
+        if fr is None:
             self.rejected += 1
             return list(self._out)
-        self.est.imu(msg.time_usec, acc, gyr, mag)
-        if baro:
-            self.est.baro(msg.pressure_alt)
+        self.est.imu(fr.time_usec, fr.acc, fr.gyr, fr.mag)
+        if fr.pressure_alt is not None:
+            self.est.baro(fr.pressure_alt)
         dt = 0.004 if self._last_us is None else max(1e-4, (msg.time_usec - self._last_us) * 1e-6)
         self._last_us = msg.time_usec
         t = msg.time_usec * 1e-6

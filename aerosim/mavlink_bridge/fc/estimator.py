@@ -11,7 +11,7 @@ takeoff, see baro()); the barometer leads the height, as in PX4 (GNSS height de-
 """
 
 import math
-from typing import Optional
+from typing import NamedTuple, Optional, Tuple
 
 from ahrs.common.orientation import ecompass
 from filterpy.kalman import KalmanFilter
@@ -23,6 +23,7 @@ from mavlink_bridge.fc.mahony import MahonyFilter
 from sim_core.frames import flu_to_frd, frd_to_flu, q_enu_flu_to_ned_frd, quat_to_euler_ned
 
 GRAVITY = 9.80665
+MAG_FIELDS, BARO_ALT_FIELD, DIFF_PRESS_FIELD = 0x1C0, 0x800, 0x400   # HIL_SENSOR fields_updated
 # GNSS height noise multiplier in the position filter [-] (the barometer leads the height).
 GPS_HEIGHT_DEWEIGHT = 4.0
 
@@ -168,3 +169,52 @@ class Estimator:
     def tilt_deg(self) -> float:
         """Angle between body z and the vertical [deg]."""
         return math.degrees(math.acos(max(-1.0, min(1.0, self.R[2, 2]))))
+
+
+# --- the HIL messages both built-in FCs take (MAVLink units -> SI) -------------------------
+class HilFrame(NamedTuple):
+    """What an FC uses of one HIL_SENSOR.
+
+    FRD accel [m/s^2] and rates [rad/s]; the groups the frame updated, else None: mag [gauss],
+    pressure altitude [m], differential pressure [hPa].
+    """
+
+    time_usec: int
+    acc: Tuple[float, float, float]
+    gyr: Tuple[float, float, float]
+    mag: Optional[Tuple[float, float, float]]
+    pressure_alt: Optional[float]
+    diff_pressure_hpa: Optional[float]
+
+
+def hil_frame(msg, pitot: bool = False) -> Optional[HilFrame]:
+    """HIL_SENSOR's used fields (by fields_updated); None if one of them is not finite.
+
+    One NaN in the filters would corrupt them for good: the caller refuses such a frame.
+    pitot: the differential pressure is used (a plane), so it is checked too.
+    """
+    f = msg.fields_updated
+    acc = (msg.xacc, msg.yacc, msg.zacc)
+    gyr = (msg.xgyro, msg.ygyro, msg.zgyro)
+    mag = (msg.xmag, msg.ymag, msg.zmag) if f & MAG_FIELDS else None
+    alt = msg.pressure_alt if f & BARO_ALT_FIELD else None
+    dp = msg.diff_pressure if pitot and f & DIFF_PRESS_FIELD else None
+    used = acc + gyr + (mag or ()) + tuple(x for x in (alt, dp) if x is not None)
+    if not all(math.isfinite(v) for v in used):
+        return None
+    return HilFrame(msg.time_usec, acc, gyr, mag, alt, dp)
+
+
+def take_home_position(est: Estimator, msg) -> None:
+    """HOME_POSITION (degE7, mm): the local frame's origin, unless one is set."""
+    if est.home is None:
+        est.set_home(msg.latitude * 1e-7, msg.longitude * 1e-7, msg.altitude * 1e-3)
+
+
+def take_hil_gps(est: Estimator, msg) -> bool:
+    """HIL_GPS (degE7, mm, cm/s, cm) into the estimator if it has a 3D fix; whether it did."""
+    if msg.fix_type < 3:
+        return False
+    est.gps(msg.lat * 1e-7, msg.lon * 1e-7, msg.alt * 1e-3,
+            (msg.vn * 0.01, msg.ve * 0.01, msg.vd * 0.01), msg.eph * 0.01, msg.epv * 0.01)
+    return True

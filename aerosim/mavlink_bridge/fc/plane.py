@@ -21,9 +21,9 @@ from typing import Any, List, Optional
 
 import numpy as np
 
-from mavlink_bridge.core.mav import DIFF_PRESS, mavlink
+from mavlink_bridge.core.mav import mavlink
 from mavlink_bridge.core.mixer import fixed_wing_servos
-from mavlink_bridge.fc.estimator import Estimator
+from mavlink_bridge.fc.estimator import Estimator, hil_frame, take_hil_gps, take_home_position
 from sim_autopilot.core import flight_plan as fp
 from sim_autopilot.core.autopilot import Autopilot, FlightState, Limits
 from sim_core.geodesy import KNOT_MPS, GeoOrigin
@@ -77,12 +77,11 @@ class PlaneFc:
 
     def home_position(self, msg):
         """HOME_POSITION: origin of the local frame (the field)."""
-        if self.est.home is None:
-            self.est.set_home(msg.latitude * 1e-7, msg.longitude * 1e-7, msg.altitude * 1e-3)
+        take_home_position(self.est, msg)
 
     def hil_gps(self, msg):
-        """HIL_GPS: position and velocity correction."""
-        if msg.fix_type < 3:
+        """HIL_GPS: position and velocity correction; the flight path's acceleration."""
+        if not take_hil_gps(self.est, msg):
             return
         t, v = msg.time_usec * 1e-6, np.array([msg.vn, msg.ve, msg.vd]) * 0.01
         if self._gps_v is not None and t > self._gps_v[0]:
@@ -90,9 +89,6 @@ class PlaneFc:
             a = min(1.0, dt / ACCEL_TAU_S)
             self.accel_ned += a * ((v - self._gps_v[1]) / dt - self.accel_ned)
         self._gps_v = (t, v)
-        self.est.gps(msg.lat * 1e-7, msg.lon * 1e-7, msg.alt * 1e-3,
-                     (msg.vn * 0.01, msg.ve * 0.01, msg.vd * 0.01), msg.eph * 0.01,
-                     msg.epv * 0.01)
 
     @property
     def ready(self) -> bool:
@@ -102,24 +98,18 @@ class PlaneFc:
 
     def hil_sensor(self, msg) -> list:
         """HIL_SENSOR: estimate, fly; returns the 16 controls (a non-finite frame: refused)."""
-        acc = (msg.xacc, msg.yacc, msg.zacc)
-        gyr = (msg.xgyro, msg.ygyro, msg.zgyro)
-        mag = (msg.xmag, msg.ymag, msg.zmag) if msg.fields_updated & 0x1C0 else None
-        baro = msg.fields_updated & 0x800
-        pitot = msg.fields_updated & DIFF_PRESS
-        used = acc + gyr + (mag or ()) + ((msg.pressure_alt,) if baro else ()) + \
-            ((msg.diff_pressure,) if pitot else ())
-        if not all(math.isfinite(v) for v in used):
+        fr = hil_frame(msg, pitot=True)
+        if fr is None:
             self.rejected += 1
             return list(self._out)
         est = self.est
         # the flight path's acceleration (body FRD) out of the gravity reference
-        est.imu(msg.time_usec, acc, gyr, mag,
-                gravity_frd=np.asarray(acc, dtype=float) - est.R.T @ self.accel_ned)
-        if baro:
-            est.baro(msg.pressure_alt)
-        if pitot:
-            self.airspeed_kts = calibrated_airspeed_kts(msg.diff_pressure * 100.0)
+        est.imu(fr.time_usec, fr.acc, fr.gyr, fr.mag,
+                gravity_frd=np.asarray(fr.acc, dtype=float) - est.R.T @ self.accel_ned)
+        if fr.pressure_alt is not None:
+            est.baro(fr.pressure_alt)
+        if fr.diff_pressure_hpa is not None:
+            self.airspeed_kts = calibrated_airspeed_kts(fr.diff_pressure_hpa * 100.0)
         dt = 0.004 if self._last_us is None else max(1e-4, (msg.time_usec - self._last_us) * 1e-6)
         self._last_us = msg.time_usec
         t = msg.time_usec * 1e-6
