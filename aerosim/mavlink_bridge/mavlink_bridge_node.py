@@ -37,6 +37,7 @@ from sim_core.clock import SimState
 from sim_core.errors import ConfigError
 from sim_core.link import SpinWait, UdpLink, is_loopback, parse_endpoint, parse_id_list
 from sim_core.scenario import load_scenario
+from sim_dynamics.core.plane import EffectorCommand
 from sim_ros import qos
 from sim_ros.convert import time_msg, vehicle_state_arrays
 from sim_ros.params import apply_realtime, declare_realtime, read_config
@@ -85,7 +86,7 @@ class MavlinkBridge(PortNode):
         self.topics = SensorTopics(self, *frames) if cfg.sensor_topics else None
         self._work_s = 0.0              # wall time handling the FC's answers [s]
         # Called with (command, stamp_ns) before effector_command is published (composition):
-        # motor throttles, or a plane's surfaces (a dict of EffectorCommand fields).
+        # motor throttles, or a plane's EffectorCommand (the fixed-wing mixer's).
         self.command_sink = None
         self._msg_cmd = AircraftEffectorCommand()
         self.pub_cmd = self.create_publisher(AircraftEffectorCommand, 'effector_command',
@@ -158,17 +159,17 @@ class MavlinkBridge(PortNode):
         self._apply(self.core.on_state(s))
 
     def _publish_command(self, command, t_ns):
-        """command: motor throttles (multirotor) or the surfaces' fields (plane, a dict)."""
+        """command: motor throttles (multirotor) or an EffectorCommand (plane)."""
         if self.command_sink is not None:
             self.command_sink(command, t_ns)
         cmd = self._msg_cmd          # reused: this runs once per step
         cmd.header.stamp = time_msg(t_ns)
-        if isinstance(command, dict):
-            cmd.throttle_cmd = list(command['throttle'])
-            cmd.aileron_cmd_angle_rad = list(command['aileron_rad'])
-            cmd.elevator_cmd_angle_rad = list(command['elevator_rad'])
-            cmd.rudder_cmd_angle_rad = list(command['rudder_rad'])
-            cmd.flap_cmd_angle_rad = list(command['flap_rad'])
+        if isinstance(command, EffectorCommand):
+            cmd.throttle_cmd = list(command.throttle)
+            cmd.aileron_cmd_angle_rad = list(command.aileron_rad)
+            cmd.elevator_cmd_angle_rad = list(command.elevator_rad)
+            cmd.rudder_cmd_angle_rad = list(command.rudder_rad)
+            cmd.flap_cmd_angle_rad = list(command.flap_rad)
         else:
             cmd.throttle_cmd = [float(x) for x in command]
         self.pub_cmd.publish(cmd)

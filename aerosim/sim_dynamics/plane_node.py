@@ -199,14 +199,11 @@ class PlaneNode(SimTimeNode):
                         msg.target_wp_latitude_deg, msg.target_wp_longitude_deg)
 
     @serialized
-    def apply_effectors(self, cmd, stamp_ns: int) -> None:
+    def apply_effectors(self, cmd: EffectorCommand, stamp_ns: int) -> None:
         """Take an AircraftEffectorCommand answering the state of stamp_ns (checked first).
 
-        cmd: an EffectorCommand, or a dict of its fields (the bridge's fixed-wing mixer). Safe
-        to call from any thread and from a state listener.
+        Safe to call from any thread and from a state listener (the composed bridge's mixer).
         """
-        if isinstance(cmd, dict):
-            cmd = EffectorCommand(**cmd)
         try:
             cmd = self.plane.check_effectors(cmd)
         except FieldError as exc:

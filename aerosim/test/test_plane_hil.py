@@ -38,20 +38,20 @@ def test_mixer_reads_px4s_sitl_plane_outputs_with_px4s_signs():
     c[2] = -1.0                 # output 3: rudder, -1 = trailing edge fully left
     c[3], c[8] = 1.0, -1.0      # flaps full: output 9 is reversed (PWM_MAIN_REV 256)
     out = m.command(c)
-    assert out['throttle'] == (0.7,)
-    left, right = (math.degrees(a) for a in out['aileron_rad'])
+    assert out.throttle == (0.7,)
+    left, right = (math.degrees(a) for a in out.aileron_rad)
     assert left == pytest.approx(7.5) and right == pytest.approx(-7.5)   # TE down 15 * 0.5
-    assert math.degrees(out['elevator_rad'][0]) == pytest.approx(-28.0)  # TE up: -28 deg
-    assert math.degrees(out['rudder_rad'][0]) == pytest.approx(16.0)     # TE left: +16
-    assert math.degrees(out['flap_rad'][0]) == pytest.approx(30.0)
+    assert math.degrees(out.elevator_rad[0]) == pytest.approx(-28.0)  # TE up: -28 deg
+    assert math.degrees(out.rudder_rad[0]) == pytest.approx(16.0)     # TE left: +16
+    assert math.degrees(out.flap_rad[0]) == pytest.approx(30.0)
     c[3], c[8] = -1.0, 1.0      # flaps retracted (PX4: 2 * 0 - 1 = -1 each, 9 reversed)
-    assert m.command(c)['flap_rad'] == (0.0,)
+    assert m.command(c).flap_rad == (0.0,)
     # what a fixed-wing FC sends for roll right, nose up, nose right maps back to the same
     # surfaces JSBSim's FCS gives the normalized commands (aileron-cmd-norm > 0: roll right)
     back = m.command(fixed_wing_servos(0.6, 0.4, 0.5, 0.25, 0.0))
-    assert math.degrees(back['aileron_rad'][0]) == pytest.approx(0.4 * 15.0)
-    assert math.degrees(back['elevator_rad'][0]) == pytest.approx(-0.5 * 28.0)
-    assert math.degrees(back['rudder_rad'][0]) == pytest.approx(-0.25 * 16.0)
+    assert math.degrees(back.aileron_rad[0]) == pytest.approx(0.4 * 15.0)
+    assert math.degrees(back.elevator_rad[0]) == pytest.approx(-0.5 * 28.0)
+    assert math.degrees(back.rudder_rad[0]) == pytest.approx(-0.25 * 16.0)
 
 
 @pytest.mark.parametrize('bad', [[0.0] * 8, [math.nan] * 16,

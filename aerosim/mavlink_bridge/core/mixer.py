@@ -16,6 +16,7 @@ import math
 from typing import Sequence, Tuple
 
 from sim_core.errors import ConfigError
+from sim_dynamics.core.plane import EffectorCommand
 
 N_CHANNELS = 4
 PX4_QUAD_X = (0, 1, 2, 3)
@@ -107,16 +108,15 @@ class FixedWingMixer:
         if not all(0 <= c < N_ALL for c in self.reversed):
             raise ConfigError(f'mixer: reversed channels must be in 0..15, got {self.reversed}')
 
-    def idle(self) -> dict:
+    def idle(self) -> EffectorCommand:
         """Engine idle, surfaces neutral: the command before the FC's first answer."""
-        return {'throttle': (0.0,), 'aileron_rad': (0.0, 0.0), 'elevator_rad': (0.0,),
-                'rudder_rad': (0.0,), 'flap_rad': (0.0,)}
+        return EffectorCommand((0.0,), (0.0, 0.0), (0.0,), (0.0,), flap_rad=(0.0,))
 
     def command(self, controls: Sequence[float]):
         """Map controls to (throttle, [left, right] aileron, elevator, rudder, flap) [rad].
 
-        Returns sim_dynamics.core.plane.EffectorCommand values as a dict of its fields;
-        raises ActuatorError on a missing, non-finite or out-of-range used channel.
+        Returns the plane's EffectorCommand (the other devices empty: unchanged); raises
+        ActuatorError on a missing, non-finite or out-of-range used channel.
         """
         if controls is None or len(controls) <= max(self.channels):
             raise ActuatorError(f'need {max(self.channels) + 1} control channels, got '
@@ -134,13 +134,12 @@ class FixedWingMixer:
             return -math.radians(s * (-lo if s > 0.0 else hi))
         lo, hi = self.aileron_deg
         flap = math.radians(max(0.0, 0.5 * (v['flap_left'] + v['flap_right'])) * self.flap_deg)
-        return {
-            'throttle': (max(0.0, v['throttle']),),
-            'aileron_rad': (down(v['aileron_left'], lo, hi), down(v['aileron_right'], -hi, -lo)),
-            'elevator_rad': (down(v['elevator'], *self.elevator_deg),),
-            'rudder_rad': (-math.radians(v['rudder'] * self.rudder_deg),),
-            'flap_rad': (flap,),
-        }
+        return EffectorCommand(
+            throttle=(max(0.0, v['throttle']),),
+            aileron_rad=(down(v['aileron_left'], lo, hi), down(v['aileron_right'], -hi, -lo)),
+            elevator_rad=(down(v['elevator'], *self.elevator_deg),),
+            rudder_rad=(-math.radians(v['rudder'] * self.rudder_deg),),
+            flap_rad=(flap,))
 
 
 def fixed_wing_servos(power: float, roll: float, pitch: float, yaw: float, flap: float,

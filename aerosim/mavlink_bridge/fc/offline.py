@@ -15,7 +15,7 @@ from mavlink_bridge.core.mixer import FixedWingMixer
 from mavlink_bridge.fc.autopilot import DONE, Autopilot
 from mavlink_bridge.fc.plane import PlaneFc
 from sim_dynamics.core.multirotor import Multirotor, MultirotorParams
-from sim_dynamics.core.plane import AircraftParams, EffectorCommand, Plane
+from sim_dynamics.core.plane import AircraftParams, Plane
 from sim_report.core.mission import MissionJudge
 from sim_report.core.plane import PlaneJudge, PlaneSample
 from sim_sensors.core.suite import SensorSuite, SuiteConfig
@@ -111,8 +111,7 @@ def fly_plane(scenario, suite_cfg: Optional[SuiteConfig] = None, max_sim_s: floa
             fc.hil_gps(_decode(fcm, hil.hil_gps(sim, fix, t_ns // 1000), sim))
         if smp.imu is not None:
             controls = fc.hil_sensor(_decode(fcm, enc.encode(sim, smp, t_ns // 1000), sim))
-            plane.apply_effectors(plane.check_effectors(EffectorCommand(
-                **mixer.command(controls))))
+            plane.apply_effectors(plane.check_effectors(mixer.command(controls)))
         if on_step is not None:
             on_step(t_ns * 1e-9, plane, controls)
         if steps % 25 == 0:
