@@ -4,6 +4,7 @@ import fcntl
 import itertools
 import os
 from pathlib import Path
+import random
 import signal
 import socket
 import subprocess
@@ -17,6 +18,7 @@ PKG_DIR = Path(__file__).resolve().parent.parent
 REPO_DIR = PKG_DIR.parent
 _domain_ids = itertools.count(int(os.environ.get('AEROSIM_TEST_DOMAIN_BASE', '40')) +
                               (os.getpid() % 20) * 5)
+MAX_TEST_DOMAIN = 229             # domains 1..229 (DDS ports below 64900)
 _DOMAIN_LOCKS = Path(tempfile.gettempdir()) / 'aerosim-test-domains'
 
 
@@ -27,7 +29,7 @@ def claim_domain_id():
     """
     _DOMAIN_LOCKS.mkdir(exist_ok=True)
     for _ in range(400):
-        d = 1 + next(_domain_ids) % 229
+        d = 1 + next(_domain_ids) % MAX_TEST_DOMAIN
         f = open(_DOMAIN_LOCKS / f'{d}.lock', 'w')
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -247,25 +249,33 @@ def _free_everywhere(port: int, holders: list) -> bool:
     return True
 
 
+# Test ports come from above every port RTPS can use in the test domains: Fast DDS puts domain
+# d on 7400 + 250 d + (0..249) (PB 7400, DG 250; multicast d0/d2, unicast d1/d3 + 2 x the
+# participant id), and the OS's ephemeral range (32768-60999) lies inside that span. A port a
+# finished participant held still gets its peers' datagrams until their lease ends; handed to
+# a bridge or a stand-in peer, that stray RTPS would be counted as garbage the test did not send.
+_PORTS_FROM = 7400 + 250 * (MAX_TEST_DOMAIN + 1)
+_PORTS_TO = 65535
+_port_rng = random.Random(os.getpid() ^ time.monotonic_ns())
+
+
 def free_ports(n: int = 1) -> int:
     """The first of n consecutive ports free on 127.0.0.1 for both UDP and TCP right now.
 
-    The first comes from the OS (bind port 0); the block is checked whole. Tests hand these
-    to the nodes they start, so suites running side by side never share a port.
+    Drawn from 64900-65535: no test domain's RTPS port (see above) and no OS ephemeral port;
+    the block is checked whole. Tests hand these to the nodes they start, so suites running
+    side by side never share a port.
     """
-    for _ in range(200):
-        holders = []
+    for _ in range(400):
+        base = _port_rng.randint(_PORTS_FROM, _PORTS_TO - n + 1)
+        holders: list = []
         try:
-            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-                s.bind(('127.0.0.1', 0))
-                base = s.getsockname()[1]
-            if base + n <= 65535 and all(_free_everywhere(base + k, holders)
-                                         for k in range(n)):
+            if all(_free_everywhere(base + k, holders) for k in range(n)):
                 return base
         finally:
             for h in holders:
                 h.close()
-    raise RuntimeError(f'no block of {n} free ports found')
+    raise RuntimeError(f'no block of {n} free ports found in {_PORTS_FROM}-{_PORTS_TO}')
 
 
 def tcp_client(port: int, io_timeout_s: float, wait_s: float = 30.0) -> socket.socket:

@@ -3,9 +3,11 @@
 Written from DUNE's sources (master f8080c0f, 2026-01), not from our bridge:
 
 Discovery (src/Transports/Discovery/Task.cpp): a UDP socket on a discovery port takes only
-Announce; it drops a repeat of the same (source address, timestamp). Each Announce goes to
-Transports.UDP's consume(Announce) (src/Transports/UDP/Task.cpp): the system is added to the
-node table (its ``imc+udp://IP:port/`` services) and to the listener's contact table.
+Announce; it drops a repeat of the same (source address, timestamp), and a datagram that is not
+IMC at all (``IMC::Packet::deserialize`` throws; onMain's ``catch (...) {}`` swallows it).
+Each Announce goes to Transports.UDP's consume(Announce) (src/Transports/UDP/Task.cpp): the
+system is added to the node table (its ``imc+udp://IP:port/`` services) and to the listener's
+contact table.
 
 UDP transport (src/Transports/UDP/Listener.hpp, ContactTable.hpp, Node.hpp): every datagram
 on the transport port from a system *not* in the contact table is dropped ("message was
@@ -70,6 +72,7 @@ class DunePeer:
         self.active = {}           # system id -> (ip, port) DUNE sends to
         self.seen_announces = {}   # source address -> last Announce timestamp (dedupe)
         self.filtered = 0          # datagrams dropped: sender not discovered
+        self.undecodable = 0       # datagrams dropped: not IMC (e.g. stray RTPS on a reused port)
         self.first_accepted = None
         self.announced_at = None
         self.states = []           # accepted SimulatedState
@@ -82,8 +85,20 @@ class DunePeer:
         self._last_rpm = -1e9
 
     # --- discovery --------------------------------------------------------------------------
+    def _decode(self, data):
+        """IMC::Packet::deserialize, or None for a datagram it cannot unpack.
+
+        DUNE catches what it throws (Discovery: ``catch (...)``, UDP Listener: "error while
+        unpacking message"), so a bad datagram is dropped.
+        """
+        try:
+            return imcpy.Packet.deserialize(data)
+        except RuntimeError:
+            self.undecodable += 1
+            return None
+
     def _on_discovery(self, data, addr):
-        msg = imcpy.Packet.deserialize(data)
+        msg = self._decode(data)
         if msg is None or msg.msg_name != 'Announce':
             return                                   # "discarding spurious message"
         if self.seen_announces.get(addr) == msg.timestamp:
@@ -100,7 +115,7 @@ class DunePeer:
 
     # --- UDP transport ----------------------------------------------------------------------
     def _on_udp(self, data, addr):
-        msg = imcpy.Packet.deserialize(data)
+        msg = self._decode(data)
         if msg is None:
             return
         c = self.contacts.get(msg.src)

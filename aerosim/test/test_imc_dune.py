@@ -69,3 +69,32 @@ def test_dune_steers_the_boat_to_a_waypoint_with_actuator_commands(procs, ros_co
         node.destroy_node()
     finally:
         peer.close()
+
+
+def test_the_dune_stand_in_drops_what_is_not_imc_as_dune_does():
+    """DUNE's discovery and UDP listener drop a datagram IMC::Packet cannot unpack.
+
+    RTPS from a DDS participant or noise is swallowed; an Announce after it is still taken.
+    """
+    import socket
+
+    import imcpy
+    uport = free_ports(2)
+    peer = DunePeer(uport, uport + 1, (0.0, 0.0))
+    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        rtps = b'RTPS\x02\x02\x01\x0f' + bytes(40)
+        tx.sendto(rtps, ('127.0.0.1', uport + 1))
+        tx.sendto(rtps, ('127.0.0.1', uport))
+        ann = imcpy.Announce()
+        ann.src, ann.sys_name, ann.timestamp = SYS, 'aerosim', 1.0
+        ann.services = 'imc+udp://127.0.0.1:6001/'
+        tx.sendto(ann.serialize(), ('127.0.0.1', uport + 1))
+        deadline = time.monotonic() + 10.0
+        while SYS not in peer.nodes and time.monotonic() < deadline:
+            peer.poll(0.1)
+        assert peer.undecodable == 2
+        assert peer.nodes[SYS] == {('127.0.0.1', 6001)}
+    finally:
+        tx.close()
+        peer.close()
