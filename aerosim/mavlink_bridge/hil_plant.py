@@ -10,9 +10,19 @@ This is how Gazebo and jMAVSim host their MAVLink HIL interface, inside the phys
 Both nodes keep their names, parameters (each its own YAML section) and topics: vehicle_state,
 odom, /clock, effector_command and the sensors are still published for the tools, /sim/*
 services are served. Start it without a node-name remap (it would rename both nodes).
+
+A fleet (vehicles:=N, N >= 2) composes one dynamics_node stepping the N quads and one bridge
+per vehicle, /quad0/mavlink_bridge ... each with the links of its instance
+(sim_core.fleet.member_ports: its own FC, UDP ports + 2 i, PX4 TCP 4560 + i) and its vehicle's
+start and mission. Lockstep waits for every vehicle's FC (sim_core.clock.FleetGate). The
+process then runs in the root namespace: the nodes name their own.
 """
 
+from rclpy.parameter import Parameter
+
+from mavlink_bridge.core.bridge import BridgeConfig
 from mavlink_bridge.mavlink_bridge_node import MavlinkBridge
+from sim_core.fleet import member_ports
 from sim_dynamics.dynamics_node import DynamicsNode
 from sim_ros.run import run_node
 
@@ -32,14 +42,53 @@ def compose_with(make_model, sink: str):
     except BaseException:
         model.destroy_node()
         raise
-    model.state_listeners.append(bridge.on_state)
+    model.add_state_listener(bridge.on_state)
     bridge.command_sink = getattr(model, sink)
     return bridge, model
 
 
+def _link_base(node) -> dict:
+    """Vehicle 0's link parameters as the process was given them (-p), else the defaults.
+
+    They are the bridge's, not the node's: rclpy keeps every override of the process, declared
+    or not, and the launch arguments own these (no YAML sets them).
+    """
+    base = BridgeConfig()
+    given = node._parameter_overrides    # noqa: SLF001 (rclpy keeps no public accessor)
+    return {k: given[k].value if k in given else getattr(base, k)
+            for k in ('bind', 'fc_address', 'tcp_bind', 'mission_link', 'mission_bind',
+                      'fc_system_id')}
+
+
 def compose():
-    """dynamics_node and the bridge; returns (bridge, dynamics)."""
-    return compose_with(lambda: DynamicsNode(direct_commands=True), 'apply_command')
+    """dynamics_node and its bridge(s); returns (bridge, ..., dynamics)."""
+    dyn = DynamicsNode(direct_commands=True)
+    if not dyn.fleet:
+        try:
+            bridge = MavlinkBridge(direct_state=True)
+        except BaseException:
+            dyn.destroy_node()
+            raise
+        dyn.add_state_listener(bridge.on_state)
+        bridge.command_sink = dyn.apply_command
+        return bridge, dyn
+    bridges = []
+    try:
+        base = _link_base(dyn)
+        for i, v in enumerate(dyn.vehicles):
+            over = dict(member_ports(i, **base), vehicles=len(dyn.vehicles), vehicle_index=i)
+            b = MavlinkBridge(direct_state=True, namespace='/' + v.name,
+                              parameter_overrides=[Parameter(k, value=x)
+                                                   for k, x in over.items()])
+            bridges.append(b)
+            dyn.add_state_listener(b.on_state, i)
+            b.command_sink = (lambda cmd, t_ns, i=i: dyn.apply_command(cmd, t_ns, i))
+    except BaseException:
+        for b in bridges + [dyn]:
+            b.destroy_node()
+        raise
+    # run_node destroys them in this order: the bridges (and their reader threads) first
+    return tuple(bridges) + (dyn,)
 
 
 def main(args=None):

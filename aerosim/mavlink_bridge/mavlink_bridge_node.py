@@ -36,7 +36,6 @@ from mavlink_bridge.status import link_status
 from sim_core.clock import SimState
 from sim_core.errors import ConfigError
 from sim_core.link import SpinWait, UdpLink, is_loopback, parse_endpoint, parse_id_list
-from sim_core.scenario import load_scenario
 from sim_dynamics.core.plane import EffectorCommand
 from sim_ros import qos
 from sim_ros.convert import time_msg, vehicle_state_arrays
@@ -56,13 +55,14 @@ class MavlinkBridge(PortNode):
     core = mlink = _stop = None
     _readers = ()
 
-    def __init__(self, direct_state: bool = False):
+    def __init__(self, direct_state: bool = False, **node_kw):
         """Declare parameters, open the links, start the reader threads.
 
         direct_state: the vehicle state comes through on_state() from a node of the same
-        process; vehicle_state is not subscribed.
+        process; vehicle_state is not subscribed. node_kw: rclpy Node arguments (a fleet's
+        composition gives each vehicle's bridge its namespace and parameter_overrides).
         """
-        super().__init__('mavlink_bridge')
+        super().__init__('mavlink_bridge', **node_kw)
         self._readers = []
         self._stop = threading.Event()
         cfg = self.cfg = read_config(self, hb.BridgeConfig, hb.PARAMETERS, hb.ANY_TYPE)
@@ -81,8 +81,8 @@ class MavlinkBridge(PortNode):
             raise ConfigError(str(exc)) from exc
         self.hil = Endpoint(self.link, cfg.system_id, cfg.component_id, 'HIL link',
                             cfg.peer_timeout_s)
-        self.core = hb.HilBridge(cfg, load_scenario(cfg.scenario_file), suite_cfg, self.hil,
-                                   self.mlink, allow_ids)
+        self.core = hb.HilBridge(cfg, hb.vehicle_scenario(cfg), suite_cfg, self.hil,
+                                 self.mlink, allow_ids)
         self.topics = SensorTopics(self, *frames) if cfg.sensor_topics else None
         self._work_s = 0.0              # wall time handling the FC's answers [s]
         # Called with (command, stamp_ns) before effector_command is published (composition):

@@ -199,6 +199,11 @@ class LockstepGate:
         """True once a controller has answered a step (lockstep engaged)."""
         return self.enabled and self._active
 
+    @property
+    def waiting(self) -> bool:
+        """A published state still awaits its answer."""
+        return self._waiting_for_ns is not None
+
     def may_step(self, wall_now: float) -> bool:
         """Return True if the next step may integrate now."""
         if not self.active or self._waiting_for_ns is None:
@@ -218,3 +223,69 @@ class LockstepGate:
         self._waiting_for_ns = None
         self._active = False
         self._run = 0
+
+
+class FleetGate:
+    """Lockstep over several controllers: one LockstepGate per member (vehicle).
+
+    Step k+1 integrates when every engaged member has answered step k, or its wait timed out
+    (counted for that member). A member whose controller stays silent for ``max_timeouts``
+    steps in a row disengages alone: the others keep lockstep and are no longer held up by
+    it; its next answer engages it again. With one member this is exactly a LockstepGate.
+    """
+
+    def __init__(self, timeout_s: float = 0.5, enabled: bool = True, max_timeouts: int = 0,
+                 members: int = 1):
+        """members: how many controllers answer each step (one per vehicle)."""
+        if members < 1:
+            raise ValueError(f'members: at least 1, got {members}')
+        self.gates = [LockstepGate(timeout_s=timeout_s, enabled=enabled,
+                                   max_timeouts=max_timeouts) for _ in range(members)]
+        self._reported = [0] * members      # disengagements of each member already reported
+
+    def published(self, t_ns: int, wall_now: float) -> None:
+        """The state of sim time t_ns went out to every member."""
+        for g in self.gates:
+            g.published(t_ns, wall_now)
+
+    def answered(self, stamp_ns: int, member: int = 0) -> bool:
+        """Take member's command stamped stamp_ns; True if the awaited step is fully answered."""
+        if not self.gates[member].answered(stamp_ns):
+            return False
+        return not any(g.active and g.waiting for g in self.gates)
+
+    def may_step(self, wall_now: float) -> bool:
+        """True if the next step may integrate now (each member asked: timeouts are counted)."""
+        ok = True
+        for g in self.gates:          # every member: each counts its own timeouts
+            ok = g.may_step(wall_now) and ok
+        return ok
+
+    def newly_lost(self) -> list:
+        """Members that disengaged since the last call (their controller is taken as gone)."""
+        out = []
+        for i, g in enumerate(self.gates):
+            if g.disengagements != self._reported[i]:
+                self._reported[i] = g.disengagements
+                out.append(i)
+        return out
+
+    @property
+    def active(self) -> bool:
+        """True while any member is in lockstep."""
+        return any(g.active for g in self.gates)
+
+    @property
+    def timeouts(self) -> int:
+        """Lockstep waits that timed out, all members."""
+        return sum(g.timeouts for g in self.gates)
+
+    @property
+    def disengagements(self) -> int:
+        """Times a member's controller was taken as gone, all members."""
+        return sum(g.disengagements for g in self.gates)
+
+    def reset(self) -> None:
+        """Forget the awaited step; every member disengages until its next answer."""
+        for g in self.gates:
+            g.reset()

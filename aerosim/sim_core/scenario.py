@@ -74,6 +74,19 @@ class SceneObject:
 
 
 @dataclass(frozen=True)
+class FleetEntry:
+    """One vehicle of the scenario's `vehicles:` list (a fleet; see sim_core.fleet).
+
+    mission None: the scenario's mission, moved with the vehicle's start position.
+    """
+
+    vehicle_file: Path
+    initial_position_enu: tuple
+    initial_yaw_deg: float
+    mission: Optional[tuple] = None
+
+
+@dataclass(frozen=True)
 class Environment:
     """Wind and water current [m/s] (ENU, velocity over ground), gravity [m/s^2], sea state.
 
@@ -104,6 +117,7 @@ class Scenario:
     mission: tuple = ()
     objects: tuple = ()                 # SceneObject: rendered by the camera
     path: Optional[Path] = None
+    fleet: tuple = ()                   # FleetEntry of each vehicle of a `vehicles:` list
 
 
 def _num(d, key, where, default=None, lo=None, hi=None):
@@ -150,6 +164,7 @@ def scenario_from_dict(d: dict, base_dir: Optional[Path] = None,
     if init_pos[2] < 0.0:
         raise ConfigError(f'vehicle.initial_position_enu[2]: must be >= 0 (above ground), got '
                           f'{init_pos[2]}')
+    init_yaw = _num(v, 'initial_yaw_deg', 'vehicle', 0.0, -360.0, 360.0)
     env = _map(d, 'environment', 'scenario')
     sea_state = env.get('sea_state', 0)
     if isinstance(sea_state, bool) or not isinstance(sea_state, int) or \
@@ -163,12 +178,31 @@ def scenario_from_dict(d: dict, base_dir: Optional[Path] = None,
                               _num(env, 'gravity', 'environment', 9.80665, 0.0, 30.0),
                               _vec3(env, 'current_enu', 'environment', lim=10.0), sea_state,
                               turbulence)
-    items = d.get('mission', [])
+    mission = _mission(d.get('mission', []), 'scenario.mission', 'mission', origin)
+    fleet = _fleet(d.get('vehicles'), kind, vehicle_file, init_yaw, base_dir, origin)
+    objs = d.get('objects', [])
+    if not isinstance(objs, list) or len(objs) > 1000:
+        raise ConfigError('scenario.objects: must be a list of at most 1000 objects')
+    objects = tuple(SceneObject.from_dict(o, f'objects[{i}]') for i, o in enumerate(objs))
+    name = d.get('name', path.stem if path else 'scenario')
+    if not isinstance(name, str):
+        raise ConfigError('scenario.name: must be a string')
+    return Scenario(
+        name=name, origin=origin, vehicle_file=vehicle_file, vehicle_kind=kind,
+        initial_position_enu=init_pos,
+        initial_yaw_deg=init_yaw,
+        initial_speed_mps=_num(v, 'initial_speed_mps', 'vehicle', 0.0, 0.0, 300.0),
+        decimal_year=_num(d, 'decimal_year', 'scenario', 2026.9, 2025.0, 2030.0),
+        environment=environment, mission=mission, objects=objects, path=path, fleet=fleet)
+
+
+def _mission(items, where: str, prefix: str, origin: GeoOrigin) -> tuple:
+    """Validate a list of mission items; errors name prefix[i].field."""
     if not isinstance(items, list):
-        raise ConfigError('scenario.mission: must be a list of items')
+        raise ConfigError(f'{where}: must be a list of items')
     mission = []
     for i, it in enumerate(items):
-        w = f'mission[{i}]'
+        w = f'{prefix}[{i}]'
         if not isinstance(it, dict):
             raise ConfigError(f'{w}: must be a mapping')
         cmd = it.get('command')
@@ -181,20 +215,56 @@ def scenario_from_dict(d: dict, base_dir: Optional[Path] = None,
             cmd, lat, lon, _num(it, 'alt_m', w, 0.0, -1000.0, 10000.0),
             _num(it, 'hold_s', w, 0.0, 0.0, 3600.0),
             _num(it, 'acceptance_radius_m', w, 1.0, 0.1, 1000.0)))
-    objs = d.get('objects', [])
-    if not isinstance(objs, list) or len(objs) > 1000:
-        raise ConfigError('scenario.objects: must be a list of at most 1000 objects')
-    objects = tuple(SceneObject.from_dict(o, f'objects[{i}]') for i, o in enumerate(objs))
-    name = d.get('name', path.stem if path else 'scenario')
-    if not isinstance(name, str):
-        raise ConfigError('scenario.name: must be a string')
-    return Scenario(
-        name=name, origin=origin, vehicle_file=vehicle_file, vehicle_kind=kind,
-        initial_position_enu=init_pos,
-        initial_yaw_deg=_num(v, 'initial_yaw_deg', 'vehicle', 0.0, -360.0, 360.0),
-        initial_speed_mps=_num(v, 'initial_speed_mps', 'vehicle', 0.0, 0.0, 300.0),
-        decimal_year=_num(d, 'decimal_year', 'scenario', 2026.9, 2025.0, 2030.0),
-        environment=environment, mission=tuple(mission), objects=objects, path=path)
+    return tuple(mission)
+
+
+# Most vehicles in one simulation (a `vehicles:` list, or the launch argument vehicles:=N).
+MAX_FLEET = 32
+
+
+def _fleet(entries, kind: str, vehicle_file: Path, init_yaw: float,
+           base_dir: Optional[Path], origin: GeoOrigin) -> tuple:
+    """Validate the `vehicles:` list: start pose, vehicle file and mission of each vehicle.
+
+    `vehicle:` gives the defaults (kind, params, yaw); each entry needs its start position.
+    """
+    if entries is None:
+        return ()
+    if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_FLEET:
+        raise ConfigError(f'scenario.vehicles: must be a list of 1..{MAX_FLEET} vehicles, got '
+                          f'{entries!r:.60}')
+    out = []
+    for i, e in enumerate(entries):
+        w = f'vehicles[{i}]'
+        if not isinstance(e, dict):
+            raise ConfigError(f'{w}: must be a mapping (initial_position_enu, initial_yaw_deg, '
+                              f'params, mission), got {e!r:.40}')
+        unknown = sorted(set(e) - {'initial_position_enu', 'initial_yaw_deg', 'params',
+                                   'mission', 'kind'})
+        if unknown:
+            raise ConfigError(f'{w}.{unknown[0]}: unknown field (initial_position_enu, '
+                              'initial_yaw_deg, params, kind, mission)')
+        if e.get('kind', kind) != kind:
+            raise ConfigError(f'{w}.kind: every vehicle of a fleet is a {kind} (vehicle.kind), '
+                              f'got {e.get("kind")!r}')
+        vfile = vehicle_file
+        if 'params' in e:
+            if not isinstance(e['params'], str):
+                raise ConfigError(f'{w}.params: must be a vehicle file name, got '
+                                  f'{e["params"]!r}')
+            vfile = resolve_config_path(e['params'], base_dir, VEHICLE_KINDS[kind])
+        if 'initial_position_enu' not in e:
+            raise ConfigError(f'{w}.initial_position_enu: required (each vehicle its own start)')
+        pos = _vec3(e, 'initial_position_enu', w, lim=1e5)
+        if pos[2] < 0.0:
+            raise ConfigError(f'{w}.initial_position_enu[2]: must be >= 0 (above ground), got '
+                              f'{pos[2]}')
+        mission = None
+        if 'mission' in e:
+            mission = _mission(e['mission'], f'{w}.mission', f'{w}.mission', origin)
+        out.append(FleetEntry(vfile, pos, _num(e, 'initial_yaw_deg', w, init_yaw, -360.0,
+                                               360.0), mission))
+    return tuple(out)
 
 
 def load_scenario(path) -> Scenario:

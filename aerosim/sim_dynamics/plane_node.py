@@ -142,7 +142,7 @@ class PlaneNode(SimTimeNode):
     def _integrate(self, dt: float):
         self.plane.step()
 
-    def state_arrays(self):
+    def state_arrays(self, member: int = 0):
         """The VehicleSample of the current step.
 
         Made once per step: the composed bridge takes it first, the topics then.

@@ -103,7 +103,7 @@ class UsvNode(SimTimeNode):
         self.control.update(dt)
         self.boat.step(dt)
 
-    def state_arrays(self):
+    def state_arrays(self, member: int = 0):
         """(t_ns, p_ned, v_ned, euler (roll, pitch, yaw), w_frd, a_ned) of the boat."""
         return (self.clock.t_ns,) + boat_state_ned(self.boat)
 

@@ -261,7 +261,7 @@ class UsvSwarmNode(SimTimeNode):
     def _reset_model(self):
         self.sim.reset()
 
-    def state_arrays(self):
+    def state_arrays(self, member: int = 0):
         """(t_ns, SwarmSim): the swarm itself for in-process listeners (benchmarks)."""
         return self.clock.t_ns, self.sim
 

@@ -48,23 +48,29 @@ def cmd_launch(args) -> int:
         print(f'aerosim: {exc.args[0] if exc.args else exc}', file=sys.stderr)
         return 2
     runner = Runner()
-    runner.log(f'graph {graph.name}: ' + ', '.join(f'{n.namespace.rstrip("/")}/{n.name}'
-                                                    for n in nodes))
+    ns0 = nodes[0].namespace.strip('/') if nodes else ''
+    runner.log(f'graph {graph.name}: ' + ', '.join(label(n) for n in nodes))
     for n in nodes:
         if n.module is None and shutil.which(n.executable) is None:
             runner.log(f'{n.name}: {n.executable} is not installed here; not started '
                        '(foxglove:=true serves the same view to Foxglove)')
             continue
-        runner.start(n.name, node_command(n), supervisor=n.supervisor,
-                     grace_s=n.stop_grace_s or None)
+        runner.start(label(n) if n.namespace.strip('/') not in ('', ns0) else n.name,
+                     node_command(n), supervisor=n.supervisor, grace_s=n.stop_grace_s or None,
+                     essential=n.essential)
     if args.sim_seconds is not None:
-        ns = nodes[0].namespace if nodes else '/'
+        ns = (nodes[0].namespace if nodes else '') or '/'
         cmd = [sys.executable, '-m', 'sim_report.monitor', '--ros-args', '-r', '__node:=monitor',
                '-r', f'__ns:={ns}',
                '-p', f'stop_after_sim_s:={ros_value(float(args.sim_seconds))}',
                '-p', 'use_sim_time:=true']
         runner.start('monitor', cmd, supervisor=True)
     return runner.wait()
+
+
+def label(n) -> str:
+    """/namespace/name of a resolved node."""
+    return f'{n.namespace.rstrip("/")}/{n.name}'
 
 
 def ros_args(pairs, extra=()) -> list:

@@ -9,7 +9,10 @@ No rclpy, no launch import here.
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional, Tuple, Union
 
+from sim_core.errors import ConfigError
+from sim_core.fleet import fleet_size, member_name, offset_port
 from sim_core.paths import resolve_config_path, resolve_package_path
+from sim_core.scenario import load_scenario
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,21 @@ class Computed:
     fn: Callable[[dict], object]
 
 
-Value = Union[str, int, float, bool, Arg, ConfigFile, PackageFile, Computed]
+@dataclass(frozen=True)
+class PerVehicle:
+    """A parameter value of the node of vehicle i of a fleet: fn(argument values, i).
+
+    i is 0 for the one vehicle of a graph that is not a fleet. None leaves it out.
+    """
+
+    fn: Callable[[dict, int], object]
+
+
+Value = Union[str, int, float, bool, Arg, ConfigFile, PackageFile, Computed, PerVehicle]
+
+# NodeSpec.fleet: how a node is started when the graph flies several vehicles (vehicles:=N)
+EACH = 'each'      # one node per vehicle, in its namespace <namespace><i>
+ONE = 'one'        # one node for all, in the root namespace, told vehicles and vehicle_prefix
 
 
 @dataclass(frozen=True)
@@ -86,7 +103,8 @@ class NodeSpec:
     the runner starts the executable if it is installed and says so if not. arguments: command
     line arguments before --ros-args. stop_grace_s: wall time the node may take to end after
     SIGINT before it is escalated to SIGTERM (nodes that write files at the end); 0 = the
-    launcher's default (5 s, launch's sigterm_timeout).
+    launcher's default (5 s, launch's sigterm_timeout). fleet: EACH or ONE in a graph of
+    several vehicles (see there); '' = one node in the root namespace.
     """
 
     name: str
@@ -103,6 +121,7 @@ class NodeSpec:
     any_condition: Tuple[Tuple[str, str], ...] = ()
     arguments: Tuple[Value, ...] = ()
     stop_grace_s: float = 0.0
+    fleet: str = ''
 
 
 # Nodes that write their results after SIGINT (summary plots, bags): time for it.
@@ -202,7 +221,7 @@ def view_nodes(mode: str, source: Tuple[Tuple[str, Value], ...], summary_conditi
     """
     return (
         NodeSpec(name='viz_node', executable='viz_node', module='sim_viz.viz_node',
-                 parameters=(('mode', mode),) + source,
+                 parameters=(('mode', mode),) + source, fleet=ONE,
                  any_condition=(('rviz', 'true'), ('foxglove', 'true'))),
         NodeSpec(name='rviz2', executable='rviz2', module=None, package='rviz2',
                  arguments=('-d', PackageFile('rviz_config', 'rviz')), condition=('rviz', 'true')),
@@ -211,7 +230,7 @@ def view_nodes(mode: str, source: Tuple[Tuple[str, Value], ...], summary_conditi
                  parameters=(('port', Arg('foxglove_port', 'int')),)),
         NodeSpec(name='summary_node', executable='summary_node', module='sim_report.summary_node',
                  condition=(('summary', 'true'),) + summary_condition,
-                 stop_grace_s=WRITER_GRACE_S,
+                 stop_grace_s=WRITER_GRACE_S, fleet=ONE,
                  parameters=(('mode', mode), ('output_dir', Arg('output_dir')),
                              ('title', Arg('title'))) + source),
     )
@@ -305,15 +324,26 @@ MAVLINK_BRIDGE = NodeSpec(
         ('bind', Arg('bind')), ('fc_address', Arg('fc_address'))) + HIL_LINK_PARAMS + (
         ('realtime_priority', Arg('realtime_priority', 'int')),))
 
+
+def _vehicle_port(arg: str, per_vehicle: int):
+    """The address of launch argument arg for vehicle i: its port + per_vehicle x i."""
+    return PerVehicle(lambda v, i: offset_port(v[arg], per_vehicle * i))
+
+
 BUILTIN_FC = NodeSpec(
     name='builtin_fc', executable='builtin_fc', module='mavlink_bridge.fc.fc_node',
-    params_file='fc_params', condition=('fc', 'builtin'), use_sim_time=False,
-    parameters=(('bind', Arg('fc_address')), ('sim_address', Arg('bind')),
+    params_file='fc_params', condition=('fc', 'builtin'), use_sim_time=False, fleet=EACH,
+    # vehicle i of a fleet: the UDP ports of its bridge link (sim_core.fleet.member_ports)
+    # and system id i + 1, as PX4 instance i
+    parameters=(('bind', _vehicle_port('fc_address', 2)),
+                ('sim_address', _vehicle_port('bind', 2)),
+                ('system_id', PerVehicle(lambda v, i: i + 1 if i else None)),
                 ('realtime_priority', Arg('realtime_priority', 'int'))))
 
 FLIGHT_REPORT = NodeSpec(
     name='flight_report', executable='flight_report', module='sim_report.flight_report',
     condition=('report', 'true'), supervisor=True, use_sim_time=False,   # stamps only
+    fleet=ONE,
     stop_grace_s=WRITER_GRACE_S,
     parameters=(('scenario_file', Arg('scenario')), ('output_dir', Arg('output_dir')),
                 ('title', 'sim_quad_hil')))
@@ -321,7 +351,7 @@ FLIGHT_REPORT = NodeSpec(
 HIL_PLANT = NodeSpec(
     name='hil_plant', executable='hil_plant', module='mavlink_bridge.hil_plant',
     params_file=('dynamics_params',) + MAVLINK_BRIDGE.params_file, use_sim_time=False,
-    rename=False, condition=('composition', 'plant'),
+    rename=False, condition=('composition', 'plant'), fleet=ONE,
     parameters=DYNAMICS.parameters + tuple(
         p for p in MAVLINK_BRIDGE.parameters if p not in DYNAMICS.parameters)
     # the bridge publishes the sensor topics from the samples it sends (no sensors_node)
@@ -332,11 +362,16 @@ SIM_QUAD_HIL = Graph(
     description='Quad HIL: dynamics + MAVLink HIL bridge + flight controller (built-in or '
                 'external PX4), sensors on MAVLink and ROS topics',
     args=COMMON_ARGS + with_defaults(SIM_ARGS, lockstep='true', camera='false') + HIL_ARGS
+    + (LaunchArg('vehicles', '0', 'Quads in one simulation clock, 1..32; 0 = as many as the '
+                 "scenario's vehicles: list (1 without one). 2 or more: vehicle i in namespace "
+                 '<namespace><i> with its own bridge link and FC: built-in FC i on UDP ports '
+                 '+ 2 i, or PX4 SITL instance px4_instance + i (TCP 4560 + i, system id + i)'),)
     + view_args('aerosim.rviz', 'sim_quad_hil'),
     nodes=(replace(DYNAMICS, condition=('composition', 'split')),
            replace(SENSORS, condition=(('sensor_topics', 'true'), ('composition', 'split'))),
-           CAMERA, replace(MAVLINK_BRIDGE, condition=('composition', 'split')), HIL_PLANT,
-           BUILTIN_FC, FLIGHT_REPORT)
+           replace(CAMERA, fleet=EACH),
+           replace(MAVLINK_BRIDGE, condition=('composition', 'split')), HIL_PLANT, BUILTIN_FC,
+           FLIGHT_REPORT)
     # report:=true: flight_report writes the summary (and ends the run)
     + view_nodes('vehicle', (('scenario_file', Arg('scenario')),), (('report', 'false'),)),
 )
@@ -525,6 +560,7 @@ class ResolvedNode:
     rename: bool = True
     arguments: Tuple[str, ...] = ()
     stop_grace_s: float = 0.0
+    essential: bool = True       # False: the graph goes on if it dies (a fleet's FCs)
 
 
 def holds(spec: NodeSpec, values: dict) -> bool:
@@ -583,9 +619,31 @@ def resolve_args(graph: Graph, overrides: dict) -> dict:
     return values
 
 
+def vehicle_count(graph: Graph, values: dict) -> int:
+    """How many vehicles the graph flies (its `vehicles` argument and the scenario); ConfigError.
+
+    1 for graphs without the argument.
+    """
+    if 'vehicles' not in values:
+        return 1
+    n = fleet_size(load_scenario(values['scenario']), convert(Arg('vehicles', 'int'),
+                                                              values['vehicles']))
+    if n > 1 and values.get('composition', 'plant') != 'plant':
+        raise ConfigError(f'vehicles: {n} vehicles need composition:=plant (one process steps '
+                          'them all); composition:=split runs one vehicle')
+    return n
+
+
 def resolve(graph: Graph, overrides: dict = None) -> Tuple[ResolvedNode, ...]:
-    """Return the graph's nodes with launch arguments substituted (conditions applied)."""
+    """Return the graph's nodes with launch arguments substituted (conditions applied).
+
+    A graph flying several vehicles starts the nodes marked EACH once per vehicle, in its
+    namespace, and those marked ONE once in the root namespace, told the count and prefix.
+    """
     values = resolve_args(graph, overrides or {})
+    n = vehicle_count(graph, values)
+    ns = values['namespace'].strip('/')
+    index = 0
 
     def sub(v):
         if isinstance(v, Arg):
@@ -596,25 +654,44 @@ def resolve(graph: Graph, overrides: dict = None) -> Tuple[ResolvedNode, ...]:
             return str(resolve_package_path(values[v.arg], v.folder))
         if isinstance(v, Computed):
             return v.fn(values)
+        if isinstance(v, PerVehicle):
+            return v.fn(values, index)
         return v
 
     out = []
     for spec in graph.nodes:
         if not holds(spec, values):
             continue
-        pf = spec.params_file
-        pf = () if pf is None else ((pf,) if isinstance(pf, str) else pf)
-        files = tuple(str(resolve_config_path(values[a])) for a in pf)
-        params = {'use_sim_time': convert(Arg('use_sim_time', 'bool'), values['use_sim_time'])
-                  if spec.use_sim_time else False}
-        params.update({k: x for k, x in ((k, sub(v)) for k, v in spec.parameters)
-                       if x is not None})
-        ns = values['namespace'].strip('/')
-        out.append(ResolvedNode(
-            name=spec.name, package=spec.package, executable=spec.executable,
-            module=spec.module, namespace='/' + ns if ns else '/', params_files=files,
-            parameters=params, remappings=tuple((a, str(sub(b))) for a, b in spec.remappings),
-            log_level=values['log_level'], supervisor=spec.supervisor, rename=spec.rename,
-            arguments=tuple(str(sub(a)) for a in spec.arguments),
-            stop_grace_s=spec.stop_grace_s))
+        if n == 1:
+            out.append(_resolved(spec, values, sub, '/' + ns if ns else '/'))
+            continue
+        if spec.fleet == EACH:
+            for index in range(n):
+                # one vehicle's node: the others fly on without it (launch_ros does too)
+                out.append(replace(_resolved(spec, values, sub, '/' + member_name(ns, index)),
+                                   essential=spec.supervisor))
+            index = 0
+        elif spec.fleet == ONE:
+            # no namespace: the process's nodes are in the root namespace or name their own
+            out.append(_resolved(replace(spec, parameters=spec.parameters + (
+                ('vehicles', n), ('vehicle_prefix', ns or 'vehicle'))), values, sub, ''))
+        else:
+            out.append(_resolved(spec, values, sub, ''))
     return tuple(out)
+
+
+def _resolved(spec: NodeSpec, values: dict, sub, namespace: str) -> ResolvedNode:
+    """One node of spec in namespace, its values substituted by sub."""
+    pf = spec.params_file
+    pf = () if pf is None else ((pf,) if isinstance(pf, str) else pf)
+    files = tuple(str(resolve_config_path(values[a])) for a in pf)
+    params = {'use_sim_time': convert(Arg('use_sim_time', 'bool'), values['use_sim_time'])
+              if spec.use_sim_time else False}
+    params.update({k: x for k, x in ((k, sub(v)) for k, v in spec.parameters) if x is not None})
+    return ResolvedNode(
+        name=spec.name, package=spec.package, executable=spec.executable,
+        module=spec.module, namespace=namespace, params_files=files,
+        parameters=params, remappings=tuple((a, str(sub(b))) for a, b in spec.remappings),
+        log_level=values['log_level'], supervisor=spec.supervisor, rename=spec.rename,
+        arguments=tuple(str(sub(a)) for a in spec.arguments),
+        stop_grace_s=spec.stop_grace_s)

@@ -33,7 +33,8 @@ def node_actions(graph: Graph, context):
     for r in resolve(graph, values):
         nodes.append(Node(
             package=r.package, executable=r.executable, name=r.name if r.rename else None,
-            namespace=r.namespace,
+            # '' (a fleet's process): no __ns remap, its nodes name their namespaces
+            namespace=r.namespace or None,
             parameters=[*r.params_files, r.parameters], remappings=list(r.remappings),
             arguments=[*r.arguments, '--ros-args', '--log-level', r.log_level], output='screen',
             emulate_tty=True, **({'on_exit': Shutdown()} if r.supervisor else {}),

@@ -45,7 +45,11 @@ def node_command(r: ResolvedNode, python: str = sys.executable) -> List[str]:
     cmd = head + list(r.arguments) + ['--ros-args']
     if r.rename:
         cmd += ['-r', f'__node:={r.name}']
-    cmd += ['-r', f'__ns:={r.namespace}', '--log-level', r.log_level]
+    if r.namespace:
+        # none for the process of a fleet's nodes: a global __ns remap would override the
+        # namespace each of its nodes names itself (rcl applies it to every node)
+        cmd += ['-r', f'__ns:={r.namespace}']
+    cmd += ['--log-level', r.log_level]
     for f in r.params_files:
         cmd += ['--params-file', f]
     for k, v in r.parameters.items():
@@ -67,6 +71,8 @@ class Proc:
     supervisor: bool = False
     thread: threading.Thread = None
     grace_s: float = STOP_GRACE_S
+    essential: bool = True           # the graph stops when it dies
+    reported: bool = False           # its end was logged (a non-essential one)
 
 
 class Runner:
@@ -94,17 +100,20 @@ class Runner:
                 self.out.flush()
 
     def start(self, name: str, cmd: Sequence[str], supervisor: bool = False,
-              env: Optional[dict] = None, grace_s: Optional[float] = None) -> Proc:
+              env: Optional[dict] = None, grace_s: Optional[float] = None,
+              essential: bool = True) -> Proc:
         """Start one process in its own process group (signals are forwarded explicitly).
 
         grace_s: how long it may take to stop after SIGINT before SIGTERM (then SIGKILL);
-        at least STOP_GRACE_S.
+        at least STOP_GRACE_S. essential False: its death is logged and the graph goes on
+        (a fleet's flight controllers: the other vehicles fly on, as under launch_ros).
         """
         popen = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                  stdin=subprocess.DEVNULL, start_new_session=True,
                                  env=env if env is not None else os.environ.copy())
         p = Proc(name, popen, supervisor,
-                 grace_s=STOP_GRACE_S if grace_s is None else max(grace_s, STOP_GRACE_S))
+                 grace_s=STOP_GRACE_S if grace_s is None else max(grace_s, STOP_GRACE_S),
+                 essential=essential)
         p.thread = threading.Thread(target=self._relay, args=(p,), daemon=True)
         p.thread.start()
         self.procs.append(p)
@@ -145,8 +154,8 @@ class Runner:
     def wait(self) -> int:
         """Block until the graph ends; return the exit code for the runner.
 
-        Ends on: Ctrl-C/SIGTERM (0), the supervisor exiting (its code), any other process
-        exiting (1, reported as a node death).
+        Ends on: Ctrl-C/SIGTERM (0), the supervisor exiting (its code), any other essential
+        process exiting (1, reported as a node death). A non-essential one is reported once.
         """
         def on_signal(signum, frame):
             self._stop_requested = True
@@ -160,6 +169,12 @@ class Runner:
                     code = 0
                     break
                 ended = [p for p in self.procs if p.popen.poll() is not None]
+                for p in ended:
+                    if not (p.essential or p.supervisor or p.reported):
+                        p.reported = True
+                        self.log(f'node {p.name} died (exit code {p.popen.returncode}); the '
+                                 'graph goes on without it')
+                ended = [p for p in ended if p.essential or p.supervisor]
                 if ended:
                     p = ended[0]
                     rc = p.popen.returncode

@@ -1,7 +1,10 @@
 """flight_report: follows the flight on ground truth, ends the run when the mission is done.
 
 Subscribes odom (nav_msgs/Odometry, every step), effector_command (are the motors stopped?)
-and /sim/status. When every mission item of the
+and /sim/status. A fleet (vehicles >= 2): each vehicle's /<prefix><i>/odom, effector_command
+and mavlink/status (its FC heard, or gone), and /sim/collisions; each mission is judged, the
+summary has one entry per vehicle, and the run ends when every vehicle is over
+(sim_report.core.fleet). When every mission item of the
 scenario has been reached (judged on ground truth, sim_report.core.mission) or max_sim_s passed, it
 prints a summary (mission result, items reached, max tracking error, landing error, real-time
 factor), writes it as JSON and a PNG plot, and exits: code 0 if the mission is complete, 1 if
@@ -15,8 +18,11 @@ import time
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 
-from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus
-from sim_core.scenario import LANDING_COMMANDS, load_scenario
+from aerosim_msgs.msg import AircraftEffectorCommand, Collision, MavlinkLinkStatus, SimStatus
+from mavlink_bridge.core.peers import is_flight_controller
+from sim_core.fleet import fleet_size, member_name, member_scenarios
+from sim_core.scenario import LANDING_COMMANDS, MAX_FLEET, load_scenario
+from sim_report.core.fleet import FleetJudge
 from sim_report.core.mission import MissionJudge, preload_plotting
 from sim_report.core.output import write_summary
 from sim_ros import qos
@@ -25,8 +31,55 @@ from sim_ros.params import declare
 from sim_ros.run import run_node, until_finished
 
 
+class Track:
+    """One vehicle followed: its odometry sampled, its motors watched near a landing."""
+
+    def __init__(self, node, index: int, prefix: str, scenario):
+        """prefix: '' (the node's namespace) or '/quad1/' (a fleet's vehicle)."""
+        self.node, self.index, self.prefix, self.scenario = node, index, prefix, scenario
+        self.next_t = 0.0
+        self.motors_off = False
+        self.sub_command = None
+        self.fc_heard = False
+        node.create_subscription(Odometry, f'{prefix}odom', self.on_odom, qos.STATE)
+
+    def on_odom(self, msg: Odometry):
+        """Sample the ground truth at sample_rate_hz (sim) for the judge."""
+        t = time_ns(msg.header.stamp) * 1e-9
+        self.node.clock_seen(t)
+        if t < self.next_t or self.node.finished is not None:
+            return
+        self.next_t = t + 1.0 / self.node.sample_hz
+        p = msg.pose.pose.position
+        v = msg.twist.twist.linear
+        self.watch_motors(p.z)
+        self.node.sample(self, t, (p.x, p.y, p.z), math.sqrt(v.x * v.x + v.y * v.y + v.z * v.z))
+
+    def on_command(self, msg: AircraftEffectorCommand):
+        """Note whether every motor is stopped."""
+        self.motors_off = not any(x > 0.0 for x in msg.throttle_cmd)
+
+    def watch_motors(self, z: float):
+        """Subscribe effector_command below 1 m while a landing item is next; else not.
+
+        The motor commands matter only for the landing (rest with motors stopped); they come
+        every step, so they are subscribed near the ground only.
+        """
+        k = self.node.reached(self)
+        mission = self.scenario.mission
+        want = k < len(mission) and z < 1.0 and mission[k].command in LANDING_COMMANDS
+        if want and self.sub_command is None:
+            self.motors_off = False       # unknown until the first command arrives
+            self.sub_command = self.node.create_subscription(
+                AircraftEffectorCommand, f'{self.prefix}effector_command', self.on_command,
+                qos.SENSOR_SUB)
+        elif not want and self.sub_command is not None:
+            self.node.destroy_subscription(self.sub_command)
+            self.sub_command = None
+
+
 class FlightReport(Node):
-    """Ground-truth mission judge and report writer."""
+    """Ground-truth mission judge and report writer: one vehicle, or each of a fleet."""
 
     def __init__(self):
         """Declare parameters, subscribe."""
@@ -39,68 +92,96 @@ class FlightReport(Node):
         self.out_dir = Path(declare(self, 'output_dir', 'aerosim_runs',
                                     'Folder for <graph>_summary.json and .png'))
         self.title = declare(self, 'title', 'sim_quad_hil', 'Plot title and file prefix')
-        self.judge = MissionJudge(self.scenario)
+        requested = declare(self, 'vehicles', 1,
+                            f'Vehicles judged [-], 1..{MAX_FLEET}; 0 = as many as the '
+                            "scenario's vehicles: list; 2 or more: each in /<vehicle_prefix><i>",
+                            0, MAX_FLEET)
+        prefix = declare(self, 'vehicle_prefix', 'quad', 'Namespace prefix of a fleet')
+        n = fleet_size(self.scenario, requested)
+        scenarios = member_scenarios(self.scenario, n)
+        self.names = [member_name(prefix, i) for i in range(n)]
+        self.fleet = FleetJudge(self.names, scenarios) if n > 1 else None
+        self.judge = MissionJudge(scenarios[0]) if n == 1 else None
         self.finished = None
-        self._next_t = 0.0
         self._wall0 = None
         self._liftoff = None      # (wall s, sim s) of the first airborne sample
         self.status = None        # last /sim/status: pacing figures for the summary
         self._status_liftoff = None
-        self.create_subscription(Odometry, 'odom', self._on_odom, qos.STATE)
+        self._t = 0.0             # latest sim time seen [s]
+        self.tracks = [Track(self, i, f'/{self.names[i]}/' if n > 1 else '', sc)
+                       for i, sc in enumerate(scenarios)]
         self.create_subscription(SimStatus, '/sim/status', self._on_status, qos.LATCHED)
-        # The motor commands matter only for the landing (rest with motors stopped); they come
-        # every step, so they are subscribed near the ground only (see _watch_motors).
-        self._sub_command = None
-        self._motors_off = False
+        if self.fleet is not None:
+            for tr in self.tracks:
+                self.create_subscription(MavlinkLinkStatus, f'{tr.prefix}mavlink/status',
+                                         lambda msg, tr=tr: self._on_link(tr, msg), qos.LATCHED)
+            self.create_subscription(Collision, '/sim/collisions', self._on_collision, 100)
         preload_plotting()
-        self.get_logger().info(f'judging {len(self.judge.points)} mission items of '
-                               f'{self.scenario.name} on ground truth; giving up at '
-                               f'{self.max_sim_s:g} s sim')
+        items = sum(len(sc.mission) for sc in scenarios)
+        self.get_logger().info(
+            f'judging {items} mission items of {self.scenario.name}'
+            + (f' flown by {n} vehicles ({", ".join(self.names)})' if n > 1 else '')
+            + f' on ground truth; giving up at {self.max_sim_s:g} s sim')
 
     def _on_status(self, msg: SimStatus):
         self.status = msg
 
-    def _on_command(self, msg: AircraftEffectorCommand):
-        self._motors_off = not any(x > 0.0 for x in msg.throttle_cmd)
-
-    def _on_odom(self, msg: Odometry):
-        t = time_ns(msg.header.stamp) * 1e-9
+    def clock_seen(self, t: float):
+        """A sample of sim time t [s] arrived (the run's wall clock starts at the first)."""
         if self._wall0 is None:
             self._wall0 = time.monotonic()
-        if t < self._next_t or self.finished is not None:
-            return
-        self._next_t = t + 1.0 / self.sample_hz
-        p = msg.pose.pose.position
-        v = msg.twist.twist.linear
-        if self._liftoff is None and p.z > 0.1:
+        self._t = max(self._t, t)
+
+    def reached(self, track: Track) -> int:
+        """Items of track's vehicle reached so far."""
+        j = self.judge if self.fleet is None else self.fleet.members[track.index].judge
+        return len(j.reached)
+
+    def sample(self, track: Track, t: float, p, speed: float):
+        """A ground-truth sample of a vehicle: judged; the run ends when every mission is over."""
+        if self._liftoff is None and p[2] > 0.1:
             self._liftoff = (time.monotonic(), t)
             self._status_liftoff = self.status
-        self._watch_motors(p.z)
-        n = len(self.judge.reached)
-        self.judge.add(t, (p.x, p.y, p.z), math.sqrt(v.x * v.x + v.y * v.y + v.z * v.z),
-                       self._motors_off)
-        if len(self.judge.reached) > n:
-            it = self.scenario.mission[n]
-            self.get_logger().info(f'[t={t:7.2f} s] truth: item {n} ({it.command}) reached')
-        if self.judge.over or t >= self.max_sim_s:
+        n = self.reached(track)
+        if self.fleet is None:
+            self.judge.add(t, p, speed, track.motors_off)
+        else:
+            self.fleet.add(track.index, t, p, speed, track.motors_off)
+        if self.reached(track) > n:
+            it = track.scenario.mission[n]
+            who = f'{self.names[track.index]} ' if self.fleet is not None else ''
+            self.get_logger().info(f'[t={t:7.2f} s] truth: {who}item {n} ({it.command}) '
+                                   'reached')
+        over = self.judge.over if self.fleet is None else self.fleet.over
+        if over or t >= self.max_sim_s:
             self.finish(time.monotonic() - self._wall0)
 
-    def _watch_motors(self, z: float):
-        """Subscribe effector_command below 1 m while a landing item is next; else not."""
-        k = len(self.judge.reached)
-        want = (k < len(self.scenario.mission) and z < 1.0
-                and self.scenario.mission[k].command in LANDING_COMMANDS)
-        if want and self._sub_command is None:
-            self._motors_off = False       # unknown until the first command arrives
-            self._sub_command = self.create_subscription(
-                AircraftEffectorCommand, 'effector_command', self._on_command, qos.SENSOR_SUB)
-        elif not want and self._sub_command is not None:
-            self.destroy_subscription(self._sub_command)
-            self._sub_command = None
+    def _on_link(self, track: Track, msg: MavlinkLinkStatus):
+        """A vehicle's bridge link status: its FC heard, or gone (dropped after its timeout)."""
+        fc = any(is_flight_controller(p.mav_type, p.autopilot) for p in msg.peers)
+        if fc:
+            track.fc_heard = True
+        elif track.fc_heard and self.finished is None and \
+                self.fleet.fc_lost(track.index, self._t):
+            self.get_logger().warning(
+                f'[t={self._t:7.2f} s] {self.names[track.index]}: its flight controller is '
+                "gone (no HEARTBEAT within the bridge's peer timeout): not judged further; "
+                'the other vehicles fly on')
+            if self.fleet.over:
+                self.finish(time.monotonic() - (self._wall0 or time.monotonic()))
+
+    def _on_collision(self, msg: Collision):
+        t = time_ns(msg.header.stamp) * 1e-9
+        for name, other in ((msg.vehicle, msg.other), (msg.other, msg.vehicle)):
+            if name in self.names:
+                self.fleet.collision(self.names.index(name), t, other, msg.closing_speed)
+        self.get_logger().warning(f'[t={t:7.2f} s] collision: {msg.vehicle} and {msg.other} at '
+                                  f'{msg.closing_speed:.1f} m/s')
 
     def finish(self, wall_s: float):
         """Write the summary and the plot; remember the exit code."""
-        s = self.judge.summary(wall_s)
+        judge = self.judge if self.fleet is None else self.fleet
+        s = judge.summary(wall_s)
         # real_time_factor covers the whole run, including the free-run before a flight
         # controller connects; this one covers only the flight (lockstep with the FC).
         s['flight_real_time_factor'] = None
@@ -120,14 +201,27 @@ class FlightReport(Node):
                 s['flight_late_step_share'] = round(
                     (st.late_steps - lo.late_steps) / (st.steps - lo.steps), 5)
         js, png = write_summary(self.out_dir, self.title, s,
-                                lambda path: self.judge.plot(path, self.title))
-        self.get_logger().info(
-            f'SUMMARY mission {s["result"]}: {s["items_reached"]}/{s["items"]} items, max '
-            f'tracking error {s["max_tracking_error_m"]} m, landing error '
-            f'{s["landing_error_m"]} m, {s["sim_time_s"]} s sim in {s["wall_time_s"]} s wall '
-            f'(real-time factor {s["real_time_factor"]}, in flight '
-            f'{s["flight_real_time_factor"]}); wrote {js} and {png}')
-        self.finished = 0 if self.judge.done else 1
+                                lambda path: judge.plot(path, self.title))
+        log = self.get_logger()
+        if self.fleet is None:
+            log.info(
+                f'SUMMARY mission {s["result"]}: {s["items_reached"]}/{s["items"]} items, max '
+                f'tracking error {s["max_tracking_error_m"]} m, landing error '
+                f'{s["landing_error_m"]} m, {s["sim_time_s"]} s sim in {s["wall_time_s"]} s '
+                f'wall (real-time factor {s["real_time_factor"]}, in flight '
+                f'{s["flight_real_time_factor"]}); wrote {js} and {png}')
+        else:
+            for name, v in s['vehicles'].items():
+                log.info(f'SUMMARY {name}: mission {v["result"]}, {v["items_reached"]}/'
+                         f'{v["items"]} items, max tracking error {v["max_tracking_error_m"]} m, '
+                         f'landing error {v["landing_error_m"]} m, {len(v["collisions"])} '
+                         'collisions' + (f', FC lost at {v["fc_lost_at_s"]:.1f} s'
+                                         if v['fc_lost_at_s'] is not None else ''))
+            log.info(f'SUMMARY fleet: {s["vehicles_complete"]}/{s["vehicle_count"]} missions '
+                     f'complete, {s["sim_time_s"]} s sim in {s["wall_time_s"]} s wall '
+                     f'(real-time factor {s["real_time_factor"]}, in flight '
+                     f'{s["flight_real_time_factor"]}); wrote {js} and {png}')
+        self.finished = 0 if judge.done else 1
 
 
 def main(args=None):

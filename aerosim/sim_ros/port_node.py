@@ -25,9 +25,9 @@ class PortNode(Node):
 
     link = None                 # destroy_node() may run on a half-built node
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, **node_kw):
         """Create the node; no link yet."""
-        super().__init__(name)
+        super().__init__(name, **node_kw)
         self.allow = None           # the allow_peers Allowlist, once declared
         self._rate_mark = None      # (monotonic time, counts) of the last diagnostics
 

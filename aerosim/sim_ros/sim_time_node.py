@@ -5,8 +5,9 @@ as fast as possible), optional lockstep (each step waits for the command answeri
 pause/step/reset/time-scale services, /clock at a decimated rate and the latched /sim/status.
 A subclass owns a model and supplies four hooks: ``_integrate(dt)`` (advance the model by one
 step), ``_publish_state(stamp)`` (its state topics), ``_reset_model()`` and
-``state_arrays()`` (what in-process listeners receive). It always runs on the wall clock,
-never with use_sim_time.
+``state_arrays(member)`` (what in-process listeners of a vehicle receive). A time source of
+several vehicles (a fleet) calls ``_set_members(n)``: lockstep then waits for each vehicle's
+controller (``FleetGate``). It always runs on the wall clock, never with use_sim_time.
 """
 
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from aerosim_msgs.srv import Reset, SetPaused, SetTimeScale, Step
 from sim_core.clock import (
     MAX_TIME_SCALE,
     MIN_TIME_SCALE,
-    LockstepGate,
+    FleetGate,
     SimClock,
     SimState,
     validate_time_scale,
@@ -138,15 +139,15 @@ class SimTimeNode(Node):
             raise ConfigError(f'use_sim_time: must be false for {name}, the time source')
         cfg = self.cfg
         self.clock = SimClock.from_rate(cfg.rate_hz, cfg.time_scale)
-        self.gate = LockstepGate(timeout_s=cfg.lockstep_timeout_s, enabled=cfg.lockstep,
-                                 max_timeouts=cfg.lockstep_max_timeouts)
+        self.gate = FleetGate(timeout_s=cfg.lockstep_timeout_s, enabled=cfg.lockstep,
+                              max_timeouts=cfg.lockstep_max_timeouts)
         self._wall = Clock(clock_type=ClockType.STEADY_TIME)
         self.rejected = 0
         self.publish_retries = 0
         self._unpublished = False
         self._message = 'started'
         self._direct = False
-        self.state_listeners = []
+        self.state_listeners = []      # (member, fn): fn(state_arrays(member)) every step
         self._step_lock = threading.RLock()
         self._stepping = False
         self._odom = Decimator(cfg.odom_rate_hz) if cfg.odom_rate_hz > 0.0 else None
@@ -177,6 +178,20 @@ class SimTimeNode(Node):
         self._publish_step()
         self._publish_status()
 
+    def _set_members(self, n: int) -> None:
+        """Set the number of vehicles, each answered by its own controller (before _start_time)."""
+        cfg = self.cfg
+        self.gate = FleetGate(timeout_s=cfg.lockstep_timeout_s, enabled=cfg.lockstep,
+                              max_timeouts=cfg.lockstep_max_timeouts, members=n)
+
+    def add_state_listener(self, fn, member: int = 0) -> None:
+        """Call fn(state_arrays(member)) after every step (composition, same process)."""
+        self.state_listeners.append((member, fn))
+
+    def member_name(self, member: int) -> str:
+        """The vehicle of a lockstep member, for log lines."""
+        return self.get_namespace()
+
     def describe_time(self) -> str:
         """'250 Hz, time scale 1x, lockstep off' for the start-up log line."""
         cfg = self.cfg
@@ -193,8 +208,8 @@ class SimTimeNode(Node):
     def _reset_model(self) -> None:
         raise NotImplementedError
 
-    def state_arrays(self):
-        """The state of the current step handed to state_listeners."""
+    def state_arrays(self, member: int = 0):
+        """The state of vehicle member at the current step, handed to its state listeners."""
         raise NotImplementedError
 
     # --- time ----------------------------------------------------------------------------------
@@ -279,9 +294,8 @@ class SimTimeNode(Node):
             # flight controller computes while this process publishes.
             if self._answers_direct:
                 self.gate.published(self.clock.t_ns, self._now())
-            arrays = self.state_arrays()
-            for listener in self.state_listeners:
-                listener(arrays)
+            for member, listener in self.state_listeners:
+                listener(self.state_arrays(member))
         self._publish_pending()
         stop = self.cfg.stop_after_s
         if stop > 0.0 and self.clock.t_ns >= int(stop * NS_PER_S):
@@ -291,22 +305,38 @@ class SimTimeNode(Node):
             self._publish_status()
 
     def _lockstep_lost(self):
-        """No answer in lockstep_max_timeouts steps in a row: free-run until it answers."""
-        self.get_logger().warning(
-            f'lockstep disengaged at t = {self.clock.t:.3f} s: no answer in '
-            f'{self.cfg.lockstep_max_timeouts} steps in a row ({self.gate.timeouts} timeouts in '
-            'all); the simulation free-runs until the controller answers again')
-        self._message = 'lockstep disengaged: controller silent'
+        """No answer in lockstep_max_timeouts steps in a row: free-run until it answers.
+
+        In a fleet only that vehicle's controller is given up: the others keep lockstep.
+        """
+        n = self.cfg.lockstep_max_timeouts
+        for member in self.gate.newly_lost():
+            if len(self.gate.gates) == 1:
+                self.get_logger().warning(
+                    f'lockstep disengaged at t = {self.clock.t:.3f} s: no answer in {n} steps '
+                    f'in a row ({self.gate.timeouts} timeouts in all); the simulation '
+                    'free-runs until the controller answers again')
+                self._message = 'lockstep disengaged: controller silent'
+            else:
+                who = self.member_name(member)
+                self.get_logger().warning(
+                    f'{who}: its controller is silent (no answer in {n} steps in a row, at t = '
+                    f'{self.clock.t:.3f} s): lockstep no longer waits for it'
+                    + (', the other vehicles keep lockstep' if self.gate.active else
+                       '; no controller answers: the simulation free-runs')
+                    + '; it is waited for again when it answers')
+                self._message = f'lockstep: {who} silent'
         self._replace_timer(self._step_timer_period())
 
-    def _answered(self, stamp_ns: int) -> None:
-        """The command answering the state of stamp_ns [ns] was applied (lockstep bookkeeping).
+    def _answered(self, stamp_ns: int, member: int = 0) -> None:
+        """The command of vehicle member answering the state of stamp_ns [ns] was applied.
 
-        The caller holds the step lock. In lockstep the answer to the awaited step integrates
-        the next step(s) at once.
+        Lockstep bookkeeping; the caller holds the step lock. In lockstep the answer that
+        completes the awaited step (every engaged vehicle answered) integrates the next
+        step(s) at once.
         """
         was_active = self.gate.active
-        if self.gate.answered(stamp_ns):
+        if self.gate.answered(stamp_ns, member):
             self._run_steps()     # paces to the next step's deadline; re-entered: returns
         if self.gate.active and not was_active:
             # Lockstep engaged: the answers drive the steps, the timer only notices timeouts.

@@ -287,7 +287,7 @@ def test_paced_lockstep_is_driven_by_the_answers_not_the_timer(ros_context, monk
                 continue
             time.sleep(0.001)
             node.apply_command([0.3] * 4, t_ns)
-    node.state_listeners.append(listener)
+    node.add_state_listener(listener)
     worker = threading.Thread(target=controller, daemon=True)
     worker.start()
     ex = SingleThreadedExecutor(context=ctx)

@@ -44,8 +44,9 @@ from mavlink_bridge.core.peers import ServedFc, is_flight_controller
 from sim_core.clock import SimState
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
+from sim_core.fleet import fleet_size, member_scenarios
 from sim_core.frames import VehicleSample
-from sim_core.scenario import Scenario
+from sim_core.scenario import MAX_FLEET, Scenario, load_scenario
 from sim_dynamics.core.plane import AircraftParams
 from sim_sensors.core.suite import SensorSuite, SuiteConfig
 
@@ -84,6 +85,8 @@ class BridgeConfig:
     allow_system_ids: Any = ''
     sensor_topics: bool = False
     spin_wait_us: int = 1000
+    vehicles: int = 1
+    vehicle_index: int = 0
 
 
 # name -> (description with units, lo, hi); the defaults are BridgeConfig's
@@ -129,6 +132,10 @@ PARAMETERS: Dict[str, tuple] = {
     'sensor_topics': ('Also publish the ROS sensor topics (imu, imu/data, mag, baro, '
                       'baro/temperature, gnss, gnss/fix, /tf_static) from the samples sent to '
                       'the FC: hil_plant does, instead of a sensors_node process',),
+    'vehicles': ('Vehicles in the simulation (a fleet: one bridge per vehicle, each its own '
+                 "links); 0 = as many as the scenario's vehicles: list", 0, MAX_FLEET),
+    'vehicle_index': ('The vehicle this bridge serves (0-based): its start, mission and links '
+                      '(hil_plant sets it for each vehicle of a fleet)', 0, MAX_FLEET - 1),
     'spin_wait_us': ('As fast as possible (time_scale 0): poll the HIL link this long for the '
                      "FC's answer before sleeping on it [µs], while answers come that fast (a "
                      'sleeping receiver is woken by an interrupt that costs tens of µs on a '
@@ -149,6 +156,16 @@ def parse_utc(text: str) -> int:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return int(dt.timestamp() * 1e6)
+
+
+def vehicle_scenario(cfg: BridgeConfig) -> Scenario:
+    """The scenario as the served vehicle sees it (vehicle_index of a fleet); ConfigError."""
+    scenario = load_scenario(cfg.scenario_file)
+    n = fleet_size(scenario, cfg.vehicles)
+    if cfg.vehicle_index >= n:
+        raise ConfigError(f'vehicle_index: {cfg.vehicle_index}, but the simulation has {n} '
+                          'vehicle(s) (0-based)')
+    return member_scenarios(scenario, n)[cfg.vehicle_index]
 
 
 def make_mixer(cfg: BridgeConfig, scenario: Scenario):

@@ -250,6 +250,19 @@ class Multirotor:
                                 float(dt), self._d)
         self._outputs()
 
+    def push(self, dp_enu, dv_enu) -> None:
+        """Move the vehicle by dp_enu [m] and change its velocity by dv_enu [m/s] (a contact).
+
+        The ground still supports it (z >= 0).
+        """
+        s = self._s
+        for k in range(3):
+            s[k] += float(dp_enu[k])
+            s[3 + k] += float(dv_enu[k])
+        s[2] = max(0.0, s[2])
+        kern.body_deriv(s, self._rotor_k, self._body_k, self._wind, self._d)
+        self._outputs()
+
     def _outputs(self) -> None:
         """The state and acceleration as floats, read once per step by the accessors."""
         self._raw = tuple(self._s.tolist())
