@@ -5,7 +5,8 @@ mode:=vehicle follows `odom`: a multirotor is judged against its scenario's miss
 tracking error over time), a plane its circuit (sim_report.core.plane.PlaneJudge, with the
 airspeed and attitude of `flight_display`), a boat gets its track and speed. mode:=swarm
 follows `state` (SwarmState): every boat's track on the map with obstacles and bounds, health
-over time.
+over time. A fleet of quads (vehicles >= 2): each vehicle's /<prefix><i>/odom is judged
+against its own mission, /sim/collisions noted (sim_report.core.fleet), one plot for all.
 Files: <output_dir>/<title>_summary.json and <title>.png, written on SIGINT/SIGTERM (the end
 of `aerosim launch` / `ros2 launch`) or when the node is destroyed.
 """
@@ -17,12 +18,14 @@ from pathlib import Path
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 
-from aerosim_msgs.msg import PrimaryFlightDisplayData, SwarmState
+from aerosim_msgs.msg import Collision, PrimaryFlightDisplayData, SwarmState
 from sim_core.decimator import Decimator
-from sim_core.scenario import load_scenario
+from sim_core.fleet import fleet_size, member_name, member_scenarios
+from sim_core.scenario import MAX_FLEET, load_scenario
 from sim_dynamics.core.swarm_config import load_swarm_config
 from sim_dynamics.core.usv_swarm import TypeTable
 from sim_report.core import boats
+from sim_report.core.fleet import FleetJudge
 from sim_report.core.mission import MissionJudge, preload_plotting
 from sim_report.core.output import report_paths, write_summary
 from sim_report.core.plane import PlaneJudge, PlaneSample
@@ -50,16 +53,32 @@ class SummaryNode(Node):
         self.out_dir = Path(declare(self, 'output_dir', 'aerosim_runs',
                                     'Folder for <title>_summary.json and <title>.png'))
         self.title = declare(self, 'title', 'run', 'Plot title and file prefix')
-        self.dec = Decimator(declare(self, 'sample_rate_hz', 5.0, 'Sampling rate [Hz] (sim time)',
-                                     0.1, 100.0))
+        self.sample_hz = declare(self, 'sample_rate_hz', 5.0, 'Sampling rate [Hz] (sim time)',
+                                 0.1, 100.0)
+        self.dec = Decimator(self.sample_hz)
         self.max_boats = declare(self, 'max_boats', 1000, 'Boats sampled (swarm)', 1, 100000)
-        self.judge = self.track = self.smap = self.plane = self._pfd = None
+        self.judge = self.track = self.smap = self.plane = self._pfd = self.fleet = None
         self.tracks = {}
         self.collisions = 0
         self.written = None
         if self.mode == 'vehicle':
             sc = load_scenario(declare(self, 'scenario_file', 'default', 'Scenario YAML'))
-            if sc.vehicle_kind == 'multirotor':
+            n = fleet_size(sc, declare(
+                self, 'vehicles', 1, f'Vehicles summarized [-], 1..{MAX_FLEET}; 0 = as many as '
+                "the scenario's vehicles: list; 2 or more: each in /<vehicle_prefix><i>",
+                0, MAX_FLEET))
+            prefix = declare(self, 'vehicle_prefix', 'quad', 'Namespace prefix of a fleet')
+            if n > 1:
+                names = [member_name(prefix, i) for i in range(n)]
+                self.fleet = FleetJudge(names, member_scenarios(sc, n))
+                self._fleet_decs = [Decimator(self.sample_hz) for _ in names]
+                for i, name in enumerate(names):
+                    self.create_subscription(Odometry, f'/{name}/odom',
+                                             lambda msg, i=i: self._on_member(msg, i),
+                                             qos.SENSOR_SUB)
+                self.create_subscription(Collision, '/sim/collisions', self._on_collision, 100)
+            elif sc.vehicle_kind == 'multirotor':
+                sc = member_scenarios(sc, 1)[0]
                 self.judge = MissionJudge(sc)
             elif sc.vehicle_kind == 'plane':
                 self.plane = PlaneJudge(sc)
@@ -67,7 +86,8 @@ class SummaryNode(Node):
                                          self._on_pfd, qos.SENSOR_SUB)
             else:
                 self.track = boats.BoatTrack()
-            self.create_subscription(Odometry, 'odom', self._on_odom, qos.SENSOR_SUB)
+            if n == 1:
+                self.create_subscription(Odometry, 'odom', self._on_odom, qos.SENSOR_SUB)
         else:
             types = TypeTable.load(declare(self, 'types_file', 'usv_types.yaml', 'Type table'))
             cfg, _ = load_swarm_config(declare(self, 'sim_config', 'SimConfig.json',
@@ -106,6 +126,24 @@ class SummaryNode(Node):
         else:
             self.track.add(t_ns * 1e-9, p.x, p.y, speed)
 
+    def _on_member(self, msg: Odometry, i: int):
+        """A fleet vehicle's ground truth."""
+        t_ns = time_ns(msg.header.stamp)
+        if not self._fleet_decs[i].due(t_ns):
+            return
+        if not self._sampling:
+            self._first_sample(t_ns)
+        p, v = msg.pose.pose.position, msg.twist.twist.linear
+        self.fleet.add(i, t_ns * 1e-9, (p.x, p.y, p.z), math.sqrt(v.x * v.x + v.y * v.y
+                                                                    + v.z * v.z))
+
+    def _on_collision(self, msg: Collision):
+        t = time_ns(msg.header.stamp) * 1e-9
+        names = [m.name for m in self.fleet.members]
+        for name, other in ((msg.vehicle, msg.other), (msg.other, msg.vehicle)):
+            if name in names:
+                self.fleet.collision(names.index(name), t, other, msg.closing_speed)
+
     def _on_swarm(self, msg: SwarmState):
         t_ns = time_ns(msg.header.stamp)
         if not self.dec.due(t_ns):
@@ -127,11 +165,12 @@ class SummaryNode(Node):
         if self.written is not None:
             return self.written
         png = str(report_paths(self.out_dir, self.title)[1])
-        if self.judge is not None:
-            s = self.judge.summary(0.0)
+        if self.judge is not None or self.fleet is not None:
+            judge = self.judge or self.fleet
+            s = judge.summary(0.0)
             for k in ('wall_time_s', 'real_time_factor'):
                 s.pop(k, None)
-            self.judge.plot(png, self.title)
+            judge.plot(png, self.title)
         elif self.plane is not None:
             s = self.plane.summary()
             self.plane.plot(png, self.title)

@@ -3,7 +3,9 @@
 mode:=vehicle (sim_quad, sim_quad_hil, sim_imc): subscribes `odom` and publishes `path`
 (nav_msgs/Path, bounded) and `markers` (visualization_msgs/MarkerArray: the quad's body, arms
 and rotor discs coloured by spin direction, or the boat's hull; the scenario's mission items
-and planned path). mode:=swarm (sim_usv_swarm): subscribes `state` (SwarmState) and the
+and planned path). A fleet (vehicles >= 2): each vehicle's /<prefix><i>/odom and
+/<prefix><i>/path, its markers (marker namespaces <prefix><i>/...) and a name label on the
+one `markers` topic. mode:=swarm (sim_usv_swarm): subscribes `state` (SwarmState) and the
 latched `config` (an init from the UI) and publishes `markers`: hulls coloured by team (grey
 when out of action) with labels, bounded tracks, obstacles at their collision radius and the
 map bounds. Every marker is placed in the world frame (`map`) from the pose, so no TF is
@@ -23,8 +25,9 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from aerosim_msgs.msg import JsonData, SwarmState
 from sim_core.decimator import Decimator
+from sim_core.fleet import fleet_size, member_name, member_scenarios
 from sim_core.frames import euler_ned_to_quat, q_ned_frd_to_enu_flu
-from sim_core.scenario import load_scenario
+from sim_core.scenario import MAX_FLEET, load_scenario
 from sim_core.timeutil import NS_PER_S
 from sim_dynamics.core.swarm_config import json_object, load_swarm_config, parse_swarm_config
 from sim_dynamics.core.usv import BoatType
@@ -75,8 +78,9 @@ class VizNode(Node):
         super().__init__('viz_node')
         self.mode = declare_mode(self)
         self.frame = declare(self, 'world_frame_id', 'map', 'World frame of markers and paths')
-        self.dec = Decimator(declare(self, 'marker_rate_hz', 10.0,
-                                     'Marker and path rate [Hz] (sim time)', 0.1, 100.0))
+        self.marker_rate_hz = declare(self, 'marker_rate_hz', 10.0,
+                                      'Marker and path rate [Hz] (sim time)', 0.1, 100.0)
+        self.dec = Decimator(self.marker_rate_hz)
         max_points = declare(self, 'path_max_points', 2000, 'Points kept per path/track', 10,
                              100000)
         step = declare(self, 'path_min_step_m', 0.2, 'A path point every this distance [m]',
@@ -99,30 +103,50 @@ class VizNode(Node):
             f'{NS_PER_S / self.dec.period_ns:g} Hz (sim); TF '
             f'{"broadcast" if self.tf else "off (no tf2_ros here; markers need none)"}')
 
-    # --- one vehicle -------------------------------------------------------------------------
+    # --- one vehicle, or each of a fleet ------------------------------------------------------
     def _init_vehicle(self, scenario_file):
-        sc = load_scenario(scenario_file)
-        self.static = scene.mission_shapes(item_points(sc), [it.command for it in sc.mission],
-                                           size=30.0 if sc.vehicle_kind == 'plane' else 0.6) \
-            if sc.mission else []
-        if sc.vehicle_kind == 'multirotor':
-            # deferred: the multirotor model loads numba (its compiled kernel): boats need none
-            from sim_dynamics.core.multirotor import MultirotorParams
-            v = MultirotorParams.from_yaml(sc.vehicle_file)
-            rotors = [(r.position, r.direction) for r in v.rotors]
-            self.body = lambda p, q: scene.quad_shapes(rotors, p, q)
-        elif sc.vehicle_kind == 'plane':
-            self.body = scene.plane_shapes
-        else:
-            length = BoatType.from_yaml(sc.vehicle_file).length_m
-            self.body = lambda p, q: scene.boat_shapes(length, p, q)
-        self.track = scene.Track(*self.track_args)
-        self.path = Path()
-        self.path.header.frame_id = self.frame
-        self.pub_path = self.create_publisher(Path, 'path', qos.VIEW_PUB)
-        self.create_subscription(Odometry, 'odom', self._on_odom, qos.SENSOR_SUB)
+        requested = declare(self, 'vehicles', 1,
+                            f'Vehicles drawn [-], 1..{MAX_FLEET}; 0 = as many as the '
+                            "scenario's vehicles: list; 2 or more: each in /<vehicle_prefix><i>",
+                            0, MAX_FLEET)
+        prefix = declare(self, 'vehicle_prefix', 'quad', 'Namespace prefix of a fleet')
+        scenario = load_scenario(scenario_file)
+        n = fleet_size(scenario, requested)
+        self.views = []
+        for i, sc in enumerate(member_scenarios(scenario, n)):
+            name = member_name(prefix, i) if n > 1 else ''
+            ns = f'{name}/' if name else ''
+            view = _View(name, Decimator(self.marker_rate_hz) if n > 1 else self.dec)
+            view.static = scene.mission_shapes(
+                item_points(sc), [it.command for it in sc.mission], ns=f'{ns}mission',
+                size=30.0 if sc.vehicle_kind == 'plane' else 0.6) if sc.mission else []
+            body_ns = f'{ns}vehicle'
+            if sc.vehicle_kind == 'multirotor':
+                # deferred: the multirotor model loads numba (its compiled kernel): boats need
+                # none
+                from sim_dynamics.core.multirotor import MultirotorParams
+                v = MultirotorParams.from_yaml(sc.vehicle_file)
+                rotors = [(r.position, r.direction) for r in v.rotors]
+                view.body = lambda p, q, ns=body_ns, r=rotors: scene.quad_shapes(r, p, q, ns)
+            elif sc.vehicle_kind == 'plane':
+                view.body = lambda p, q, ns=body_ns: scene.plane_shapes(p, q, ns)
+            else:
+                length = BoatType.from_yaml(sc.vehicle_file).length_m
+                view.body = lambda p, q, ns=body_ns, n=length: scene.boat_shapes(n, p, q, ns)
+            view.track = scene.Track(*self.track_args)
+            view.path = Path()
+            view.path.header.frame_id = self.frame
+            view.pub_path = self.create_publisher(Path, f'/{ns}path' if name else 'path',
+                                                  qos.VIEW_PUB)
+            self.create_subscription(Odometry, f'/{ns}odom' if name else 'odom',
+                                     lambda msg, view=view: self._on_odom(msg, view),
+                                     qos.SENSOR_SUB)
+            self.views.append(view)
+        # one vehicle: its track, for the tests and tools that look at it
+        self.track = self.views[0].track
 
-    def _on_odom(self, msg: Odometry):
+    def _on_odom(self, msg: Odometry, view=None):
+        view = view or self.views[0]
         pose = msg.pose.pose
         p, o = pose.position, pose.orientation
         t = time_ns(msg.header.stamp)
@@ -133,18 +157,22 @@ class VizNode(Node):
             set_vec3(tr.transform.translation, (p.x, p.y, p.z))
             tr.transform.rotation = o
             self.tf.sendTransform(tr)
-        if self.track.add(t * 1e-9, (p.x, p.y, p.z)):
+        if view.track.add(t * 1e-9, (p.x, p.y, p.z)):
             ps = PoseStamped()
             ps.header = msg.header
             ps.pose = pose
-            self.path.poses.append(ps)
-            if len(self.path.poses) > self.track.points.maxlen:
-                del self.path.poses[0]
-        if not self.dec.due(t):
+            view.path.poses.append(ps)
+            if len(view.path.poses) > view.track.points.maxlen:
+                del view.path.poses[0]
+        if not view.dec.due(t):
             return
-        self.path.header.stamp = msg.header.stamp
-        self.pub_path.publish(self.path)
-        shapes = self.body((p.x, p.y, p.z), (o.w, o.x, o.y, o.z)) + self.static
+        view.path.header.stamp = msg.header.stamp
+        view.pub_path.publish(view.path)
+        shapes = view.body((p.x, p.y, p.z), (o.w, o.x, o.y, o.z)) + view.static
+        if view.name:
+            shapes.append(scene.Shape(f'{view.name}/label', 0, 'text_view_facing',
+                                      (p.x, p.y, p.z + 0.8), scale=(0.0, 0.0, 0.4),
+                                      color=(1.0, 1.0, 1.0, 1.0), text=view.name))
         self._publish(shapes, msg.header.stamp)
 
     # --- a swarm -----------------------------------------------------------------------------
@@ -207,6 +235,15 @@ class VizNode(Node):
         arr.markers += [to_marker(s, self.frame, stamp) for s in shapes]
         self.pub_markers.publish(arr)
         self.published += 1
+
+
+class _View:
+    """What is drawn of one vehicle: body, mission, track, path (publisher)."""
+
+    def __init__(self, name: str, dec: Decimator):
+        """name: the vehicle's namespace in a fleet, '' for the one vehicle."""
+        self.name, self.dec = name, dec
+        self.static, self.body, self.track, self.path, self.pub_path = [], None, None, None, None
 
 
 def main(args=None):
