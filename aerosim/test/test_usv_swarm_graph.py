@@ -226,7 +226,9 @@ def test_garbage_is_counted_by_kind_and_changes_nothing(procs, ros_context):
 def test_tcp_transport_carries_the_same_commands_one_per_line(procs):
     port = free_ports(2)
     start_graph(procs, port, port + 1, transport='tcp')
-    sock = tcp_client(port, 1.0)
+    # replies are waited for, not timed: an init is processed by two nodes over DDS, which
+    # takes seconds on a loaded machine
+    sock = tcp_client(port, 30.0 * DEADLINE_SCALE)
     f = sock.makefile('rb')
     cfg = sample()
     # one init split over two writes, then 26 and 22 in one write: lines are reassembled
