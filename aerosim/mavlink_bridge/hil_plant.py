@@ -27,24 +27,17 @@ from sim_dynamics.dynamics_node import DynamicsNode
 from sim_ros.run import run_node
 
 
-def compose_with(make_model, sink: str):
-    """A time-source model node and the bridge, connected; returns (bridge, model).
+def attach_bridge(model, sink: str, member: int = 0, **node_kw) -> MavlinkBridge:
+    """A bridge for vehicle member of the model node: its states in, its answers out.
 
-    make_model() builds the model node with direct commands; sink: its method taking the
-    bridge's answers (command, stamp_ns). run_node destroys them in this order: the bridge
-    first, which stops and joins its reader threads; they call into the model node (each
-    answer steps it), so none may still be inside it while its publishers are destroyed and
-    rclpy shuts down.
+    sink: the model's method taking the answers (command, stamp_ns[, member]); node_kw: the
+    bridge node's namespace and parameter_overrides (a fleet's vehicle).
     """
-    model = make_model()
-    try:
-        bridge = MavlinkBridge(direct_state=True)
-    except BaseException:
-        model.destroy_node()
-        raise
-    model.add_state_listener(bridge.on_state)
-    bridge.command_sink = getattr(model, sink)
-    return bridge, model
+    bridge = MavlinkBridge(direct_state=True, **node_kw)
+    model.add_state_listener(bridge.on_state, member)
+    fn = getattr(model, sink)
+    bridge.command_sink = fn if not node_kw else (lambda cmd, t_ns: fn(cmd, t_ns, member))
+    return bridge
 
 
 def _link_base(node) -> dict:
@@ -60,35 +53,39 @@ def _link_base(node) -> dict:
                       'fc_system_id')}
 
 
-def compose():
-    """dynamics_node and its bridge(s); returns (bridge, ..., dynamics)."""
-    dyn = DynamicsNode(direct_commands=True)
-    if not dyn.fleet:
-        try:
-            bridge = MavlinkBridge(direct_state=True)
-        except BaseException:
-            dyn.destroy_node()
-            raise
-        dyn.add_state_listener(bridge.on_state)
-        bridge.command_sink = dyn.apply_command
-        return bridge, dyn
+def compose_with(make_model, sink: str):
+    """A time-source model node and its bridge(s), connected; returns (bridge, ..., model).
+
+    make_model() builds the model node with direct commands; sink: its method taking the
+    bridge's answers. A fleet's model (vehicles) gets one bridge per vehicle, each in the
+    vehicle's namespace with the links of its instance (member_ports from vehicle 0's). run_node
+    destroys them in this order: the bridges first, which stop and join their reader threads;
+    they call into the model node (each answer steps it), so none may still be inside it
+    while its publishers are destroyed and rclpy shuts down.
+    """
+    model = make_model()
     bridges = []
     try:
-        base = _link_base(dyn)
-        for i, v in enumerate(dyn.vehicles):
-            over = dict(member_ports(i, **base), vehicles=len(dyn.vehicles), vehicle_index=i)
-            b = MavlinkBridge(direct_state=True, namespace='/' + v.name,
-                              parameter_overrides=[Parameter(k, value=x)
-                                                   for k, x in over.items()])
-            bridges.append(b)
-            dyn.add_state_listener(b.on_state, i)
-            b.command_sink = (lambda cmd, t_ns, i=i: dyn.apply_command(cmd, t_ns, i))
+        if getattr(model, 'fleet', False):
+            base = _link_base(model)
+            for i, v in enumerate(model.vehicles):
+                over = dict(member_ports(i, **base), vehicles=len(model.vehicles),
+                            vehicle_index=i)
+                bridges.append(attach_bridge(
+                    model, sink, i, namespace='/' + v.name,
+                    parameter_overrides=[Parameter(k, value=x) for k, x in over.items()]))
+        else:
+            bridges.append(attach_bridge(model, sink))
     except BaseException:
-        for b in bridges + [dyn]:
-            b.destroy_node()
+        for n in bridges + [model]:
+            n.destroy_node()
         raise
-    # run_node destroys them in this order: the bridges (and their reader threads) first
-    return tuple(bridges) + (dyn,)
+    return tuple(bridges) + (model,)
+
+
+def compose():
+    """dynamics_node and its bridge(s) (one per vehicle); returns (bridge, ..., dynamics)."""
+    return compose_with(lambda: DynamicsNode(direct_commands=True), 'apply_command')
 
 
 def main(args=None):

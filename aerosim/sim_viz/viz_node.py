@@ -122,8 +122,7 @@ class VizNode(Node):
                 size=30.0 if sc.vehicle_kind == 'plane' else 0.6) if sc.mission else []
             body_ns = f'{ns}vehicle'
             if sc.vehicle_kind == 'multirotor':
-                # deferred: the multirotor model loads numba (its compiled kernel): boats need
-                # none
+                # deferred: the multirotor model loads numba (its kernel): boats need none
                 from sim_dynamics.core.multirotor import MultirotorParams
                 v = MultirotorParams.from_yaml(sc.vehicle_file)
                 rotors = [(r.position, r.direction) for r in v.rotors]

@@ -145,7 +145,8 @@ def test_the_graph_starts_one_fc_per_vehicle_on_the_ports_its_bridge_uses():
     assert plant.parameters['fc_system_id'] == 2
     assert not [n for n in px4 if n.name == 'builtin_fc']
     single = resolve(get_graph('sim_quad_hil'), {})
-    assert [n.namespace for n in single] == ['/quad', '/quad']       # one vehicle: as before
+    assert {n.namespace for n in single} == {'/quad'}                # one vehicle: as before
+    assert 'vehicles' not in next(n for n in single if n.name == 'hil_plant').parameters
 
 
 @pytest.mark.parametrize('overrides, message', [
@@ -276,6 +277,61 @@ def test_the_fleet_judge_ends_a_vehicle_whose_fc_is_lost_and_waits_for_the_other
     assert s['vehicles']['quad1']['fc_lost_at_s'] == 12.0
     assert s['vehicles']['quad0']['collisions'] == [{'t_s': 3.0, 'with': 'quad1',
                                                      'speed_mps': 2.5}]
+
+
+@pytest.mark.graph
+def test_the_fleet_node_resolves_contacts_and_reports_them_on_sim_collisions(ros_context,
+                                                                           monkeypatch):
+    """Contacts in the node: two quads bounce off each other, then both hit the ground.
+
+    The fleet scenario's first two, set on a collision course 5 m up with the motors off;
+    each contact is one Collision message on /sim/collisions.
+    """
+    from rclpy.node import Node
+    from rclpy.parameter import Parameter
+
+    from aerosim_msgs.msg import Collision
+    from sim_dynamics.dynamics_node import DynamicsNode
+
+    from conftest import probe_node, spin_for
+    rclpy, ctx = ros_context
+    original = Node.__init__
+
+    def init(self, name, **kw):
+        kw.setdefault('context', ctx)
+        kw.setdefault('parameter_overrides', [
+            Parameter('scenario_file', value='fleet'), Parameter('vehicles', value=2),
+            Parameter('start_paused', value=True)])
+        original(self, name, **kw)
+    monkeypatch.setattr(Node, '__init__', init)
+    node = DynamicsNode(direct_commands=True)
+    monkeypatch.setattr(Node, '__init__', original)
+    probe, ex = probe_node(ros_context, 'collision_probe')
+    got = []
+    probe.create_subscription(Collision, '/sim/collisions', got.append, 100)
+    try:
+        a, b = node.vehicles
+        assert [a.name, b.name] == ['quad0', 'quad1']
+        a.model.reset(p_enu=(-0.5, 0.0, 5.0), v_enu=(2.0, 0.0, 0.0))
+        b.model.reset(p_enu=(0.3, 0.0, 5.0), v_enu=(-2.0, 0.0, 0.0))
+        a.airborne = b.airborne = True
+        spin_for(probe, ex, 1.0)                   # the subscription matched
+        with node._step_lock:
+            for _ in range(400):                   # 1.6 s: the fall from 5 m takes ~1 s
+                node._step_once()
+        assert spin_for(probe, ex, 2.0) is None and len(got) == 3, got
+        touch = got[0]
+        assert (touch.vehicle, touch.other) == ('quad0', 'quad1')
+        assert touch.closing_speed == pytest.approx(4.0, abs=0.2)
+        assert -0.2 < touch.position.x < 0.0 and touch.position.z > 4.5
+        assert a.model.raw[3] < 0.0 < b.model.raw[3]          # they bounced apart
+        assert sorted((m.vehicle, m.other) for m in got[1:]) == [('quad0', 'ground'),
+                                                                  ('quad1', 'ground')]
+        assert all(m.closing_speed > 9.0 for m in got[1:])   # ~sqrt(2 g 5 m) = 9.9 m/s
+        assert node.collisions == 3
+    finally:
+        probe.destroy_node()
+        node.destroy_node()
 
 
 # --- the graph -----------------------------------------------------------------------------------

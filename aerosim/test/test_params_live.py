@@ -37,6 +37,11 @@ def graph_nodes(name, args):
     """Fully qualified names of the ROS nodes the graph starts (a composed process: both)."""
     out = []
     for r in resolve(get_graph(name), args):
+        if r.module == 'mavlink_bridge.hil_plant' and 'vehicles' in r.parameters:
+            # a fleet's plant: the time source in the root namespace, a bridge per vehicle
+            out += ['/dynamics_node'] + [f'/{r.parameters["vehicle_prefix"]}{i}/mavlink_bridge'
+                                         for i in range(r.parameters['vehicles'])]
+            continue
         names = {'mavlink_bridge.hil_plant': ('dynamics_node', 'mavlink_bridge'),
                  'mavlink_bridge.plane_plant': ('plane_node', 'mavlink_bridge')}.get(
                      r.module, (r.name,))
@@ -47,6 +52,7 @@ def graph_nodes(name, args):
 GRAPHS = {
     'sim_quad': {'foxglove': 'true'},
     'sim_quad_hil': {'report': 'true'},
+    'sim_quad_hil_fleet': {'report': 'true', 'vehicles': '2'},
     'sim_plane': {},
     'sim_plane_hil': {},
     'sim_imc': {},
@@ -57,20 +63,23 @@ GRAPHS = {
 @pytest.mark.parametrize('graph', sorted(GRAPHS))
 def test_every_parameter_of_every_node_is_live_or_refused(graph, procs, ros_context, tmp_path):
     args = dict(GRAPHS[graph], output_dir=str(tmp_path), summary='true')
-    port = free_ports(2)
+    port = free_ports(4)
     args.update({'sim_quad': {'foxglove_port': str(port)},
                  'sim_quad_hil': {'bind': f'127.0.0.1:{port}',
                                   'fc_address': f'127.0.0.1:{port + 1}'},
+                 'sim_quad_hil_fleet': {'bind': f'127.0.0.1:{port}',
+                                        'fc_address': f'127.0.0.1:{port + 1}'},
                  'sim_plane': {'foxglove': 'true', 'foxglove_port': str(port)},
                  'sim_plane_hil': {'bind': f'127.0.0.1:{port}',
                                    'fc_address': f'127.0.0.1:{port + 1}'},
                  'sim_imc': {'imc_bind': f'127.0.0.1:{port}'},
                  'sim_usv_swarm': {'ui_bind': f'127.0.0.1:{port}',
                                    'ui_address': f'127.0.0.1:{port + 1}'}}[graph])
-    cmd = [sys.executable, '-m', 'sim_launch.cli', 'launch', graph] + \
+    graph_name = graph.replace('_fleet', '')
+    cmd = [sys.executable, '-m', 'sim_launch.cli', 'launch', graph_name] + \
         [f'{k}:={v}' for k, v in args.items()]
     run = procs.start(cmd)
-    expected = graph_nodes(graph, args)
+    expected = graph_nodes(graph_name, args)
     node, ex = probe_node(ros_context, f'param_probe_{graph}')
 
     def all_up():
@@ -98,6 +107,17 @@ def test_every_parameter_of_every_node_is_live_or_refused(graph, procs, ros_cont
         assert refused == [p.name for p in fixed], (fqn, [(p.name, r.successful, r.reason)
                                                          for p, r in zip(fixed, results)])
         checked += len(fixed)
+        if graph.endswith('_fleet') and fqn.startswith('/quad1/'):
+            # vehicle 1's nodes say the links they use: its instance's, not vehicle 0's
+            got = dict(zip(names, values))
+            if short == 'mavlink_bridge':
+                assert got['bind'].string_value == f'127.0.0.1:{port + 2}'
+                assert got['fc_address'].string_value == f'127.0.0.1:{port + 3}'
+                assert got['vehicle_index'].integer_value == 1
+                assert got['fc_system_id'].integer_value == 2
+            else:
+                assert got['bind'].string_value == f'127.0.0.1:{port + 3}'
+                assert got['system_id'].integer_value == 2
     assert checked >= 10
     assert run.poll() is None, procs.output(run)[-3000:]
 

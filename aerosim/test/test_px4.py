@@ -27,6 +27,7 @@ from sim_core.scenario import MissionItem
 from sim_ros import qos
 
 from conftest import (
+    DEADLINE_SCALE,
     PKG_DIR,
     UdpPeer,
     free_ports,
@@ -210,11 +211,11 @@ def test_px4_refuses_to_arm_in_mission_mode_without_a_mission_and_autostart_give
 
 # --- graph tests ----------------------------------------------------------------------------
 
-def px4_peer(procs, sim_port, mav_port, remote_port, airframe='quad'):
+def px4_peer(procs, sim_port, mav_port, remote_port, airframe='quad', sysid=1):
     return procs.start([sys.executable, os.path.join(HERE, 'px4_sitl.py'),
                         '--sim-port', str(sim_port), '--mavlink-port', str(mav_port),
-                        '--mavlink-remote', str(remote_port), '--airframe', airframe],
-                       cwd=str(PKG_DIR))
+                        '--mavlink-remote', str(remote_port), '--airframe', airframe,
+                        '--sysid', str(sysid)], cwd=str(PKG_DIR))
 
 
 def report_of(text):
@@ -247,6 +248,34 @@ def test_px4_flies_the_mission_served_on_its_instance_link(procs, tmp_path):
     # sequence numbers: nothing lost on either link, counted as MAVProxy does
     assert r['sim_lost'] == 0 and r['mav_lost'] == 0 and r['mav_frames'] > 5
     assert r['arm_denied'] == 0 and r['start_denied'] == 0
+
+
+def test_two_px4_instances_fly_a_fleet_each_on_its_own_instance_ports(procs, tmp_path):
+    """A fleet of two PX4 instances: vehicle i is PX4 instance i (px4 -i i).
+
+    TCP 4560 + i, its payload link 14280 + i (remote 14030 + i), system id i + 1, as
+    px4-rc.mavlink and rcS set them; here every base port is the test's, moved by i the same
+    way.
+    """
+    tcp, mav, rem = free_ports(2), free_ports(2), free_ports(2)
+    peers = [px4_peer(procs, tcp + i, mav + i, rem + i, sysid=i + 1) for i in range(2)]
+    cmd = [sys.executable, '-m', 'sim_launch.cli', 'launch', 'sim_quad_hil', 'fc:=px4',
+           'vehicles:=2', 'report:=true', 'time_scale:=0', f'output_dir:={tmp_path}',
+           f'tcp_bind:=127.0.0.1:{tcp}', f'mission_link:=127.0.0.1:{mav}',
+           f'mission_bind:=127.0.0.1:{rem}', 'sensor_topics:=false']
+    run = procs.start(cmd)
+    lines = output_lines(run)
+    assert run.wait(300 * DEADLINE_SCALE) == 0, ''.join(lines[-60:])
+    s = json.loads((tmp_path / 'sim_quad_hil_summary.json').read_text())
+    assert s['vehicles_complete'] == 2, s
+    out = ''.join(lines)
+    for i in range(2):
+        assert f'[quad{i}.mavlink_bridge]: serving flight controller {i + 1}:1' in out
+    for i, peer in enumerate(peers):
+        assert peer.wait(30) == 0
+        r = report_of(procs.text(peer))
+        assert r['mission_accepted'] == 1 and r['done'] == 1, (i, r)
+        assert r['answers'] == r['hil_sensor'] > 1000 and r['sim_lost'] == 0
 
 
 def test_px4_plane_flies_the_circuit_served_on_its_instance_link(procs, tmp_path):
