@@ -69,11 +69,17 @@ def compose_with(make_model, sink: str):
         if getattr(model, 'fleet', False):
             base = _link_base(model)
             for i, v in enumerate(model.vehicles):
+                # no polling for the FC's answer: N readers and N FCs share the cores
                 over = dict(member_ports(i, **base), vehicles=len(model.vehicles),
-                            vehicle_index=i)
+                            vehicle_index=i, spin_wait_us=0)
                 bridges.append(attach_bridge(
                     model, sink, i, namespace='/' + v.name,
                     parameter_overrides=[Parameter(k, value=x) for k, x in over.items()]))
+            if model.fleet_start_timeout_s > 0.0:
+                # the vehicles start together: time begins once every FC is heard
+                model.hold_start(lambda: ['/' + v.name for v, b in zip(model.vehicles, bridges)
+                                          if b.core.flight_controller() is None],
+                                 model.fleet_start_timeout_s)
         else:
             bridges.append(attach_bridge(model, sink))
     except BaseException:

@@ -68,6 +68,11 @@ class DynamicsNode(SimTimeNode):
                             'namespace /<vehicle_prefix><i>', 0, MAX_FLEET)
         prefix = declare(self, 'vehicle_prefix', 'quad',
                          'Namespace prefix of the vehicles of a fleet (quad -> /quad0, /quad1)')
+        self.fleet_start_timeout_s = declare(
+            self, 'fleet_start_timeout_s', 60.0,
+            "A fleet in HIL (hil_plant): sim time stays at 0 until every vehicle's flight "
+            'controller is heard, at most this long [s] (wall); then it starts without the '
+            'missing ones. 0 = start at once', 0.0, 3600.0)
         self.scenario = load_scenario(self.cfg.scenario_file)
         if self.scenario.vehicle_kind != 'multirotor':
             raise ConfigError(f'scenario {self.scenario.name}: vehicle.kind is '

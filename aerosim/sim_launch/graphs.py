@@ -69,12 +69,12 @@ class Computed:
 
 @dataclass(frozen=True)
 class PerVehicle:
-    """A parameter value of the node of vehicle i of a fleet: fn(argument values, i).
+    """A parameter value of the node of vehicle i of n: fn(argument values, i, n).
 
-    i is 0 for the one vehicle of a graph that is not a fleet. None leaves it out.
+    i = 0, n = 1 for the one vehicle of a graph that is not a fleet. None leaves it out.
     """
 
-    fn: Callable[[dict, int], object]
+    fn: Callable[[dict, int, int], object]
 
 
 Value = Union[str, int, float, bool, Arg, ConfigFile, PackageFile, Computed, PerVehicle]
@@ -327,7 +327,7 @@ MAVLINK_BRIDGE = NodeSpec(
 
 def _vehicle_port(arg: str, per_vehicle: int):
     """The address of launch argument arg for vehicle i: its port + per_vehicle x i."""
-    return PerVehicle(lambda v, i: offset_port(v[arg], per_vehicle * i))
+    return PerVehicle(lambda v, i, n: offset_port(v[arg], per_vehicle * i))
 
 
 BUILTIN_FC = NodeSpec(
@@ -337,7 +337,10 @@ BUILTIN_FC = NodeSpec(
     # and system id i + 1, as PX4 instance i
     parameters=(('bind', _vehicle_port('fc_address', 2)),
                 ('sim_address', _vehicle_port('bind', 2)),
-                ('system_id', PerVehicle(lambda v, i: i + 1 if i else None)),
+                ('system_id', PerVehicle(lambda v, i, n: i + 1 if i else None)),
+                # N FCs and the plant on a few cores: polling for frames steals the CPU the
+                # others compute with (N = 2: in-flight RTF 2.4 polling, 4.2 not)
+                ('spin_wait_us', PerVehicle(lambda v, i, n: 0 if n > 1 else None)),
                 ('realtime_priority', Arg('realtime_priority', 'int'))))
 
 FLIGHT_REPORT = NodeSpec(
@@ -655,7 +658,7 @@ def resolve(graph: Graph, overrides: dict = None) -> Tuple[ResolvedNode, ...]:
         if isinstance(v, Computed):
             return v.fn(values)
         if isinstance(v, PerVehicle):
-            return v.fn(values, index)
+            return v.fn(values, index, n)
         return v
 
     out = []

@@ -163,6 +163,7 @@ class SimTimeNode(Node):
         self._rtf = 0.0
         self._timer = None
         self._rt_applied = 0            # SCHED_FIFO priority given to the executor thread
+        self._hold = None               # (missing() -> names, timeout_s, since, next check)
 
     def _start_time(self):
         """Serve /sim/*, start the stepping and status timers, publish the initial state."""
@@ -187,6 +188,40 @@ class SimTimeNode(Node):
     def add_state_listener(self, fn, member: int = 0) -> None:
         """Call fn(state_arrays(member)) after every step (composition, same process)."""
         self.state_listeners.append((member, fn))
+
+    def hold_start(self, missing, timeout_s: float) -> None:
+        """Keep sim time at 0 until every vehicle's controller is heard, or for timeout_s.
+
+        missing(): the vehicles whose controller is not heard yet. After timeout_s wall
+        seconds the clock starts without them (logged); they join when theirs answers. A
+        fleet's vehicles start together, as Gazebo waits for each PX4 instance to connect: a
+        controller whose process starts late would otherwise begin its mission many sim
+        seconds after the others, and their paths would cross at other times than planned.
+        """
+        self._hold = (missing, timeout_s, self._now(), 0.0)
+        self._message = "waiting for every vehicle's controller"
+
+    def _holding(self, now: float) -> bool:
+        """True while the start is held (checked every 50 ms; caller holds the step lock)."""
+        missing_fn, timeout_s, since, next_check = self._hold
+        if now < next_check:
+            return True
+        missing = missing_fn()
+        if missing and now - since < timeout_s:
+            self._hold = (missing_fn, timeout_s, since, now + 0.05)
+            return True
+        self._hold = None
+        if missing:
+            self.get_logger().warning(
+                f'starting without {", ".join(missing)}: no controller heard within '
+                f'{timeout_s:g} s; they join when theirs answers')
+            self._message = f'started without {", ".join(missing)}'
+        else:
+            self.get_logger().info(f"every vehicle's controller heard after {now - since:.1f} "
+                                   's: the clock starts')
+            self._message = 'every controller heard: started'
+        self._publish_status()
+        return False
 
     def member_name(self, member: int) -> str:
         """The vehicle of a lockstep member, for log lines."""
@@ -231,6 +266,8 @@ class SimTimeNode(Node):
         """
         if self._stepping:
             return          # re-entered from a state listener: the outer loop continues
+        if self._hold is not None and self._holding(self._now()):
+            return          # a fleet's start: not every controller heard yet
         if self._unpublished and not self._publish_pending():
             return          # subscribers still full: do not integrate further (backpressure)
         self._stepping = True

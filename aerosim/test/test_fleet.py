@@ -137,6 +137,7 @@ def test_the_graph_starts_one_fc_per_vehicle_on_the_ports_its_bridge_uses():
         assert fc.parameters['sim_address'] == ports['bind']
         assert fc.parameters.get('system_id', 1) == ports['fc_system_id']
         assert not fc.essential          # one FC dying does not stop the others
+        assert fc.parameters['spin_wait_us'] == 0        # N FCs: none polls a core away
     report = next(n for n in nodes if n.name == 'flight_report')
     assert report.parameters['vehicles'] == 3 and report.supervisor
     px4 = resolve(get_graph('sim_quad_hil'), {'vehicles': '2', 'fc': 'px4', 'px4_instance': '1'})
@@ -279,6 +280,60 @@ def test_the_fleet_judge_ends_a_vehicle_whose_fc_is_lost_and_waits_for_the_other
                                                      'speed_mps': 2.5}]
 
 
+def fleet_node(ros_context, monkeypatch, **params):
+    """dynamics_node in this process and the test's context: the fleet scenario's 2 quads."""
+    from rclpy.node import Node
+    from rclpy.parameter import Parameter
+
+    from sim_dynamics.dynamics_node import DynamicsNode
+    _, ctx = ros_context
+    original = Node.__init__
+    over = [Parameter('scenario_file', value='fleet'), Parameter('vehicles', value=2)] + [
+        Parameter(k, value=v) for k, v in params.items()]
+
+    def init(self, name, **kw):
+        kw.setdefault('context', ctx)
+        kw.setdefault('parameter_overrides', over)
+        original(self, name, **kw)
+    monkeypatch.setattr(Node, '__init__', init)
+    try:
+        return DynamicsNode(direct_commands=True)
+    finally:
+        monkeypatch.setattr(Node, '__init__', original)
+
+
+@pytest.mark.graph
+def test_a_fleet_clock_waits_for_every_controller_then_starts_without_the_missing(
+        ros_context, monkeypatch):
+    node = fleet_node(ros_context, monkeypatch, time_scale=0.0)
+    missing = ['/quad0', '/quad1']
+    try:
+        node.hold_start(lambda: list(missing), 0.6)
+        with node._step_lock:
+            node._run_steps()
+            assert node.clock.steps == 0                  # nobody heard: time stays at 0
+            missing.remove('/quad0')
+            time.sleep(0.1)
+            node._run_steps()
+            assert node.clock.steps == 0                  # /quad1 still missing
+            time.sleep(0.6)                               # its timeout passes
+            node._run_steps()
+            assert node.clock.steps > 0 and node._message == 'started without /quad1'
+        node2 = fleet_node(ros_context, monkeypatch, time_scale=0.0)
+        heard = []
+        node2.hold_start(lambda: [] if heard else ['/quad1'], 60.0)
+        with node2._step_lock:
+            node2._run_steps()
+            assert node2.clock.steps == 0
+            heard.append(1)
+            time.sleep(0.06)                              # the next check is 50 ms on
+            node2._run_steps()
+            assert node2.clock.steps > 0 and 'every controller heard' in node2._message
+        node2.destroy_node()
+    finally:
+        node.destroy_node()
+
+
 @pytest.mark.graph
 def test_the_fleet_node_resolves_contacts_and_reports_them_on_sim_collisions(ros_context,
                                                                            monkeypatch):
@@ -287,25 +342,10 @@ def test_the_fleet_node_resolves_contacts_and_reports_them_on_sim_collisions(ros
     The fleet scenario's first two, set on a collision course 5 m up with the motors off;
     each contact is one Collision message on /sim/collisions.
     """
-    from rclpy.node import Node
-    from rclpy.parameter import Parameter
-
     from aerosim_msgs.msg import Collision
-    from sim_dynamics.dynamics_node import DynamicsNode
 
     from conftest import probe_node, spin_for
-    rclpy, ctx = ros_context
-    original = Node.__init__
-
-    def init(self, name, **kw):
-        kw.setdefault('context', ctx)
-        kw.setdefault('parameter_overrides', [
-            Parameter('scenario_file', value='fleet'), Parameter('vehicles', value=2),
-            Parameter('start_paused', value=True)])
-        original(self, name, **kw)
-    monkeypatch.setattr(Node, '__init__', init)
-    node = DynamicsNode(direct_commands=True)
-    monkeypatch.setattr(Node, '__init__', original)
+    node = fleet_node(ros_context, monkeypatch, start_paused=True)
     probe, ex = probe_node(ros_context, 'collision_probe')
     got = []
     probe.create_subscription(Collision, '/sim/collisions', got.append, 100)
@@ -369,6 +409,40 @@ def test_three_builtin_fcs_fly_three_missions_in_one_simulation(procs, tmp_path)
     # one clock: the three missions end at different sim times of the same run
     ends = [v[f'quad{i}']['reached_at_s'][-1] for i in range(3)]
     assert len(set(ends)) == 3 and max(ends) <= s['sim_time_s'] + 1e-6
+
+
+@pytest.mark.graph
+def test_a_late_flight_controller_holds_the_fleet_at_t0_and_all_start_together(procs,
+                                                                             tmp_path):
+    """A fleet's clock starts when its last FC is heard: the vehicles take off together.
+
+    Two copies of the default mission, FCs started by the test, the second 4 s late: sim time
+    waits for it (without the hold the first would have flown ~20 s of sim alone).
+    """
+    port = free_ports(4)
+    run = procs.start([sys.executable, '-m', 'sim_launch.cli', 'launch', 'sim_quad_hil',
+                       'vehicles:=2', 'fc:=external', 'report:=true', 'time_scale:=0',
+                       'sensor_topics:=false', f'bind:=127.0.0.1:{port}',
+                       f'fc_address:=127.0.0.1:{port + 1}', f'output_dir:={tmp_path}'])
+    fcs = []
+    for i in range(2):
+        fcs.append(procs.node('mavlink_bridge.fc.fc_node', 'builtin_fc', {
+            'bind': f'127.0.0.1:{port + 1 + 2 * i}', 'sim_address': f'127.0.0.1:{port + 2 * i}',
+            'system_id': i + 1}, ns=f'/quad{i}'))
+        if i == 0:
+            assert wait_line(run.lines, 'serving flight controller 1:1', 60.0 * DEADLINE_SCALE,
+                             [run]), ''.join(run.lines)[-3000:]
+            time.sleep(4.0)
+    rc = finished(run, 150.0 * DEADLINE_SCALE)
+    out = ''.join(run.lines)
+    assert rc == 0, out[-4000:]
+    waited = float(re.search(r'controller heard after ([0-9.]+) s', out).group(1))
+    assert waited >= 4.0
+    s = json.loads((tmp_path / 'sim_quad_hil_summary.json').read_text())
+    v = s['vehicles']
+    assert v['quad0']['result'] == v['quad1']['result'] == 'complete'
+    # the same mission, the same start: the takeoffs end within a second of sim time
+    assert abs(v['quad0']['reached_at_s'][0] - v['quad1']['reached_at_s'][0]) < 1.0
 
 
 @pytest.mark.graph

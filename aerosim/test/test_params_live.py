@@ -115,6 +115,7 @@ def test_every_parameter_of_every_node_is_live_or_refused(graph, procs, ros_cont
                 assert got['fc_address'].string_value == f'127.0.0.1:{port + 3}'
                 assert got['vehicle_index'].integer_value == 1
                 assert got['fc_system_id'].integer_value == 2
+                assert got['spin_wait_us'].integer_value == 0
             else:
                 assert got['bind'].string_value == f'127.0.0.1:{port + 3}'
                 assert got['system_id'].integer_value == 2
