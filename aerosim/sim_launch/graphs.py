@@ -351,14 +351,23 @@ FLIGHT_REPORT = NodeSpec(
     parameters=(('scenario_file', Arg('scenario')), ('output_dir', Arg('output_dir')),
                 ('title', 'sim_quad_hil')))
 
-HIL_PLANT = NodeSpec(
-    name='hil_plant', executable='hil_plant', module='mavlink_bridge.hil_plant',
-    params_file=('dynamics_params',) + MAVLINK_BRIDGE.params_file, use_sim_time=False,
-    rename=False, condition=('composition', 'plant'), fleet=ONE,
-    parameters=DYNAMICS.parameters + tuple(
-        p for p in MAVLINK_BRIDGE.parameters if p not in DYNAMICS.parameters)
-    # the bridge publishes the sensor topics from the samples it sends (no sensors_node)
-    + (('sensor_topics', Arg('sensor_topics', 'bool')),))
+
+def plant(name: str, model: NodeSpec, params_file, **kw) -> NodeSpec:
+    """The composition of a model node and the bridge in one process (composition:=plant).
+
+    Its parameters are both nodes' (rcl gives every -p to every node of the process); the
+    bridge publishes the sensor topics from the samples it sends (no sensors_node).
+    """
+    return NodeSpec(
+        name=name, executable=name, module=f'mavlink_bridge.{name}', params_file=params_file,
+        use_sim_time=False, rename=False, condition=('composition', 'plant'),
+        parameters=model.parameters + tuple(
+            p for p in MAVLINK_BRIDGE.parameters if p not in model.parameters)
+        + (('sensor_topics', Arg('sensor_topics', 'bool')),), **kw)
+
+
+HIL_PLANT = plant('hil_plant', DYNAMICS, ('dynamics_params',) + MAVLINK_BRIDGE.params_file,
+                  fleet=ONE)
 
 SIM_QUAD_HIL = Graph(
     name='sim_quad_hil',
@@ -431,13 +440,7 @@ SIM_PLANE = Graph(
     + view_nodes('vehicle', (('scenario_file', Arg('scenario')),), (('report', 'false'),)),
 )
 
-PLANE_PLANT = NodeSpec(
-    name='plane_plant', executable='plane_plant', module='mavlink_bridge.plane_plant',
-    params_file=MAVLINK_BRIDGE.params_file, use_sim_time=False, rename=False,
-    condition=('composition', 'plant'),
-    parameters=PLANE.parameters + tuple(
-        p for p in MAVLINK_BRIDGE.parameters if p not in PLANE.parameters)
-    + (('sensor_topics', Arg('sensor_topics', 'bool')),))
+PLANE_PLANT = plant('plane_plant', PLANE, MAVLINK_BRIDGE.params_file)
 
 SIM_PLANE_HIL = Graph(
     name='sim_plane_hil',

@@ -218,6 +218,15 @@ def px4_peer(procs, sim_port, mav_port, remote_port, airframe='quad', sysid=1):
                         '--sysid', str(sysid)], cwd=str(PKG_DIR))
 
 
+def px4_graph(procs, graph, tmp_path, tcp, mav, remote, *extra):
+    """Launch graph with fc:=px4 on the test's ports; (process, its output lines)."""
+    run = procs.start([sys.executable, '-m', 'sim_launch.cli', 'launch', graph, 'fc:=px4',
+                       'report:=true', 'time_scale:=0', f'output_dir:={tmp_path}',
+                       f'tcp_bind:=127.0.0.1:{tcp}', f'mission_link:=127.0.0.1:{mav}',
+                       f'mission_bind:=127.0.0.1:{remote}', 'sensor_topics:=false', *extra])
+    return run, output_lines(run)
+
+
 def report_of(text):
     line = next(x for x in text.splitlines() if x.startswith('PX4SITL hil_sensor='))
     return {k: int(v) for k, v in re.findall(r'(\w+)=(\d+)', line)}
@@ -227,12 +236,7 @@ def test_px4_flies_the_mission_served_on_its_instance_link(procs, tmp_path):
     tcp = free_ports(1)
     mav = free_ports(2)                 # PX4's instance port, and ours (its remote port)
     peer = px4_peer(procs, tcp, mav, mav + 1)
-    cmd = [sys.executable, '-m', 'sim_launch.cli', 'launch', 'sim_quad_hil', 'fc:=px4',
-           'report:=true', 'time_scale:=0', f'output_dir:={tmp_path}',     # default mission
-           f'tcp_bind:=127.0.0.1:{tcp}', f'mission_link:=127.0.0.1:{mav}',
-           f'mission_bind:=127.0.0.1:{mav + 1}', 'sensor_topics:=false']
-    run = procs.start(cmd)
-    lines = output_lines(run)
+    run, lines = px4_graph(procs, 'sim_quad_hil', tmp_path, tcp, mav, mav + 1)  # default mission
     assert run.wait(300) == 0, ''.join(lines[-40:])
     summary = json.loads((tmp_path / 'sim_quad_hil_summary.json').read_text())
     assert summary['result'] == 'complete', summary
@@ -259,12 +263,7 @@ def test_two_px4_instances_fly_a_fleet_each_on_its_own_instance_ports(procs, tmp
     """
     tcp, mav, rem = free_ports(2), free_ports(2), free_ports(2)
     peers = [px4_peer(procs, tcp + i, mav + i, rem + i, sysid=i + 1) for i in range(2)]
-    cmd = [sys.executable, '-m', 'sim_launch.cli', 'launch', 'sim_quad_hil', 'fc:=px4',
-           'vehicles:=2', 'report:=true', 'time_scale:=0', f'output_dir:={tmp_path}',
-           f'tcp_bind:=127.0.0.1:{tcp}', f'mission_link:=127.0.0.1:{mav}',
-           f'mission_bind:=127.0.0.1:{rem}', 'sensor_topics:=false']
-    run = procs.start(cmd)
-    lines = output_lines(run)
+    run, lines = px4_graph(procs, 'sim_quad_hil', tmp_path, tcp, mav, rem, 'vehicles:=2')
     assert run.wait(300 * DEADLINE_SCALE) == 0, ''.join(lines[-60:])
     s = json.loads((tmp_path / 'sim_quad_hil_summary.json').read_text())
     assert s['vehicles_complete'] == 2, s
@@ -283,12 +282,7 @@ def test_px4_plane_flies_the_circuit_served_on_its_instance_link(procs, tmp_path
     tcp = free_ports(1)
     mav = free_ports(2)
     peer = px4_peer(procs, tcp, mav, mav + 1, airframe='plane')
-    cmd = [sys.executable, '-m', 'sim_launch.cli', 'launch', 'sim_plane_hil', 'fc:=px4',
-           'report:=true', 'time_scale:=0', f'output_dir:={tmp_path}',
-           f'tcp_bind:=127.0.0.1:{tcp}', f'mission_link:=127.0.0.1:{mav}',
-           f'mission_bind:=127.0.0.1:{mav + 1}', 'sensor_topics:=false']
-    run = procs.start(cmd)
-    lines = output_lines(run)
+    run, lines = px4_graph(procs, 'sim_plane_hil', tmp_path, tcp, mav, mav + 1)
     assert run.wait(600) == 0, ''.join(lines[-40:])
     summary = json.loads((tmp_path / 'sim_plane_hil_summary.json').read_text())
     assert summary['result'] == 'complete' and summary['items_flown'] == 6, summary
