@@ -63,6 +63,39 @@ def domain_id():
     lock.close()
 
 
+# Wall time processes get to end after SIGINT before they are killed [s]: a runner stops its
+# nodes within 2 x 5 s (SIGINT, SIGTERM), or 20 s for the nodes writing a summary.
+STOP_WAIT_S = 30.0
+
+
+def _descendants(pid: int) -> list:
+    """Pids of every process below pid now (from /proc)."""
+    children: dict = {}
+    for d in os.listdir('/proc'):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f'/proc/{d}/stat') as f:
+                ppid = int(f.read().rsplit(')', 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), ()):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def _signal_group(pid: int, sig) -> None:
+    """Signal the process group led by pid (each started process leads its own); gone: fine."""
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 class Procs:
     """Processes started by a test; all are stopped (SIGINT, then SIGKILL) at teardown."""
 
@@ -106,25 +139,33 @@ class Procs:
         return self.start(args)
 
     def stop(self):
-        for p in self.items:
+        """SIGINT every process; whatever is left after STOP_WAIT_S, and below it, is killed."""
+        self._stop(self.items)
+
+    def _stop(self, items):
+        # `aerosim launch` starts each node in a session of its own: a signal to the
+        # runner's group does not reach them, and a runner killed before it stopped its
+        # nodes (a node hanging in DDS shutdown) leaves them orphaned, spinning a core for
+        # the rest of the run. The runner escalates by itself (SIGTERM, SIGKILL after its
+        # grace periods); it gets the time for it, then everything below it is killed.
+        below = [c for p in items if p.poll() is None for c in _descendants(p.pid)]
+        for p in items:
             if p.poll() is None:
-                os.killpg(p.pid, signal.SIGINT)
-        deadline = time.monotonic() + 5.0
-        for p in self.items:
+                _signal_group(p.pid, signal.SIGINT)
+        deadline = time.monotonic() + STOP_WAIT_S
+        for p in items:
             try:
                 p.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
+                _signal_group(p.pid, signal.SIGKILL)
                 p.wait()
+        for pid in below:
+            _signal_group(pid, signal.SIGKILL)
 
     def output(self, p):
         """Stop p if needed and return its combined output."""
         if p.poll() is None:
-            os.killpg(p.pid, signal.SIGINT)
-            try:
-                p.wait(5.0)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
+            self._stop([p])
         return self.text(p)
 
     @staticmethod
