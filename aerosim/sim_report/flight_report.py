@@ -172,9 +172,7 @@ class FlightReport(Node):
 
     def _on_collision(self, msg: Collision):
         t = time_ns(msg.header.stamp) * 1e-9
-        for name, other in ((msg.vehicle, msg.other), (msg.other, msg.vehicle)):
-            if name in self.names:
-                self.fleet.collision(self.names.index(name), t, other, msg.closing_speed)
+        self.fleet.contact(t, msg.vehicle, msg.other, msg.closing_speed)
         self.get_logger().warning(f'[t={t:7.2f} s] collision: {msg.vehicle} and {msg.other} at '
                                   f'{msg.closing_speed:.1f} m/s')
 

@@ -138,11 +138,8 @@ class SummaryNode(Node):
                                                                     + v.z * v.z))
 
     def _on_collision(self, msg: Collision):
-        t = time_ns(msg.header.stamp) * 1e-9
-        names = [m.name for m in self.fleet.members]
-        for name, other in ((msg.vehicle, msg.other), (msg.other, msg.vehicle)):
-            if name in names:
-                self.fleet.collision(names.index(name), t, other, msg.closing_speed)
+        self.fleet.contact(time_ns(msg.header.stamp) * 1e-9, msg.vehicle, msg.other,
+                           msg.closing_speed)
 
     def _on_swarm(self, msg: SwarmState):
         t_ns = time_ns(msg.header.stamp)

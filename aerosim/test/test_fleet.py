@@ -269,7 +269,8 @@ def test_the_fleet_judge_ends_a_vehicle_whose_fc_is_lost_and_waits_for_the_other
     j = FleetJudge(['quad0', 'quad1'], member_scenarios(sc, 2))
     assert j.fc_lost(1, 12.0) and not j.fc_lost(1, 13.0)
     assert not j.over and j.members[1].over
-    j.collision(0, 3.0, 'quad1', 2.5)
+    j.contact(3.0, 'quad0', 'quad1', 2.5)      # a Collision message: noted for both
+    assert j.members[1].collisions == [{'t_s': 3.0, 'with': 'quad0', 'speed_mps': 2.5}]
     for k in range(80):                                  # quad0 down after the collision
         j.add(0, 3.0 + 0.1 * k, (-10.0, 0.0, 0.0), 0.0)
     assert j.members[0].result == 'crashed' and j.over and not j.done

@@ -79,6 +79,13 @@ class FleetJudge:
         self.members[i].collisions.append({'t_s': round(t, 3), 'with': other,
                                            'speed_mps': round(speed, 2)})
 
+    def contact(self, t: float, vehicle: str, other: str, speed: float) -> None:
+        """A Collision message's contact: noted for each of its vehicles in the fleet."""
+        names = [m.name for m in self.members]
+        for name, with_ in ((vehicle, other), (other, vehicle)):
+            if name in names:
+                self.collision(names.index(name), t, with_, speed)
+
     @property
     def over(self) -> bool:
         """Every vehicle is over."""
