@@ -70,7 +70,7 @@ class PlaneReport(Node):
         p, f = msg.state.pose.position, self._pfd
         n = len(self.judge.flown)
         self.judge.add(PlaneSample(t, (p.x, p.y, p.z), f.airspeed_kts, f.roll_deg, f.pitch_deg,
-                                   f.heading_deg))
+                                   f.heading_deg, msg.velocity.z))
         if len(self.judge.flown) > n:
             _, tf, how, err = self.judge.flown[-1]
             it = self.scenario.mission[n]

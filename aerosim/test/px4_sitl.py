@@ -275,6 +275,7 @@ class Px4Sitl:
         self.armed = False
         self.sub_mode = HOLD
         self.armed_at_us = None
+        self.landed = False
         self.next_hb_us = 0
         self.sim_stats, self.mav_stats = LinkStats(), LinkStats()
         self.counts = {'hil_sensor': 0, 'answers': 0, 'ignored_on_sim_link': 0, 'arm_denied': 0,
@@ -356,6 +357,7 @@ class Px4Sitl:
             thr = self.ap.hil_sensor(m)
             if self.armed and not self.ap.armed and self.ap.phase != WAIT:
                 self.armed = False               # landed: the land detector disarmed
+                self.landed = True
                 self.sub_mode = HOLD
             if self.armed and self.ap.phase == WAIT and self.armed_at_us is not None \
                     and self.now_us - self.armed_at_us > DISARM_PREFLIGHT_US:
@@ -466,7 +468,7 @@ class Px4Sitl:
                 f'int_mode={int(self.mm.int_mode)} commands={c["commands"]} '
                 f'arm_denied={c["arm_denied"]} start_denied={c["start_denied"]} '
                 f'ignored_on_sim_link={c["ignored_on_sim_link"]} '
-                f'done={int(self.ap.phase == DONE)}')
+                f'done={int(self.ap.phase == DONE or self.landed)}')
 
 
 def main(argv=None):

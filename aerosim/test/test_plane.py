@@ -232,15 +232,26 @@ def test_the_circuit_is_flown_to_the_end_and_judged_on_ground_truth():
             e, n, u = sc.origin.geodetic_to_enu(s.lat_deg, s.lon_deg, s.alt_msl_m)
             judge.add(PlaneSample(s.t, (float(e), float(n), float(u)), s.airspeed_kts,
                                   math.degrees(s.roll), math.degrees(s.pitch), s.heading_deg))
-    fly(pl, ap, 420.0, each)
+    fly(pl, ap, 480.0, each)
     assert ap.mode == 'done', ap.status()
     assert [k for k, _, _ in ap.legs_done()] == list(range(6))
-    assert {'takeoff roll', 'rotate', 'climb', 'cruise'} <= phases
+    assert {'takeoff roll', 'rotate', 'climb', 'cruise', 'approach', 'flare', 'rollout',
+            'at rest'} <= phases
     s = judge.summary()
     assert s['result'] == 'complete' and s['items_flown'] == 6, s
     assert all(abs(leg['altitude_error_m']) < 20.0 for leg in s['legs']), s['legs']
     assert s['max_bank_deg'] < 30.0
-    assert 95.0 < s['mean_airborne_airspeed_kts'] < 105.0
+    # the legs between the crosswind turn and the approach fix at the cruise speed
+    t2, t4 = judge.flown[2][1], judge.flown[4][1]
+    cruise = [x.airspeed_kts for x in judge.samples if t2 + 20.0 < x.t < t4 - 20.0]
+    assert 95.0 < sum(cruise) / len(cruise) < 105.0
+    # the landing: on the point, on the centerline, gently, stopped on the runway
+    td = s['landing']
+    assert td['verdict'] == 'landed', td
+    assert -20.0 < td['touchdown_along_m'] < 150.0 and abs(td['touchdown_across_m']) < 5.0, td
+    assert td['touchdown_sink_mps'] < 1.0 and td['max_rollout_across_m'] < 5.0, td
+    assert 55.0 < td['touchdown_airspeed_kts'] < 70.0, td      # the approach's 65 kt, flared
+    assert 100.0 < td['rollout_m'] < 700.0, td
 
 
 @pytest.mark.parametrize('cmd,field', [

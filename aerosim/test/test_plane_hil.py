@@ -54,6 +54,31 @@ def test_mixer_reads_px4s_sitl_plane_outputs_with_px4s_signs():
     assert math.degrees(back.rudder_rad[0]) == pytest.approx(-0.25 * 16.0)
 
 
+def test_the_c172s_nose_wheel_turns_with_the_rudder_and_a_disarmed_aircraft_brakes():
+    a = AircraftParams.from_yaml(load_scenario('circuit').vehicle_file)
+    assert a.steer_with_rudder and a.steer_deg == 10.0
+    m = FixedWingMixer.for_aircraft(a)
+    c = [0.0] * 16
+    c[2] = -0.5                 # rudder half trailing edge left: nose left
+    armed = m.command(c, armed=True)
+    assert math.degrees(armed.rudder_rad[0]) == pytest.approx(8.0)
+    assert math.degrees(armed.wheel_steer_rad[0]) == pytest.approx(5.0)  # left, half of 10
+    assert armed.wheel_brake == (0.0,)
+    assert m.command(c, armed=False).wheel_brake == (1.0,)             # parked
+    assert m.idle().wheel_brake == (1.0,)           # before the FC's first answer
+    # an aircraft without the linkage leaves its nose wheel alone
+    assert FixedWingMixer().command(c).wheel_steer_rad == ()
+    # through the plane: the brakes hold it, released they do not
+    pl = Plane(a, load_scenario('circuit').origin, 1 / 125.0)
+    pl.reset((0.0, 0.0, 0.0), 40.0)
+    c[4] = 0.3                  # some power
+    for armed_now, moves in ((False, False), (True, True)):
+        for _ in range(500):
+            pl.apply_effectors(pl.check_effectors(m.command(c, armed_now)))
+            pl.step()
+        assert (math.hypot(*pl.sample(0).v_enu[:2]) > 0.5) == moves
+
+
 @pytest.mark.parametrize('bad', [[0.0] * 8, [math.nan] * 16,
                                  [0.0] * 4 + [1.5] + [0.0] * 11, None])
 def test_mixer_refuses_garbage_actuators(bad):
@@ -105,13 +130,18 @@ def test_the_builtin_plane_fc_flies_the_circuit_through_mavlink_framing():
                                  if t > 100.0 else None)
     s = judge.summary()
     assert s['result'] == 'complete' and s['items_flown'] == 6, s
-    assert fc.phase == 'done' and fc.armed
     assert any('armed; 6 plan steps' in e for e in fc.events)
+    # landed, then disarmed in the rollout (as PX4's land detector): the mixer braked it
+    assert not fc.armed and any('landed: disarmed' in e for e in fc.events)
     assert all(abs(leg['altitude_error_m']) < 20.0 for leg in s['legs'])
     assert max(abs(math.degrees(r)) for r in bank) < 35.0          # bank limit 25 + overshoot
     # the estimate followed the truth closely enough to fly: the cruise airspeed (pitot)
-    cruise = [x.airspeed_kts for x in judge.samples if x.t > judge.flown[2][1]]
+    t2, t3 = judge.flown[2][1], judge.flown[3][1]
+    cruise = [x.airspeed_kts for x in judge.samples if t2 + 20.0 < x.t < t3 - 5.0]
     assert cruise and 97.0 < sum(cruise) / len(cruise) < 103.0
+    td = s['landing']
+    assert td['verdict'] == 'landed' and abs(td['touchdown_across_m']) < 10.0, td
+    assert td['touchdown_sink_mps'] < 1.5 and td['rollout_m'] < 700.0, td
 
 
 def test_plane_fc_refuses_a_nan_frame_and_holds_its_outputs():

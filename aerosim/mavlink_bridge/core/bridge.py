@@ -173,9 +173,8 @@ def make_mixer(cfg: BridgeConfig, scenario: Scenario):
     try:
         if scenario.vehicle_kind == 'plane':
             a = AircraftParams.from_yaml(scenario.vehicle_file)
-            return FixedWingMixer(tuple(int(c) for c in cfg.mixer_plane_channels),
-                                  tuple(int(c) for c in cfg.mixer_plane_reversed),
-                                  a.aileron_deg, a.elevator_deg, a.rudder_deg, a.flap_deg)
+            return FixedWingMixer.for_aircraft(a, cfg.mixer_plane_channels,
+                                               cfg.mixer_plane_reversed)
         return Mixer(tuple(int(c) for c in cfg.mixer_motor_channels))
     except (TypeError, ValueError) as exc:
         raise ConfigError(str(exc)) from exc
@@ -494,7 +493,8 @@ class HilBridge:
         if self.served.learn(*src):
             act.logs.append(('info', f'serving flight controller {self.served.describe()}'))
         try:
-            thr, refused = self.mixer.command(m.controls), None
+            armed = bool(m.mode & mavlink.MAV_MODE_FLAG_SAFETY_ARMED)
+            thr, refused = self.mixer.command(m.controls, armed), None
         except ActuatorError as exc:       # garbage is refused whatever the sim does
             thr, refused = None, ('value', f'HIL_ACTUATOR_CONTROLS rejected: {exc}; motors keep '
                                   'the last valid command')

@@ -16,7 +16,7 @@ import math
 from typing import Sequence, Tuple
 
 from sim_core.errors import ConfigError
-from sim_dynamics.core.plane import EffectorCommand
+from sim_dynamics.core.plane import AircraftParams, EffectorCommand
 
 N_CHANNELS = 4
 PX4_QUAD_X = (0, 1, 2, 3)
@@ -42,8 +42,8 @@ class Mixer:
         """Motors stopped: the command before the FC's first answer."""
         return (0.0,) * N_CHANNELS
 
-    def command(self, controls: Sequence[float]) -> Tuple[float, ...]:
-        """The motor throttles of controls (the bridge's name for every mixer's output)."""
+    def command(self, controls: Sequence[float], armed: bool = True) -> Tuple[float, ...]:
+        """The motor throttles of controls (every mixer's call; a multirotor has no brakes)."""
         return self.throttles(controls)
 
     def throttles(self, controls: Sequence[float]) -> Tuple[float, ...]:
@@ -87,6 +87,13 @@ class FixedWingMixer:
     AircraftEffectorCommand signs: positive trailing edge down (ailerons [left, right],
     elevator), left (rudder), down (flaps).
 
+    Ground handling, which PX4 v1.16's plane outputs do not carry: with ``steer_deg`` > 0 the
+    nose wheel turns with the rudder, as the C172's is linked to the rudder pedals (its rudder
+    fraction times steer_deg, nose left with trailing edge left); the wheel brakes are set
+    while the FC says it is disarmed (HIL_ACTUATOR_CONTROLS.mode without SAFETY_ARMED: PX4
+    has no wheel-brake output function; its land detector disarms after the touchdown) and
+    released while it is armed: a disarmed aircraft is a parked one.
+
     channels: the controls[] index of each PLANE_OUTPUTS entry; reversed: controls[] indices
     whose value is negated first (PWM_MAIN_REV); the surface ranges [deg] are the aircraft's.
     """
@@ -97,6 +104,7 @@ class FixedWingMixer:
     elevator_deg: Tuple[float, float] = (-28.0, 23.0)
     rudder_deg: float = 16.0
     flap_deg: float = 30.0
+    steer_deg: float = 0.0
 
     def __post_init__(self):
         """Validate: one distinct channel in 0..15 per output."""
@@ -108,13 +116,24 @@ class FixedWingMixer:
         if not all(0 <= c < N_ALL for c in self.reversed):
             raise ConfigError(f'mixer: reversed channels must be in 0..15, got {self.reversed}')
 
+    @classmethod
+    def for_aircraft(cls, a: AircraftParams, channels: Sequence[int] = PX4_PLANE,
+                     reversed_: Sequence[int] = PX4_PLANE_REVERSED) -> 'FixedWingMixer':
+        """The mixer of aircraft a: its surface ranges, its nose wheel if on the rudder."""
+        return cls(tuple(int(c) for c in channels), tuple(int(c) for c in reversed_),
+                   a.aileron_deg, a.elevator_deg, a.rudder_deg, a.flap_deg,
+                   a.steer_deg if a.steer_with_rudder else 0.0)
+
     def idle(self) -> EffectorCommand:
-        """Engine idle, surfaces neutral: the command before the FC's first answer."""
-        return EffectorCommand((0.0,), (0.0, 0.0), (0.0,), (0.0,), flap_rad=(0.0,))
+        """Engine idle, surfaces neutral, brakes set: before the FC's first answer."""
+        return EffectorCommand((0.0,), (0.0, 0.0), (0.0,), (0.0,), flap_rad=(0.0,),
+                               wheel_steer_rad=(0.0,) if self.steer_deg > 0.0 else (),
+                               wheel_brake=(1.0,))
 
-    def command(self, controls: Sequence[float]):
-        """Map controls to (throttle, [left, right] aileron, elevator, rudder, flap) [rad].
+    def command(self, controls: Sequence[float], armed: bool = True):
+        """Map controls to throttle, [left, right] aileron, elevator, rudder, flap [rad].
 
+        Also the nose wheel (with the rudder, if linked) and the brakes (set unless armed).
         Returns the plane's EffectorCommand (the other devices empty: unchanged); raises
         ActuatorError on a missing, non-finite or out-of-range used channel.
         """
@@ -139,7 +158,10 @@ class FixedWingMixer:
             aileron_rad=(down(v['aileron_left'], lo, hi), down(v['aileron_right'], -hi, -lo)),
             elevator_rad=(down(v['elevator'], *self.elevator_deg),),
             rudder_rad=(-math.radians(v['rudder'] * self.rudder_deg),),
-            flap_rad=(flap,))
+            flap_rad=(flap,),
+            wheel_steer_rad=(-math.radians(v['rudder'] * self.steer_deg),)
+            if self.steer_deg > 0.0 else (),
+            wheel_brake=(0.0 if armed else 1.0,))
 
 
 def fixed_wing_servos(power: float, roll: float, pitch: float, yaw: float, flap: float,

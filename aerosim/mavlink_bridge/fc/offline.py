@@ -95,8 +95,7 @@ def fly_plane(scenario, suite_cfg: Optional[SuiteConfig] = None, max_sim_s: floa
     enc = hil.HilSensorEncoder()
     fc = PlaneFc()
     _upload(fc, scenario, sim, fcm)
-    mixer = FixedWingMixer(aileron_deg=a.aileron_deg, elevator_deg=a.elevator_deg,
-                           rudder_deg=a.rudder_deg, flap_deg=a.flap_deg)
+    mixer = FixedWingMixer.for_aircraft(a)
     judge = PlaneJudge(scenario)
     step_ns = int(round(1e9 / rate_hz))
     t_ns = steps = 0
@@ -111,7 +110,7 @@ def fly_plane(scenario, suite_cfg: Optional[SuiteConfig] = None, max_sim_s: floa
             fc.hil_gps(_decode(fcm, hil.hil_gps(sim, fix, t_ns // 1000), sim))
         if smp.imu is not None:
             controls = fc.hil_sensor(_decode(fcm, enc.encode(sim, smp, t_ns // 1000), sim))
-            plane.apply_effectors(plane.check_effectors(mixer.command(controls)))
+            plane.apply_effectors(plane.check_effectors(mixer.command(controls, fc.armed)))
         if on_step is not None:
             on_step(t_ns * 1e-9, plane, controls)
         if steps % 25 == 0:

@@ -11,9 +11,11 @@ HIL_ACTUATOR_CONTROLS of a PX4 plane (mixer.fixed_wing_servos: airframe 1030's o
   pressure
   (HIL_SENSOR diff_pressure, hPa: calibrated airspeed sqrt(2 qc / rho0));
 - guidance and control: sim_autopilot.core (AeroSim's autopilot: takeoff roll, rotation,
-  climb, legs with cross-track correction, holds), flying the mission turned into a flight
-  plan (flight_plan.from_mission: alt above home, waypoints within max(param2, 150 m) or
-  abeam, land).
+  climb, legs with cross-track correction, holds, approach, flare, rollout), flying the
+  mission turned into a flight plan (flight_plan.from_mission: alt above home, waypoints
+  within max(param2, 150 m) or abeam, land). In the rollout, where the autopilot brakes, the
+  FC disarms (PX4's land detector does so after a touchdown): the bridge's fixed-wing mixer
+  sets the wheel brakes of a disarmed aircraft.
 """
 
 import math
@@ -119,6 +121,12 @@ class PlaneFc:
             self._out = fixed_wing_servos(0.0, 0.0, 0.0, 0.0, 0.0)
             return list(self._out)
         o = self.ap.update(self.state(t), dt)
+        if o.wheel_brake > 0.0:
+            # landed and slow: disarmed, as PX4's land detector disarms after the touchdown;
+            # the mixer sets the wheel brakes of a disarmed aircraft
+            self.armed = False
+            self.events.append(f'[t={t:7.2f} s] landed: disarmed at '
+                               f'{self.airspeed_kts:.0f} kt (wheel brakes)')
         for tt, text in self.ap.log:
             self.events.append(f'[t={tt:7.2f} s] {text}')
         self.ap.log.clear()

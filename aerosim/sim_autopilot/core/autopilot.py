@@ -22,7 +22,14 @@ The loops (every step):
   farther, a flight level change (climb: full throttle, pitch holds the climb speed; descent:
   reduced throttle, pitch holds the airspeed);
 - on the runway: full power, nose wheel and rudder hold the runway heading, rotation at the
-  takeoff speed to ROTATE_PITCH_DEG; airborne above CLIMB_OUT_AGL_M the climb mode takes over.
+  takeoff speed to ROTATE_PITCH_DEG; airborne above CLIMB_OUT_AGL_M the climb mode takes over;
+- land: the approach line from the previous step's point to the landing point, on a glide
+  path from the previous step's altitude to the runway at the point (GLIDE_SLOPE_DEG if it has
+  none, at most GLIDE_SLOPE_MAX_DEG) at the approach speed with flaps; below FLARE_AGL_M the
+  flare: idle power, a sink rate falling with the height to FLARE_TD_SINK_MPS at touchdown,
+  wings level on the line; on the wheels the rollout: idle, nose wheel and rudder on the line,
+  brakes below BRAKE_BELOW_KTS, until at rest. Heights are above the runway: the height the
+  aircraft stood at before its takeoff run (its gear), 0 for an airborne start.
 """
 
 from dataclasses import dataclass
@@ -42,8 +49,12 @@ VS_GAIN = 0.2                   # climb rate per metre of altitude error [1/s]
 VS_MAX_MPS = 3.5                # climb/descent rate limit of the altitude hold [m/s]
 PITCH_LIMITS_DEG = (-12.0, 15.0)
 DESCENT_THROTTLE = 0.25
-FLARE_AGL_M = 6.0               # land: height of the flare [m]
-GLIDE_SLOPE_DEG = 3.0           # land: approach path angle [deg]
+FLARE_AGL_M = 5.0               # land: height above the runway where the flare begins [m]
+FLARE_TD_SINK_MPS = 0.3         # land: the flare's sink rate at touchdown [m/s]
+GLIDE_SLOPE_DEG = 3.0           # land: approach path angle without an approach fix [deg]
+GLIDE_SLOPE_MAX_DEG = 6.0       # land: steepest approach path flown [deg]
+TOUCHDOWN_M = 0.3               # land: on the wheels below this height [m]
+BRAKE_BELOW_KTS = 50.0          # land: wheel brakes in the rollout below this airspeed [kt]
 
 
 class FlightState(NamedTuple):
@@ -174,6 +185,8 @@ class Autopilot:
         self._hold: Optional[Tuple[float, float, float]] = None   # heading, alt ft, kts
         self._att: Optional[Tuple[float, float]] = None           # roll, pitch [rad]
         self._prev_wp: Optional[Tuple[float, float]] = None
+        self._prev_alt_m = math.nan     # the previous step's altitude MSL [m]
+        self._ground_agl = 0.0          # agl_m standing on the runway (the gear's height)
         self._phase = 'idle'
         self._flc: Optional[str] = None
         self._airborne = False
@@ -185,6 +198,7 @@ class Autopilot:
         self._vs = _Pi(0.035, 0.006, math.radians(PITCH_LIMITS_DEG[0]),
                        math.radians(PITCH_LIMITS_DEG[1]))
         self._spd_pitch = _Pi(-0.01, -0.002, math.radians(-5.0), math.radians(PITCH_LIMITS_DEG[1]))
+        self._flare = _Pi(0.12, 0.1, math.radians(-5.0), math.radians(12.0))
         self._status = self._make_status(None)
 
     # --- commands -----------------------------------------------------------------------
@@ -232,6 +246,8 @@ class Autopilot:
         """One step: the FlightControlCommand for state s, dt [s] after the last."""
         if s.agl_m > CLIMB_OUT_AGL_M and s.airspeed_kts > self.lim.rotate_kts:
             self._airborne = True
+        elif not self._airborne and s.agl_m < CLIMB_OUT_AGL_M and s.airspeed_kts < 20.0:
+            self._ground_agl = s.agl_m          # standing (or rolling slowly) on the runway
         if self.mode == 'plan':
             out = self._fly_plan(s, dt)
         elif self.mode in ('manual', 'attitude'):
@@ -268,12 +284,13 @@ class Autopilot:
             out, values, how = self._waypoint(s, dt, st)
         else:
             out, values, how = self._land(s, dt, st)
-        if st.done(values) and not (st.command == 'land' and not self._airborne and
-                                    s.ground_speed_mps > 1.0):
+        landing = st.command == 'land'
+        if st.done(values) and not (landing and self._phase != 'at rest'):
             self._legs_done.append((self.step, s.t, how))
             self._say(s.t, f'step {self.step} ({st.command}) complete: {how}')
             if st.has_waypoint:
                 self._prev_wp = (st.lat_deg, st.lon_deg)
+            self._prev_alt_m = st.altitude_ft * FT
             self.step += 1
             if self.step >= len(self.plan):
                 self.mode = 'done'
@@ -335,36 +352,56 @@ class Autopilot:
         return course % 360.0, dist, along
 
     def _land(self, s, dt, st):
-        """Approach to the landing point on a glide path, flare, roll out with the brakes."""
+        """Approach on the glide path, flare, touchdown and rollout to rest (module docstring)."""
         lat, lon = ((st.lat_deg, st.lon_deg) if st.has_waypoint else self._prev_wp)
         field = self.field_alt_m
+        lat0, lon0 = self._prev_wp
         dist = distance_m(s.lat_deg, s.lon_deg, lat, lon)
         values = {'altitude_ft': s.alt_msl_m / FT, 'distance_ft': dist / FT,
                   'airspeed_kts': s.airspeed_kts}
-        if s.agl_m < 0.5 and not self._airborne_now(s):
-            self._phase = 'rollout'
-            hdg = s.heading_deg
-            self._status = self._make_status((lat, lon), field / FT, 0.0, hdg)
-            return Output(0.0, self._roll_loop(s, 0.0, dt), self._pitch_loop(s, 0.0, dt),
-                          0.0, 1.0, 0.0, 1.0 if s.airspeed_kts < 50.0 else 0.5), values, \
-                'on the ground'
-        course = bearing_deg(s.lat_deg, s.lon_deg, lat, lon)
-        alt = field + dist * math.tan(math.radians(GLIDE_SLOPE_DEG))
-        if s.agl_m < FLARE_AGL_M:
-            self._phase = 'flare'
-            out = Output(0.0, self._roll_loop(s, 0.0, dt),
-                         self._pitch_loop(s, math.radians(4.0), dt), 0.0, 1.0, 0.0, 0.0)
-        else:
-            self._phase = 'approach'
-            out = self._fly(s, dt, course, alt, self.lim.approach_kts, track=True, flaps=0.66,
-                            hold_only=True)
-        self._status = self._make_status((lat, lon), alt / FT, self.lim.approach_kts, course)
-        return out, values, 'landed'
-
-    def _airborne_now(self, s):
-        if s.agl_m < 0.5 and s.airspeed_kts < self.lim.rotate_kts:
+        leg_len = distance_m(lat0, lon0, lat, lon)
+        if leg_len > 50.0:
+            course = bearing_deg(lat0, lon0, lat, lon)
+            xt = course_deviation_m(lat0, lon0, lat, lon, s.lat_deg, s.lon_deg)
+            to_go = leg_len - distance_m(lat0, lon0, s.lat_deg, s.lon_deg) * math.cos(
+                math.radians(bearing_deg(lat0, lon0, s.lat_deg, s.lon_deg) - course))
+        else:                   # no approach leg: straight at the point
+            course, xt, to_go = bearing_deg(s.lat_deg, s.lon_deg, lat, lon), 0.0, dist
+        slope = math.radians(GLIDE_SLOPE_DEG)
+        if math.isfinite(self._prev_alt_m) and leg_len > 50.0:
+            slope = _clamp(math.atan2(self._prev_alt_m - field, leg_len), math.radians(1.0),
+                           math.radians(GLIDE_SLOPE_MAX_DEG))
+        h = s.agl_m - self._ground_agl            # height of the gear above the runway
+        line = (course - _clamp(INTERCEPT_DEG_PER_M * xt, -INTERCEPT_MAX_DEG,
+                                INTERCEPT_MAX_DEG)) % 360.0
+        if h < TOUCHDOWN_M and self._phase in ('flare', 'rollout', 'at rest'):
             self._airborne = False
-        return self._airborne
+            self._phase = 'at rest' if s.ground_speed_mps < 1.0 else 'rollout'
+            err = _wrap180(line - s.heading_deg)
+            steer = _clamp(0.08 * err - 0.5 * s.r, -1.0, 1.0)
+            brake = 1.0 if s.airspeed_kts < BRAKE_BELOW_KTS else 0.0
+            self._status = self._make_status((lat, lon), field / FT, 0.0, course)
+            return Output(0.0, self._roll_loop(s, 0.0, dt), self._pitch_loop(s, 0.0, dt),
+                          steer, 1.0, steer, brake), values, \
+                f'landed {dist:.0f} m from the point'
+        if h < FLARE_AGL_M and self._phase in ('approach', 'flare'):
+            self._phase = 'flare'
+            tau = FLARE_AGL_M / max(s.ground_speed_mps * math.tan(slope), 0.5)
+            vs_sp = -(max(h, 0.0) + FLARE_TD_SINK_MPS * tau) / tau
+            if self._flc != 'flare':
+                self._flare.reset(s.pitch)
+                self._flc = 'flare'
+            pitch_sp = self._flare(vs_sp - s.climb_mps, dt)
+            self._status = self._make_status((lat, lon), field / FT, self.lim.approach_kts, line)
+            return Output(0.0, self._roll_loop(s, 0.0, dt), self._pitch_loop(s, pitch_sp, dt),
+                          0.0, 1.0, 0.0, 0.0), values, 'landed'
+        self._phase = 'approach'
+        path_alt = field + self._ground_agl + max(to_go, 0.0) * math.tan(slope)
+        out = self._fly(s, dt, line, path_alt, self.lim.approach_kts, track=True, flaps=1.0,
+                        hold_only=True, vs_ff=-s.ground_speed_mps * math.tan(slope))
+        self._status = self._make_status((lat, lon), path_alt / FT, self.lim.approach_kts,
+                                         line)
+        return out, values, 'landed'
 
     # --- holds ----------------------------------------------------------------------------
     def _fly_hold(self, s, dt) -> Output:
@@ -406,7 +443,7 @@ class Autopilot:
                          track=target is not None)
 
     def _fly(self, s, dt, course_deg, alt_m, kts, track, thr_max=1.0, flaps=0.0,
-             hold_only=False) -> Output:
+             hold_only=False, vs_ff=0.0) -> Output:
         """Lateral and vertical holds toward a course/heading, an altitude and an airspeed."""
         actual = s.track_deg if track and s.ground_speed_mps > 10.0 else s.heading_deg
         err = _wrap180(course_deg - actual)
@@ -425,7 +462,7 @@ class Autopilot:
                 self._thr.reset(0.6)
             self._flc = mode
         if mode == 'hold':
-            vs_sp = _clamp(VS_GAIN * h_err, -VS_MAX_MPS, VS_MAX_MPS)
+            vs_sp = _clamp(vs_ff + VS_GAIN * h_err, -VS_MAX_MPS, VS_MAX_MPS)
             pitch_sp = self._vs(vs_sp - s.climb_mps, dt)
             thr = self._thr(kts - s.airspeed_kts, dt, ff=0.02 * vs_sp)
             thr = min(thr, thr_max)

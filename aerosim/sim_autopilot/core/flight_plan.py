@@ -135,7 +135,8 @@ def from_mission(mission, field_alt_m: float, runway_heading_deg: float,
 
     takeoff -> takeoff on the runway heading, done at its altitude; waypoint ->
     go_to_waypoint, done within max(acceptance_radius_m, 150 m) (a C172 turns on a 580 m
-    radius at 100 kt); land -> land at its position; rtl -> land at the origin.
+    radius at 100 kt); land -> land at its position, done at rest on the runway (the
+    criterion: within 30 ft of the field, AeroSim's); rtl -> land at the origin.
     """
     steps = []
     for i, it in enumerate(mission):
@@ -150,7 +151,7 @@ def from_mission(mission, field_alt_m: float, runway_heading_deg: float,
                                   criterion=('distance_ft', '<', radius_ft)))
         elif it.command in ('land', 'rtl'):
             steps.append(PlanStep('land', it.lat_deg, it.lon_deg, field_alt_m / FT,
-                                  criterion=('altitude_ft', '<=', field_alt_m / FT + 1.0)))
+                                  criterion=('altitude_ft', '<=', field_alt_m / FT + 30.0)))
         else:       # pragma: no cover - the scenario validated the commands
             raise ConfigError(f'mission[{i}].command: {it.command!r} has no plane step')
     return tuple(steps)

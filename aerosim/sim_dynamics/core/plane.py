@@ -69,6 +69,7 @@ class AircraftParams:
     cruise_kts: float
     approach_kts: float
     max_bank_deg: float
+    steer_with_rudder: bool = False
 
     @classmethod
     def from_yaml(cls, path) -> 'AircraftParams':
@@ -103,6 +104,12 @@ class AircraftParams:
         def num(key, lo, hi):
             return number(d.get(key), f'{where}.{key}', lo, hi)
 
+        def flag(key):
+            v = d.get(key, False)
+            if not isinstance(v, bool):
+                raise ConfigError(f'{where}.{key}: must be true or false, got {v!r}')
+            return v
+
         return cls(
             name=text('name'), jsbsim_model=text('jsbsim_model'),
             jsbsim_root=text('jsbsim_root', ''), engines=engines,
@@ -112,7 +119,8 @@ class AircraftParams:
             rotate_kts=num('rotate_kts', 10.0, 300.0), climb_kts=num('climb_kts', 10.0, 300.0),
             cruise_kts=num('cruise_kts', 10.0, 600.0),
             approach_kts=num('approach_kts', 10.0, 300.0),
-            max_bank_deg=num('max_bank_deg', 5.0, 60.0))
+            max_bank_deg=num('max_bank_deg', 5.0, 60.0),
+            steer_with_rudder=flag('steer_with_rudder'))
 
 
 class EffectorCommand(NamedTuple):
