@@ -25,6 +25,7 @@ setup(
         ('share/' + PACKAGE + '/config/boats', glob('config/boats/*.yaml')),
         ('share/' + PACKAGE + '/config/aircraft', glob('config/aircraft/*.yaml')),
         ('share/' + PACKAGE + '/config/dune', glob('config/dune/*.ini')),
+        ('share/' + PACKAGE + '/config/px4', glob('config/px4/*.params')),
     ],
     install_requires=['setuptools'],
     zip_safe=True,

@@ -115,6 +115,8 @@ class MavlinkBridge(PortNode):
             f'serving FC {c.served.describe()}; {describe(suite_cfg)}; mission '
             f'{len(c.mission.items)} items from {c.scenario.name}'
             f'{" (autostart: arm and start it when the FC is ready)" if c.autostart else ""}'
+            + (f'; FC parameters first: {len(c.session.params.params)} from '
+               f'{c.session.params.source}' if c.session.params else '')
             + (f'; fixed-wing mixer: controls[] {dict(zip(PLANE_OUTPUTS, c.mixer.channels))}, '
                f'reversed {c.mixer.reversed}' if c.plane else
                f'; mixer motor channels {c.mixer.motor_channels}'))
@@ -224,6 +226,12 @@ class MavlinkBridge(PortNode):
             extra.append(('mission_link', self.mlink.describe()))
         if c.autostart:
             extra.append(('autostart', c.autostart.state))
+        se = c.session
+        if se.params is not None:
+            extra.append(('fc_parameters', f'{se.params.state} {se.params.result}'.strip()))
+        extra.append(('fc_words', se.words.describe()))
+        if se.failure():
+            extra.append(('fc_failure', se.failure()))
         self._publish_port_status(
             'MAVLink HIL link', self.link.describe(), fc is not None,
             f'flight controller {fc[0]}:{fc[1]}, {c.count["rx"]} in, '

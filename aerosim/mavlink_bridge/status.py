@@ -28,4 +28,9 @@ def link_status(core: HilBridge, link: str, rejects: dict) -> MavlinkLinkStatus:
     m = core.mission
     st.mission_state, st.mission_result = m.state, m.result
     st.mission_transfers, st.mission_resent = m.transfers, m.resent
+    se = core.session
+    st.autostart_state = se.autostart.state if se.autostart else ''
+    st.fc_params_result = se.params.result if se.params else ''
+    st.fc_failure = se.failure()
+    st.fc_events = se.words.events
     return st

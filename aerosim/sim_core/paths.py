@@ -68,3 +68,18 @@ def read_yaml(path, what: str):
         return yaml.safe_load(Path(path).read_text(encoding='utf-8'))
     except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
         raise ConfigError(f'{path}: cannot read {what}: {exc}') from exc
+
+
+def read_text(path, what: str, max_bytes: int = 1 << 20) -> str:
+    """A UTF-8 text file of what, at most max_bytes; ConfigError naming the file otherwise."""
+    try:
+        with open(path, 'rb') as f:
+            raw = f.read(max_bytes + 1)
+    except OSError as exc:
+        raise ConfigError(f'{path}: cannot read {what}: {exc}') from exc
+    if len(raw) > max_bytes:
+        raise ConfigError(f'{path}: {what} larger than {max_bytes} bytes')
+    try:
+        return raw.decode('utf-8')
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f'{path}: {what} is not UTF-8 text: {exc}') from exc

@@ -273,6 +273,9 @@ HIL_ARGS = (
               'payload link 127.0.0.1:(14280 + px4_instance)'),
     LaunchArg('mission_bind', '', "Our UDP host:port on the mission link; '' = an ephemeral "
               'port, or with fc:=px4 127.0.0.1:(14030 + px4_instance), where PX4 sends'),
+    LaunchArg('px4_params', '', 'fc:=px4: PX4 parameters set over MAVLink before the mission '
+              "(and kept by PX4): a QGroundControl .params file, a path or a name in config/px4; "
+              "'' = none"),
     LaunchArg('sensor_topics', 'true', 'Also publish the ROS sensor topics (composition:=plant: '
               'hil_plant, from the samples sent to the FC; split: sensors_node)',
               ('true', 'false')),
@@ -312,6 +315,7 @@ HIL_LINK_PARAMS = (
     # PX4 instance N has system id N + 1 (rcS: MAV_SYS_ID); others: the YAML's fc_system_id
     ('fc_system_id', Computed(lambda v: None if _px4(v) is None else _px4(v) + 1)),
     ('autostart', Computed(lambda v: v['fc'] != 'builtin' and v['autostart'] == 'true')),
+    ('fc_param_file', Computed(lambda v: v['px4_params'] if v['fc'] == 'px4' else None)),
 )
 
 SUITE_PARAMS = (('seed', Arg('seed', 'int')), ('gnss_enabled', Arg('gps', 'bool')),
@@ -448,7 +452,8 @@ SIM_PLANE_HIL = Graph(
                 'SITL plane outputs, pitot in HIL_SENSOR) + flight controller (built-in, or '
                 'PX4)',
     args=with_defaults(COMMON_ARGS, namespace='plane', scenario='circuit') + PLANE_SIM_ARGS
-    + tuple(a for a in SIM_ARGS if a.name in ('gps', 'mag', 'baro')) + HIL_ARGS
+    + tuple(a for a in SIM_ARGS if a.name in ('gps', 'mag', 'baro'))
+    + with_defaults(HIL_ARGS, px4_params='c172r')
     + view_args('aerosim_plane.rviz', 'sim_plane_hil'),
     nodes=(replace(PLANE, condition=('composition', 'split')),
            replace(SENSORS, condition=(('sensor_topics', 'true'), ('composition', 'split')),

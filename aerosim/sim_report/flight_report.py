@@ -1,12 +1,13 @@
 """flight_report: follows the flight on ground truth, ends the run when the mission is done.
 
-Subscribes odom (nav_msgs/Odometry, every step), effector_command (are the motors stopped?)
-and /sim/status. A fleet (vehicles >= 2): each vehicle's /<prefix><i>/odom, effector_command
-and mavlink/status (its FC heard, or gone), and /sim/collisions; each mission is judged, the
-summary has one entry per vehicle, and the run ends when every vehicle is over
-(sim_report.core.fleet). When every mission item of the
-scenario has been reached (judged on ground truth, sim_report.core.mission) or max_sim_s passed, it
-prints a summary (mission result, items reached, max tracking error, landing error, real-time
+Subscribes odom (nav_msgs/Odometry, every step), effector_command (are the motors stopped?),
+mavlink/status (the bridge says the FC will not fly: the run ends at once, result fc_refused,
+with the reason) and /sim/status. A fleet (vehicles >= 2): each vehicle's /<prefix><i>/odom,
+effector_command and mavlink/status (its FC heard, gone, or refusing), and /sim/collisions;
+each mission is judged, the summary has one entry per vehicle, and the run ends when every
+vehicle is over (sim_report.core.fleet). When every mission item of the scenario has been
+reached (judged on ground truth, sim_report.core.mission) or max_sim_s passed, it prints a
+summary (mission result, items reached, max tracking error, landing error, real-time
 factor), writes it as JSON and a PNG plot, and exits: code 0 if the mission is complete, 1 if
 not. In a graph it is the supervisor: the run ends with it.
 """
@@ -111,10 +112,11 @@ class FlightReport(Node):
         self.tracks = [Track(self, i, f'/{self.names[i]}/' if n > 1 else '', sc)
                        for i, sc in enumerate(scenarios)]
         self.create_subscription(SimStatus, '/sim/status', self._on_status, qos.LATCHED)
+        self.fc_failure = ''       # one vehicle: why its FC will not fly (its bridge's words)
+        for tr in self.tracks:
+            self.create_subscription(MavlinkLinkStatus, f'{tr.prefix}mavlink/status',
+                                     lambda msg, tr=tr: self._on_link(tr, msg), qos.LATCHED)
         if self.fleet is not None:
-            for tr in self.tracks:
-                self.create_subscription(MavlinkLinkStatus, f'{tr.prefix}mavlink/status',
-                                         lambda msg, tr=tr: self._on_link(tr, msg), qos.LATCHED)
             self.create_subscription(Collision, '/sim/collisions', self._on_collision, 100)
         preload_plotting()
         items = sum(len(sc.mission) for sc in scenarios)
@@ -157,7 +159,12 @@ class FlightReport(Node):
             self.finish(time.monotonic() - self._wall0)
 
     def _on_link(self, track: Track, msg: MavlinkLinkStatus):
-        """A vehicle's bridge link status: its FC heard, or gone (dropped after its timeout)."""
+        """A vehicle's bridge link status: its FC heard, gone, or refusing to fly."""
+        if msg.fc_failure and self.finished is None:
+            self._fc_refused(track, msg.fc_failure)
+            return
+        if self.fleet is None:
+            return
         fc = any(is_flight_controller(p.mav_type, p.autopilot) for p in msg.peers)
         if fc:
             track.fc_heard = True
@@ -170,6 +177,23 @@ class FlightReport(Node):
             if self.fleet.over:
                 self.finish(time.monotonic() - (self._wall0 or time.monotonic()))
 
+    def _fc_refused(self, track: Track, why: str):
+        """The bridge says the FC will not fly: say why; the vehicle (the run) is over."""
+        who = f'{self.names[track.index]}: ' if self.fleet is not None else ''
+        if self.fleet is None:
+            if self.fc_failure:
+                return
+            self.fc_failure = why
+        else:
+            m = self.fleet.members[track.index]
+            if m.fc_failure:
+                return
+            m.fc_failure = why
+        self.get_logger().error(f'[t={self._t:7.2f} s] {who}the flight controller will not '
+                                f'fly: {why}')
+        if self.fleet is None or self.fleet.over:
+            self.finish(time.monotonic() - (self._wall0 or time.monotonic()))
+
     def _on_collision(self, msg: Collision):
         t = time_ns(msg.header.stamp) * 1e-9
         self.fleet.contact(t, msg.vehicle, msg.other, msg.closing_speed)
@@ -180,6 +204,8 @@ class FlightReport(Node):
         """Write the summary and the plot; remember the exit code."""
         judge = self.judge if self.fleet is None else self.fleet
         s = judge.summary(wall_s)
+        if self.fc_failure:
+            s.update(result='fc_refused', fc_failure=self.fc_failure)
         # real_time_factor covers the whole run, including the free-run before a flight
         # controller connects; this one covers only the flight (lockstep with the FC).
         s['flight_real_time_factor'] = None
@@ -219,7 +245,7 @@ class FlightReport(Node):
                      f'complete, {s["sim_time_s"]} s sim in {s["wall_time_s"]} s wall '
                      f'(real-time factor {s["real_time_factor"]}, in flight '
                      f'{s["flight_real_time_factor"]}); wrote {js} and {png}')
-        self.finished = 0 if judge.done else 1
+        self.finished = 0 if judge.done and not self.fc_failure else 1
 
 
 def main(args=None):

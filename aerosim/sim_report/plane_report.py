@@ -1,6 +1,8 @@
 """plane_report: follows a plane's flight on ground truth, ends the run when the circuit is flown.
 
-Subscribes vehicle_state (position) and flight_display (airspeed, attitude) and /sim/status.
+Subscribes vehicle_state (position), flight_display (airspeed, attitude), /sim/status and, in
+HIL, mavlink/status: when the bridge says the FC will not fly (a parameter, the mission or
+arming refused, with the FC's reasons) the run ends at once with result fc_refused.
 When every mission item of the scenario has been flown (sim_report.core.plane, judged on
 ground truth, not on the autopilot's word) or max_sim_s passed, it writes the summary (JSON:
 items flown with their altitude and cross-track errors, airspeeds, bank, distance, real-time
@@ -13,7 +15,7 @@ import time
 
 from rclpy.node import Node
 
-from aerosim_msgs.msg import PrimaryFlightDisplayData, SimStatus, VehicleState
+from aerosim_msgs.msg import MavlinkLinkStatus, PrimaryFlightDisplayData, SimStatus, VehicleState
 from sim_core.scenario import load_scenario
 from sim_report.core.mission import preload_plotting
 from sim_report.core.output import write_summary
@@ -49,6 +51,8 @@ class PlaneReport(Node):
         self.create_subscription(PrimaryFlightDisplayData, 'flight_display', self._on_pfd,
                                  qos.SENSOR_SUB)
         self.create_subscription(SimStatus, '/sim/status', self._on_status, qos.LATCHED)
+        self.fc_failure = ''
+        self.create_subscription(MavlinkLinkStatus, 'mavlink/status', self._on_link, qos.LATCHED)
         preload_plotting()
         self.get_logger().info(f'judging {len(self.judge.points)} mission items of '
                                f'{self.scenario.name} on ground truth; giving up at '
@@ -56,6 +60,13 @@ class PlaneReport(Node):
 
     def _on_status(self, msg: SimStatus):
         self.status = msg
+
+    def _on_link(self, msg: MavlinkLinkStatus):
+        """The HIL bridge's status: a flight controller that will not fly ends the run."""
+        if msg.fc_failure and not self.fc_failure and self.finished is None:
+            self.fc_failure = msg.fc_failure
+            self.get_logger().error(f'the flight controller will not fly: {msg.fc_failure}')
+            self.finish(time.monotonic() - (self._wall0 or time.monotonic()))
 
     def _on_pfd(self, msg: PrimaryFlightDisplayData):
         self._pfd = msg
@@ -82,6 +93,8 @@ class PlaneReport(Node):
     def finish(self, wall_s: float):
         """Write the summary and the plot; remember the exit code."""
         s = self.judge.summary()
+        if self.fc_failure:
+            s.update(result='fc_refused', fc_failure=self.fc_failure)
         s['wall_time_s'] = round(wall_s, 2)
         s['real_time_factor'] = round(s['sim_time_s'] / wall_s, 2) if wall_s > 0 else None
         st = self.status
@@ -95,7 +108,7 @@ class PlaneReport(Node):
             f'{s["distance_flown_km"]} km, max bank {s["max_bank_deg"]} deg, '
             f'{s["sim_time_s"]} s sim in {s["wall_time_s"]} s wall (real-time factor '
             f'{s["real_time_factor"]}); wrote {js} and {png}')
-        self.finished = 0 if self.judge.done else 1
+        self.finished = 0 if self.judge.done and not self.fc_failure else 1
 
 
 def main(args=None):

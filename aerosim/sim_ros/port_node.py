@@ -103,8 +103,9 @@ class PortNode(Node):
     def _log_lines(self, lines) -> None:
         """Log a core's (level, text) lines.
 
-        level: 'info', 'warning', or 'throttled' (a warning at most once per warn_period_s).
-        Each level has its own call site: rclpy refuses one site logging at two severities.
+        level: 'info', 'warning', 'error', or 'throttled' (a warning at most once per
+        warn_period_s). Each level has its own call site: rclpy refuses one site logging at two
+        severities.
         """
         log = self.get_logger()
         for level, text in lines:
@@ -112,6 +113,8 @@ class PortNode(Node):
                 log.warning(text, throttle_duration_sec=self._warn_period)
             elif level == 'warning':
                 log.warning(text)
+            elif level == 'error':
+                log.error(text)
             else:
                 log.info(text)
 

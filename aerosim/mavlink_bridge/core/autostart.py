@@ -8,7 +8,16 @@ param2 the last). PX4's commander answers ARM with ACCEPTED or TEMPORARILY_REJEC
 failed), MISSION_START with ACCEPTED, TEMPORARILY_REJECTED (mode change refused) or DENIED (no
 valid mission), src/modules/commander/Commander.cpp. A command without an ACK is sent again
 after `retry_s` with `confirmation` + 1 (MAVLink command protocol); a refusal is retried after
-`retry_s` too (the FC may become ready), until `timeout_s` has passed since the FC was ready.
+`retry_s` too (the FC may become ready).
+
+An FC that does not say STANDBY within `ready_s` of accepting the mission is asked to arm
+anyway: PX4 runs its arming checks on the request and reports what fails (its events), so a
+PX4 that will never be ready (no ground station under NAV_DLL_ACT, say) is heard saying why
+within seconds, not silently waited for. After `timeout_s` without a started mission the
+autostart has FAILED, with the last refusal as its reason.
+
+Times are the simulation's [s]: a lockstep FC lives on the simulation clock (PX4's timeouts
+too), so a slow or paused simulation cannot make it look late.
 """
 
 from typing import List, Optional
@@ -32,16 +41,26 @@ def result_name(result: int) -> str:
 class AutoStart:
     """Arms the FC and starts its mission: feed it the FC's messages, poll it regularly."""
 
-    def __init__(self, target, item_count: int, retry_s: float = 1.0, timeout_s: float = 60.0):
-        """target: (sysid, compid) of the FC; item_count: items in the uploaded mission."""
+    def __init__(self, target, item_count: int, retry_s: float = 1.0, timeout_s: float = 30.0,
+                 ready_s: float = 5.0):
+        """target: (sysid, compid) of the FC; item_count: items in the uploaded mission.
+
+        retry_s: period of a command without an answer or refused; ready_s: wait this long
+        for STANDBY before asking anyway; timeout_s: give up this long after the mission was
+        accepted [s, sim].
+        """
         self.target = tuple(target)
         self.item_count = item_count
         self.retry_s = retry_s
         self.timeout_s = timeout_s
+        self.ready_s = ready_s
         self.state = WAIT_MISSION
         self.events: List[str] = []
         self.sent = 0
-        self._ready_at: Optional[float] = None
+        self.refusals = 0
+        self.last_refusal = ''
+        self.reason = ''                    # why it FAILED
+        self._accepted_at: Optional[float] = None
         self._cmd: Optional[int] = None
         self._next_at = 0.0
         self._confirmation = 0
@@ -49,15 +68,21 @@ class AutoStart:
         self._armed = False
 
     # --- inputs --------------------------------------------------------------------------------
-    def mission_accepted(self) -> None:
-        """The FC accepted the mission upload."""
+    def mission_accepted(self, now: Optional[float] = None) -> None:
+        """The FC accepted the mission upload (at sim time now; None: at the next poll)."""
         if self.state == WAIT_MISSION:
             self.state = WAIT_READY
+            self._accepted_at = now
 
     def heartbeat(self, msg) -> None:
         """A HEARTBEAT of the FC: its system status and armed flag."""
         self._fc_status = msg.system_status
         self._armed = bool(msg.base_mode & ARMED_FLAG)
+
+    @property
+    def fc_armed(self) -> bool:
+        """The FC's last HEARTBEAT said it is armed."""
+        return self._armed
 
     def command_ack(self, msg, now: float) -> None:
         """COMMAND_ACK from the FC for the command in flight."""
@@ -75,24 +100,41 @@ class AutoStart:
             else:
                 self.state, self._cmd = STARTED, None
             return
-        self.events.append(f'autostart: {name} refused ({result_name(msg.result)}); trying '
-                           f'again in {self.retry_s:g} s')
+        refusal = f'{name} refused ({result_name(msg.result)})'
+        self.refusals += 1
+        if refusal != self.last_refusal:
+            self.events.append(f'autostart: {refusal}; trying again every {self.retry_s:g} s '
+                               f'for up to {self.timeout_s:g} s')
+        self.last_refusal = refusal
         self._confirmation = 0
         self._next_at = now + self.retry_s
 
     # --- output --------------------------------------------------------------------------------
     def poll(self, mav, now: float) -> list:
-        """Messages to send now (COMMAND_LONG), possibly none."""
-        if self.state == WAIT_READY and self._fc_status == mavlink.MAV_STATE_STANDBY:
-            self._ready_at = now
+        """Messages to send now (COMMAND_LONG), possibly none; now: sim time [s]."""
+        if self.state == WAIT_READY:
+            if self._accepted_at is None:
+                self._accepted_at = now
+            if self._fc_status == mavlink.MAV_STATE_STANDBY:
+                self.events.append('autostart: the FC passed its pre-flight checks (STANDBY): '
+                                   'arming')
+            elif now - self._accepted_at >= self.ready_s:
+                self.events.append(f'autostart: the FC does not say it is ready (STANDBY) '
+                                   f'{self.ready_s:g} s after taking the mission: arming, to '
+                                   'hear why if it refuses')
+            else:
+                return []
             self.state, self._cmd, self._next_at = ARMING, ARM, now
-            self.events.append('autostart: the FC passed its pre-flight checks (STANDBY): arming')
         if self.state not in (ARMING, STARTING) or now < self._next_at:
             return []
-        if self._ready_at is not None and now - self._ready_at > self.timeout_s:
+        assert self._accepted_at is not None
+        if now - self._accepted_at > self.timeout_s and self.sent:   # asked at least once
+            doing = 'arm' if self._cmd == ARM else 'start the mission'
             self.state = FAILED
-            self.events.append(f'autostart: gave up after {self.timeout_s:g} s: the FC would not '
-                               f'{"arm" if self._cmd == ARM else "start the mission"}')
+            self.reason = (f'the FC would not {doing} within {self.timeout_s:g} s of taking the '
+                           f'mission' + (f': {self.last_refusal}' if self.last_refusal else
+                                         ': no answer'))
+            self.events.append(f'autostart: gave up: {self.reason}')
             return []
         if self._cmd == ARM and self._armed:        # armed by someone else: go on
             self.state, self._cmd = STARTING, START

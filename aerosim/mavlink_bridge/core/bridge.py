@@ -1,7 +1,8 @@
 """The MAVLink HIL bridge's decisions, without ROS: what to send, take, refuse and log.
 
-HilBridge owns the bridge's shared state: the mission server, autostart, the served FC, the
-step bookkeeping of lockstep, the counters. Two kinds of thread call it: the executor (vehicle
+HilBridge owns the bridge's shared state: the served FC, its session (fc_session.FcSession:
+parameters, mission, autostart, the FC's words), the step bookkeeping of lockstep, the
+counters. Two kinds of thread call it: the executor (vehicle
 state, /sim/status, timers) and one reader thread per link (each datagram). Every method takes
 the one lock, decides, and returns Actions: frames to send per endpoint, motor commands,
 lines to log, the reject. The node (mavlink_bridge_node) carries them out after the lock is
@@ -10,11 +11,17 @@ state comes back into on_state() from the same reader thread.
 
 Two links. The HIL link carries the sensors and the actuator outputs (UDP, or the TCP server
 PX4 SITL's simulator_mavlink connects to). PX4 ignores everything else on that link
-(SimulatorMavlink::handle_message), so with `mission_link` set the mission, HEARTBEAT,
-HOME_POSITION and the arming commands of `autostart` also go to one of the FC's MAVLink
-instances over UDP (for PX4 SITL its onboard payload link, 14280 + instance; we bind its
-remote port, 14030 + instance, where PX4 sends). Without it everything uses the HIL link (the
-built-in FC, and FCs that take everything on one link).
+(SimulatorMavlink::handle_message), so with `mission_link` set the parameters, the mission
+and the arming commands of `autostart` go to one of the FC's MAVLink instances over UDP (for
+PX4 SITL its onboard payload link, 14280 + instance; we bind its remote port, 14030 +
+instance, where PX4 sends), addressed to the FC only: PX4 would forward anything else to the
+ground station (see fc_session). HEARTBEAT and HOME_POSITION (seed 003) go on the HIL link.
+Without a mission link everything uses the HIL link (the built-in FC, and FCs that take
+everything on one link).
+
+Peers are alive while heard within peer_timeout_s of wall time or of sim time: a lockstep FC
+lives on the simulation clock (PX4's HEARTBEAT is 1 Hz of its time), so a machine too loaded
+to run the simulation at real time does not make it look gone.
 
 Reject kinds: no complete frame in a datagram; a frame pymavlink refused (CRC, unknown id, bad
 length); a signed frame (we hold no key: the MAVLink spec has a system without signing drop
@@ -28,11 +35,12 @@ from datetime import datetime, timezone
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from mavlink_bridge.core import hil
-from mavlink_bridge.core.autostart import AutoStart
+from mavlink_bridge.core import hil, mav_ext
 from mavlink_bridge.core.endpoint import Endpoint, is_signed
+from mavlink_bridge.core.fc_params import load_params
+from mavlink_bridge.core.fc_session import FcSession
 from mavlink_bridge.core.mav import mavlink
-from mavlink_bridge.core.mission import DONE, SENDING, MissionServer, items_from_scenario
+from mavlink_bridge.core.mission import items_from_scenario
 from mavlink_bridge.core.mixer import (
     PX4_PLANE,
     PX4_PLANE_REVERSED,
@@ -51,8 +59,6 @@ from sim_dynamics.core.plane import AircraftParams
 from sim_sensors.core.suite import SensorSuite, SuiteConfig
 
 REJECT_KINDS = ('truncated', 'undecodable', 'signed', 'target', 'value', 'invalid')
-MISSION_MSGS = ('MISSION_REQUEST_INT', 'MISSION_REQUEST', 'MISSION_ACK', 'MISSION_REQUEST_LIST')
-STATUSTEXT_REPEAT_S = 5.0     # the same text of the FC is logged at most this often
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,9 @@ class BridgeConfig:
     fc_system_id: int = 1
     fc_component_id: int = 1
     autostart: bool = False
+    autostart_ready_s: float = 5.0
+    autostart_timeout_s: float = 30.0
+    fc_param_file: str = ''
     heartbeat_rate_hz: float = 1.0
     home_rate_hz: float = 1.0
     hil_state_rate_hz: float = 50.0
@@ -110,6 +119,12 @@ PARAMETERS: Dict[str, tuple] = {
     'autostart': ('Arm the FC and start its mission once it accepted the mission and reports '
                   'ready (HEARTBEAT STANDBY): MAV_CMD_COMPONENT_ARM_DISARM, then '
                   'MAV_CMD_MISSION_START (PX4; the built-in FC arms itself)',),
+    'autostart_ready_s': ('Autostart: arm anyway this long after the FC took the mission if it '
+                          'does not say STANDBY, to hear why it refuses [s, sim]', 0.0, 600.0),
+    'autostart_timeout_s': ('Autostart: give up this long after the FC took the mission, an '
+                            'error that ends a judged run [s, sim]', 1.0, 3600.0),
+    'fc_param_file': ("FC parameters to set before the mission (QGroundControl's .params "
+                      "format; a path or a name in config/px4, e.g. c172r); '' = none",),
     'heartbeat_rate_hz': ('HEARTBEAT rate [Hz] (wall)', 0.1, 50.0),
     'home_rate_hz': ('HOME_POSITION rate [Hz] (wall)', 0.1, 50.0),
     'hil_state_rate_hz': ('HIL_STATE_QUATERNION (ground truth) rate [Hz] (sim); 0 = off',
@@ -124,8 +139,8 @@ PARAMETERS: Dict[str, tuple] = {
     'mixer_plane_reversed': ('Planes: controls[] channels whose value is negated first (PX4 '
                              'PWM_MAIN_REV; airframe 1030 reverses output 9)',),
     'gps_utc_start': ("UTC at sim time 0 for HIL_GPS, ISO-8601; '' = now",),
-    'peer_timeout_s': ('Peer silence before it is dropped [s] (wall, while the simulation '
-                       'runs)', 0.5, 600.0),
+    'peer_timeout_s': ('Peer silence before it is dropped [s] (wall and sim time both, while '
+                       'the simulation runs)', 0.5, 600.0),
     'warn_period_s': ('Minimum period of repeated warnings [s]', 0.1, 600.0),
     'allow_system_ids': ("MAVLink systems whose messages are taken, comma-separated; '' = any. "
                          'Others are counted as rejected_peer',),
@@ -231,23 +246,25 @@ class HilBridge:
         self.suite = SensorSuite(suite_cfg, scenario)
         self.encoder = hil.HilSensorEncoder()
         self.dec_state = Decimator(cfg.hil_state_rate_hz) if cfg.hil_state_rate_hz > 0 else None
-        self.mission = MissionServer(items_from_scenario(scenario.mission),
-                                     cfg.mission_timeout_s, cfg.mission_retries)
         self.served = ServedFc(cfg.fc_system_id, cfg.fc_component_id)
-        self.autostart = AutoStart(self.served.target(), len(self.mission.items)) \
-            if cfg.autostart else None
+        self.session = FcSession(
+            items_from_scenario(scenario.mission), (self.sysid, self.compid),
+            self.served.target(), cfg.mission_timeout_s, cfg.mission_retries,
+            {'ready_s': cfg.autostart_ready_s, 'timeout_s': cfg.autostart_timeout_s}
+            if cfg.autostart else None,
+            load_params(cfg.fc_param_file) if cfg.fc_param_file else None)
+        self.mission, self.autostart = self.session.mission, self.session.autostart
         self.lock = threading.Lock()      # owner of everything below and the counters
         self.count = {'rx': 0, 'actuators': 0, 'ignored': 0, 'sensor': 0, 'gps': 0}
         self.sim_state: Optional[SimState] = None
         self.fast = False               # the simulation runs as fast as possible
-        self._session_started = False
         self._last_sensor_ns: Optional[int] = None
         self._answered_ns: Optional[int] = None  # the frame the FC's last answer was for [ns]
         self._halted_at_ns = 0          # last frame sent when the sim was paused/stopped [ns]
         self.last_state_ns = -1
         self._engaged = False
         self._command: Any = self.mixer.idle()      # the last valid actuator command
-        self._said: Dict[str, float] = {}   # FC STATUSTEXT -> wall time last logged
+        self._ran = False               # the simulation has run (the session may begin)
 
     def endpoints(self) -> List[Endpoint]:
         """The links: the HIL link, and the mission link if any."""
@@ -267,51 +284,56 @@ class HilBridge:
 
     def _heartbeat(self, act: Actions, now: float) -> None:
         state = SimState.STOPPED if self.sim_state is None else self.sim_state
-        for ep in self.endpoints():
-            act.send(ep, hil.heartbeat(ep.tx, state))
+        act.send(self.hil, hil.heartbeat(self.hil.tx, state))
         if not self.running():
             return      # a lockstep FC is frozen with the simulation: its silence is no loss
         for ep in self.endpoints():
-            for p in ep.peers.expire(now):
+            for p in ep.peers.expire(now, self.sim_s):
                 act.status_changed = True
                 act.logs.append(('warning', f'peer {p.sysid}:{p.compid} silent on the {ep.name} '
-                                 f'for {self.cfg.peer_timeout_s:g} s: dropped'))
+                                 f'for {self.cfg.peer_timeout_s:g} s (wall and sim time): '
+                                 'dropped'))
+
+    @property
+    def sim_s(self) -> float:
+        """The simulation time of the last state [s] (0 before the first)."""
+        return max(self.last_state_ns, 0) * 1e-9
 
     def home(self) -> Actions:
-        """HOME_POSITION on every link, while running."""
+        """HOME_POSITION on the HIL link, while running."""
         act = Actions()
         if self.running():
             t_us = self.last_state_ns // 1000 if self.last_state_ns > 0 else 0
-            for ep in self.endpoints():
-                act.send(ep, hil.home_position(ep.tx, self.scenario.origin, t_us))
+            act.send(self.hil, hil.home_position(self.hil.tx, self.scenario.origin, t_us))
         return act
 
     def poll(self, now: float) -> Actions:
-        """Mission retries and the autostart's commands."""
+        """The session's retries, its autostart commands and the FC's words."""
         act = Actions()
         with self.lock:
-            act.send(self.mission_ep, *self.mission.poll(now))
-            if self.autostart is not None and self.running():
-                self.autostart.target = self.served.target()
-                act.send(self.mission_ep, *self.autostart.poll(self.mission_ep.tx, now))
-            self._events(act)
+            self.session.set_target(self.served.target())
+            sends, lines = self.session.poll(self.mission_ep.tx, now, self.sim_s,
+                                             self.running())
+            act.send(self.mission_ep, *sends)
+            self._lines(act, lines)
         return act
+
+    def _lines(self, act: Actions, lines) -> None:
+        if lines:
+            act.logs.extend(lines)
+            act.status_changed = True
 
     def stopped_frames(self) -> Actions:
         """The last words: HEARTBEAT with the seed's Stopped state (MAV_STATE_POWEROFF)."""
         act = Actions()
-        for ep in self.endpoints():
-            act.send(ep, hil.heartbeat(ep.tx, SimState.STOPPED))
+        act.send(self.hil, hil.heartbeat(self.hil.tx, SimState.STOPPED))
         return act
 
-    def _events(self, act: Actions) -> None:
-        for events in [self.mission.events] + ([self.autostart.events] if self.autostart else []):
-            act.logs.extend(('info', e) for e in events)
-            events.clear()
-
-    def _start_mission(self, act: Actions, fc: Tuple[int, int], now: float) -> None:
-        act.send(self.mission_ep, *self.mission.start(self.mission_ep.tx, fc[0], fc[1], now))
-        self._events(act)
+    def _begin(self, act: Actions, now: float) -> None:
+        """The FC is there and the simulation runs: the session starts (parameters, mission)."""
+        self.session.set_target(self.served.target())
+        act.send(self.mission_ep, *self.session.begin(self.mission_ep.tx, now))
+        self._lines(act, self.session.lines())
 
     # --- the simulation ------------------------------------------------------------------------
     def on_sim_status(self, state: SimState, time_scale: float, now: float) -> Actions:
@@ -330,13 +352,14 @@ class HilBridge:
                 for ep in self.endpoints():
                     ep.peers.touch_all(now)
             self.sim_state = state
-            if state == SimState.RUNNING and not self._session_started:
-                self._session_started = True
+            if state == SimState.RUNNING:
+                self._ran = True
+            if state == SimState.RUNNING and not self.session.started:
                 fc = (self.mlink or self.hil).peers.flight_controller()
-                if self.mlink is None:
-                    self._start_mission(act, fc or self.served.target(), now)
-                elif fc:                                # heard on the mission link already
-                    self._start_mission(act, fc, now)
+                if fc:
+                    self.served.learn(*fc)
+                if self.mlink is None or fc:    # the FC heard on the mission link already
+                    self._begin(act, now)
             self._heartbeat(act, now)
         return act
 
@@ -397,7 +420,7 @@ class HilBridge:
             problem = ('truncated', f'{len(data)} bytes and no complete MAVLink frame')
         with self.lock:
             for m in msgs:
-                src = (m.get_srcSystem(), m.get_srcComponent())
+                src = mav_ext.source(m)
                 if m.get_type() == 'BAD_DATA':
                     why = ('undecodable', f'undecodable MAVLink input: {m.reason}')
                 elif src == (self.sysid, self.compid):
@@ -411,55 +434,36 @@ class HilBridge:
                 else:
                     self.count['rx'] += 1
                     ep.link.learn(addr)
-                    ep.peers.seen(src[0], src[1], now)
+                    ep.peers.seen(src[0], src[1], now, self.sim_s)
                     why = self._dispatch(act, ep, m, addr, now)
                 problem = problem or why
         act.reject = problem
         return act
 
-    def _for_us(self, m):
-        """None if m is addressed to us (or to all), else the reject (kind, text)."""
-        if (m.target_system in (0, self.sysid)
-                and getattr(m, 'target_component', 0) in (0, self.compid)):
-            return None
-        return ('target', f'{m.get_type()} for {m.target_system}:'
-                f'{getattr(m, "target_component", 0)} is not for us')
-
     def _dispatch(self, act: Actions, ep: Endpoint, m, addr, now: float):
         """Act on one message; return None, or the reject (kind, text) if refused."""
         t = m.get_type()
-        src = (m.get_srcSystem(), m.get_srcComponent())
+        src = mav_ext.source(m)
         if t == 'HIL_ACTUATOR_CONTROLS':
             return self._on_actuators(act, m) if ep is self.hil else None
         if t == 'HEARTBEAT':
             self._on_heartbeat(act, ep, m, addr, now)
-        elif t in MISSION_MSGS and ep is self.mission_ep:
-            wrong = self._for_us(m)
-            if wrong:
-                return wrong
-            if t == 'MISSION_ACK':
-                if self.mission.on_ack(m) and self.mission.state == DONE \
-                        and self.autostart is not None:
-                    self.autostart.mission_accepted()
-            elif t == 'MISSION_REQUEST_LIST':
-                act.send(ep, *self.mission.on_request_list(ep.tx, m, now))
-            else:
-                act.send(ep, *self.mission.on_request(ep.tx, m, now))
-            self._events(act)
-        elif t == 'COMMAND_ACK' and ep is self.mission_ep and self.autostart is not None \
-                and self.served.matches(*src):
-            wrong = self._for_us(m)
-            if wrong:
-                return wrong
-            self.autostart.command_ack(m, now)
-            self._events(act)
-        elif t == 'STATUSTEXT' and self.served.matches(*src):
-            self._fc_says(act, m, now)
-        return None
+            return None
+        if ep is not self.mission_ep:
+            return None
+        sends, lines, wrong = self.session.on_message(
+            ep.tx, m, now, self.sim_s, self.served.matches(*src), self._hil_connection())
+        act.send(ep, *sends)
+        self._lines(act, lines)
+        return wrong
+
+    def _hil_connection(self) -> int:
+        """Connections the HIL link took (a TCP server: PX4 connecting again after a restart)."""
+        return getattr(self.hil.link, 'clients', 0)
 
     def _on_heartbeat(self, act: Actions, ep: Endpoint, m, addr, now: float) -> None:
         src = (m.get_srcSystem(), m.get_srcComponent())
-        new = ep.peers.heartbeat(m, f'{addr[0]}:{addr[1]}', now)
+        new = ep.peers.heartbeat(m, f'{addr[0]}:{addr[1]}', now, self.sim_s)
         if new:
             act.logs.append(('info', f'peer {src[0]}:{src[1]} on the {ep.name} at '
                              f'{addr[0]}:{addr[1]}: type {m.type}, autopilot {m.autopilot}, '
@@ -467,23 +471,18 @@ class HilBridge:
         fc = is_flight_controller(m.type, m.autopilot)
         if fc and self.served.learn(*src):
             act.logs.append(('info', f'serving flight controller {self.served.describe()}'))
-        if not (fc and self.served.matches(*src)):
+        if not (fc and self.served.matches(*src)) or ep is not self.mission_ep:
             return
-        if self.autostart is not None and ep is self.mission_ep:
-            self.autostart.heartbeat(m)
-        # A flight controller new (or back) on the link that takes the mission gets it.
-        if new and ep is self.mission_ep and self._session_started \
-                and self.mission.state != SENDING:
-            self._start_mission(act, src, now)
-
-    def _fc_says(self, act: Actions, m, now: float) -> None:
-        """Log a STATUSTEXT of the FC (PX4 explains refusals so), a text once per 5 s at most."""
-        text = m.text.rstrip('\x00').strip()
-        if now - self._said.get(text, -1e9) < STATUSTEXT_REPEAT_S:
-            return
-        self._said[text] = now
-        level = 'warning' if m.severity <= mavlink.MAV_SEVERITY_WARNING else 'info'
-        act.logs.append((level, f'FC {m.get_srcSystem()}:{m.get_srcComponent()} says: {text}'))
+        self.session.set_target(self.served.target())
+        self.session.heartbeat(m)
+        if new and not self.session.started and self._ran:
+            self._begin(act, now)       # the first FC heard while the simulation runs
+        elif new:   # back after a silence (or another): the mission if it may take it
+            sends, lines = self.session.fc_back(
+                ep.tx, now, bool(m.base_mode & mavlink.MAV_MODE_FLAG_SAFETY_ARMED),
+                self._hil_connection())
+            act.send(ep, *sends)
+            self._lines(act, lines + self.session.lines())
 
     def _on_actuators(self, act: Actions, m):
         src = (m.get_srcSystem(), m.get_srcComponent())

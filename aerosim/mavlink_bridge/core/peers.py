@@ -27,37 +27,43 @@ class Peer:
     first_seen: float
     last_seen: float
     heartbeats: int = 1
+    last_seen_sim: float = 0.0      # sim time [s] of the last message
 
 
 class PeerTable:
-    """Tracks heartbeats; a peer silent for timeout_s is dropped."""
+    """Tracks heartbeats; a peer silent for timeout_s, of wall and of sim time, is dropped.
+
+    Both clocks: a lockstep FC lives on the simulation clock (PX4 sends its HEARTBEAT at 1 Hz
+    of its time), so at a real-time factor below 1/timeout_s its wall-time silence proves
+    nothing; a stalled simulation proves nothing of sim time either.
+    """
 
     def __init__(self, timeout_s: float = 3.0):
         """timeout_s: silence after which a peer is no longer active [s]."""
         self.timeout_s = timeout_s
         self.peers: Dict[Tuple[int, int], Peer] = {}
 
-    def heartbeat(self, msg, address: str, now: float) -> bool:
-        """Record a HEARTBEAT; returns True if the peer is new (or came back)."""
+    def heartbeat(self, msg, address: str, now: float, sim_s: float = 0.0) -> bool:
+        """Record a HEARTBEAT (wall now, sim_s [s]); True if the peer is new (or came back)."""
         key = (msg.get_srcSystem(), msg.get_srcComponent())
         p = self.peers.get(key)
         if p is None:
             self.peers[key] = Peer(key[0], key[1], msg.type, msg.autopilot, msg.system_status,
-                                   address, now, now)
+                                   address, now, now, last_seen_sim=sim_s)
             return True
         p.mav_type, p.autopilot, p.system_status = msg.type, msg.autopilot, msg.system_status
-        p.address, p.last_seen = address, now
+        p.address, p.last_seen, p.last_seen_sim = address, now, sim_s
         p.heartbeats += 1
         return False
 
-    def seen(self, sysid: int, compid: int, now: float) -> bool:
+    def seen(self, sysid: int, compid: int, now: float, sim_s: float = 0.0) -> bool:
         """Count any message of a known peer as proof of life; True if the peer is known.
 
         PX4 sends one HEARTBEAT on its simulator link, then only HIL traffic.
         """
         p = self.peers.get((sysid, compid))
         if p is not None:
-            p.last_seen = now
+            p.last_seen, p.last_seen_sim = now, sim_s
         return p is not None
 
     def touch_all(self, now: float) -> None:
@@ -65,9 +71,10 @@ class PeerTable:
         for p in self.peers.values():
             p.last_seen = now
 
-    def expire(self, now: float) -> List[Peer]:
-        """Drop and return the peers silent for longer than the timeout."""
-        gone = [p for p in self.peers.values() if now - p.last_seen > self.timeout_s]
+    def expire(self, now: float, sim_s: float = float('inf')) -> List[Peer]:
+        """Drop and return the peers silent for longer than the timeout, wall and sim time."""
+        gone = [p for p in self.peers.values() if now - p.last_seen > self.timeout_s
+                and sim_s - p.last_seen_sim > self.timeout_s]
         for p in gone:
             del self.peers[(p.sysid, p.compid)]
         return gone

@@ -3,8 +3,9 @@
 Each vehicle has its MissionJudge (its own start and mission). A vehicle is over when its
 mission is done, when it came to rest on the ground for good away from its target, when its
 flight controller was lost (a crashed or killed FC: the vehicle flies on the last command, it
-is not judged further), or when it rests on the ground CRASH_REST_S after a collision. The
-fleet is over when every vehicle is.
+is not judged further), when its FC will not fly (its bridge says why: a parameter or
+arming refused), or when it rests on the ground CRASH_REST_S after a collision. The fleet is
+over when every vehicle is.
 """
 
 from dataclasses import dataclass, field
@@ -25,18 +26,22 @@ class Member:
     fc_lost_at: Optional[float] = None        # sim time [s] its FC was found gone
     collisions: List[dict] = field(default_factory=list)
     down_at: Optional[float] = None           # sim time [s] it was found down after a collision
+    fc_failure: str = ''                      # why its FC will not fly (its bridge's words)
     _rest_since: Optional[float] = None
 
     @property
     def over(self) -> bool:
         """Nothing more will be judged for this vehicle."""
-        return self.judge.over or self.fc_lost_at is not None or self.down_at is not None
+        return self.judge.over or self.fc_lost_at is not None or self.down_at is not None \
+            or bool(self.fc_failure)
 
     @property
     def result(self) -> str:
-        """complete, fc_lost, crashed or incomplete."""
+        """complete, fc_refused, fc_lost, crashed or incomplete."""
         if self.judge.done:
             return 'complete'
+        if self.fc_failure:
+            return 'fc_refused'
         if self.fc_lost_at is not None:
             return 'fc_lost'
         if self.down_at is not None:
@@ -101,7 +106,8 @@ class FleetJudge:
         vehicles = {}
         for m in self.members:
             s = m.judge.summary(wall_s)
-            s.update(result=m.result, fc_lost_at_s=m.fc_lost_at, collisions=m.collisions)
+            s.update(result=m.result, fc_lost_at_s=m.fc_lost_at, collisions=m.collisions,
+                     **({'fc_failure': m.fc_failure} if m.fc_failure else {}))
             vehicles[m.name] = s
         t = max((v['sim_time_s'] for v in vehicles.values()), default=0.0)
         return {
@@ -144,6 +150,7 @@ class FleetJudge:
             s = j.summary(0.0)
             lines.append(f'{m.name}: {m.result}, {s["items_reached"]}/{s["items"]} items'
                          + (f'\n  FC lost at {m.fc_lost_at:.1f} s' if m.fc_lost_at else '')
+                         + (f'\n  FC refused: {m.fc_failure[:60]}' if m.fc_failure else '')
                          + ''.join(f'\n  collision with {e["with"]} at {e["t_s"]:.1f} s, '
                                    f'{e["speed_mps"]:.1f} m/s' for e in m.collisions)
                          + f'\n  max tracking error {s["max_tracking_error_m"]:.2f} m')
