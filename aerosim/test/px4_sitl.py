@@ -1,7 +1,8 @@
 """A test peer that behaves as PX4 v1.16 SITL does towards a simulator, read from PX4's source.
 
-Run as a process (`python px4_sitl.py --sim-port P --mavlink-port L --mavlink-remote R`), as
-PX4 runs beside aerosim. What it reproduces, and where PX4 does it (PX4-Autopilot at v1.16):
+Run as a process (`python px4_sitl.py --sim-port P --mavlink-port L --mavlink-remote R
+[--gcs-port G --gcs-remote 14550]`), as PX4 runs beside aerosim. What it reproduces, and where
+PX4 does it (PX4-Autopilot at v1.16):
 
 Simulator link, src/modules/simulation/simulator_mavlink/SimulatorMavlink.cpp:
 - a TCP client to the simulator's port (4560 + instance), retrying until it connects (run());
@@ -16,15 +17,23 @@ Simulator link, src/modules/simulation/simulator_mavlink/SimulatorMavlink.cpp:
   (the sensor's time), controls = actuator outputs if armed else 0, mode = CUSTOM_MODE_ENABLED
   | SAFETY_ARMED if armed, flags = 1 (lockstep), from MAV_SYS_ID:MAV_COMP_ID.
 
-MAVLink instance (UDP), src/modules/mavlink/mavlink_main.cpp, mavlink_receiver.cpp:
-- bound to its local port, sending to 127.0.0.1:remote until a datagram arrives; the first
-  sender (any, while the default partner is localhost) becomes the partner for good
-  (`set_client_source_initialized`): replies go there, while messages from any address are
-  still handled (MavlinkReceiver::run() does not filter them);
-- HEARTBEAT stream at 1 Hz (PX4 clock): type QUADROTOR, autopilot PX4, base_mode CUSTOM |
-  AUTO | STABILIZE | GUIDED (+ SAFETY_ARMED), custom_mode main AUTO, sub LOITER/MISSION,
-  system_status UNINIT until the pre-flight checks pass, STANDBY, ACTIVE when armed
-  (streams/HEARTBEAT.hpp); MAV_SYS_ID = instance + 1 (ROMFS init.d-posix/rcS).
+MAVLink links (UDP), src/modules/mavlink/mavlink_main.cpp, mavlink_receiver.cpp, px4-rc.mavlink:
+- the onboard payload link (14280 + i -> 14030 + i) and, with --gcs-port, the GCS link
+  (18570 + i -> 14550), both with forwarding (-f); bound to the local port, sending to the
+  remote until a datagram arrives; the first sender becomes the partner for good;
+- forwarding (Mavlink::forward_message): a message received on a link goes to every other
+  forwarding link, unless it targets this system's component 1 (kept), unless it is a
+  HEARTBEAT and MAV_HB_FORW_EN is 0, and only to a link where its target was seen before
+  (component_was_seen: a broadcast needs any component heard there);
+- HEARTBEAT at 1 Hz on every link (PX4 clock): type QUADROTOR or FIXED_WING, autopilot PX4,
+  base_mode CUSTOM | AUTO | STABILIZE | GUIDED (+ SAFETY_ARMED), custom_mode main AUTO, sub
+  LOITER/MISSION, system_status STANDBY when the pre-flight checks pass, else UNINIT; ACTIVE
+  when armed (streams/HEARTBEAT.hpp); MAV_SYS_ID = instance + 1 (init.d-posix/rcS);
+- STATUSTEXT only on a link where a HEARTBEAT of MAV_TYPE_GCS was heard within 3 s
+  (streams/STATUSTEXT.hpp, is_gcs_connected()); every message also goes out as its event on
+  every link (px4_events: EVENT, CURRENT_EVENT_SEQUENCE, REQUEST_EVENT; COMPONENT_METADATA and
+  MAVLink FTP for the texts);
+- parameters: PARAM_SET -> PARAM_VALUE, unknown names and other types unanswered (px4_params).
 
 Mission manager, src/modules/mavlink/mavlink_mission.cpp (MavlinkMissionManager):
 - MISSION_COUNT to our system and component 1 / 190 / 0; a transfer in progress elsewhere:
@@ -35,25 +44,34 @@ Mission manager, src/modules/mavlink/mavlink_mission.cpp (MavlinkMissionManager)
   transfer ends); the last one: ACK ACCEPTED with the mission's CRC32 as opaque_id;
 - in IDLE, the last item again (our ACK lost): ACK ACCEPTED again;
 - the request is re-sent every 250 ms (MAVLINK_MISSION_RETRY_TIMEOUT_DEFAULT) and the transfer
-  aborted after 5 s without a message (MAVLINK_MISSION_PROTOCOL_TIMEOUT_DEFAULT), PX4 clock.
+  aborted after 5 s without a message (MAVLINK_MISSION_PROTOCOL_TIMEOUT_DEFAULT), PX4 clock;
+- the navigator checks a new mission (px4_params.feasibility: MIS_TKO_LAND_REQ, the
+  fixed-wing landing's glide slope against FW_LND_ANG) and says why one is rejected.
 
-Commander, src/modules/commander/Commander.cpp:
-- COMPONENT_ARM_DISARM: ACCEPTED, or TEMPORARILY_REJECTED when the checks fail (in mission
-  mode without a mission: `auto_mission_missing`);
+Commander, src/modules/commander/Commander.cpp, HealthAndArmingChecks:
+- the checks (reported as events when they change, and on an arming request): no global
+  position estimate yet; no ground station (gcs_connection_lost: no GCS HEARTBEAT on any link
+  within COM_DL_LOSS_T) blocks arming when NAV_DLL_ACT > 0 (rcAndDataLinkCheck.cpp); mission
+  mode without a valid mission;
+- COMPONENT_ARM_DISARM: ACCEPTED ("Armed by external command"), or TEMPORARILY_REJECTED when a
+  check blocks ("Arming denied: Resolve system health failures first");
 - MISSION_START: DENIED without a valid mission ("Mission start denied! No valid mission"),
   DENIED if param1 is not a valid first item, else mission mode + arm: ACCEPTED;
 - the user's intended mode at boot is AUTO_LOITER (Hold), UserModeIntention.hpp;
-- armed on the ground without taking off: disarmed after COM_DISARM_PRFLT (10 s).
+- armed on the ground without taking off: disarmed after COM_DISARM_PRFLT (10 s; the fixed
+  wing defaults disable it).
 
 The flying itself is a built-in FC's core, told to wait for the mission start instead of
-arming itself: mavlink_bridge.fc.Autopilot for the quad (airframe 4001-like, Quad X outputs
-0..3), mavlink_bridge.fc.plane.PlaneFc with `--airframe plane`: PX4's SITL plane
+arming itself: mavlink_bridge.fc.Autopilot for the quad (airframe 10016 none_iris, Quad X
+outputs 0..3), mavlink_bridge.fc.plane.PlaneFc with `--airframe plane`: PX4's SITL plane
 (ROMFS/px4fmu_common/init.d-posix/airframes/1030_gazebo-classic_plane: rc.fw_defaults sets
 MAV_TYPE 1, fixed wing, in HEARTBEAT; outputs 3 rudder, 4 left flap, 5 motor, 6/7 ailerons,
-8 elevator, 9 right flap reversed: controls[2..8]).
+8 elevator, 9 right flap reversed: controls[2..8]), its motor limited to FW_THR_MAX (0.6 in
+airframe 1030) as the fixed-wing controllers limit it.
 """
 
 import argparse
+import collections
 from dataclasses import dataclass
 import math
 import os
@@ -63,6 +81,9 @@ import sys
 import threading
 import time
 import zlib
+
+import px4_events
+from px4_params import PARAMS, Params, feasibility, to_wire
 
 from mavlink_bridge.core.mav import mavlink, new_mav, pack
 from mavlink_bridge.fc.autopilot import DONE, WAIT, Autopilot, NavConfig
@@ -81,6 +102,11 @@ NAV_GLOBAL = (mavlink.MAV_CMD_NAV_WAYPOINT, mavlink.MAV_CMD_NAV_LOITER_UNLIM,
               mavlink.MAV_CMD_NAV_LOITER_TIME, mavlink.MAV_CMD_NAV_LAND,
               mavlink.MAV_CMD_NAV_TAKEOFF, mavlink.MAV_CMD_NAV_LOITER_TO_ALT)
 NAV_NO_POSITION = (mavlink.MAV_CMD_NAV_RETURN_TO_LAUNCH, mavlink.MAV_CMD_NAV_DELAY)
+GCS_TIMEOUT_US = 3_000_000          # telemetry_status_s::HEARTBEAT_TIMEOUT_US
+PLANE_THROTTLE = 4                  # controls[] of airframe 1030's motor (output 5)
+SEVERITY_LEVEL = {mavlink.MAV_SEVERITY_CRITICAL: 'critical', mavlink.MAV_SEVERITY_ERROR: 'error',
+                  mavlink.MAV_SEVERITY_WARNING: 'warning', mavlink.MAV_SEVERITY_INFO: 'info'}
+ARM_REASONS = {4: 'external command', 5: 'mission start'}     # arm_disarm_reason_t
 
 
 @dataclass
@@ -109,9 +135,9 @@ class LinkStats:
         self.lost = 0
 
     def add(self, msg):
-        """Count one decoded frame."""
-        key = (msg.get_srcSystem(), msg.get_srcComponent())
-        seq = msg.get_seq()
+        """Count one decoded frame (an UNKNOWN_ one by its frame's header)."""
+        key = source(msg)
+        seq = msg.get_msgbuf()[4] if msg.get_type().startswith('UNKNOWN_') else msg.get_seq()
         if key in self.last:
             self.lost += (seq - self.last[key] - 1) % 256
         self.last[key] = seq
@@ -244,56 +270,159 @@ class MissionManager:
         return []
 
 
+class Link:
+    """One MAVLink instance of PX4 over UDP (mavlink_main.cpp, mavlink_receiver.cpp).
+
+    Bound to its local port, sending to 127.0.0.1:remote until a datagram arrives; the first
+    sender becomes the partner for good (set_client_source_initialized); messages from any
+    address are still handled. `forwarding` (-f in px4-rc.mavlink: every SITL link has it).
+    component_was_seen: the (system, component) pairs heard on this link
+    (MavlinkReceiver::update_rx_stats). gcs_heard_us: PX4 time of the last HEARTBEAT of
+    MAV_TYPE_GCS on this link (telemetry_status.heartbeat_type_gcs, 3 s timeout).
+    """
+
+    def __init__(self, name: str, port: int, remote: int, sysid: int, host: str = '127.0.0.1'):
+        """name: for the report; port / remote: local port and default partner port."""
+        self.name = name
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind((host, port))
+        self.partner = (host, remote)
+        self.partner_locked = False
+        self.mav = new_mav(sysid, 1)
+        self.mav.robust_parsing = True
+        self.rx = new_mav(sysid, 1)
+        self.rx.robust_parsing = True
+        self.forwarding = True
+        self.seen = set()
+        self.gcs_heard_us = None
+        self.stats = LinkStats()
+        self.forwarded = collections.Counter()      # msgid -> frames passed to this link
+        self.send_errors = 0
+        self.lock = threading.Lock()                # the sender (sequence numbers)
+
+    def send(self, *msgs, raw: bytes = b''):
+        """Frames of ours (pymavlink messages) and raw frames, in one datagram."""
+        with self.lock:
+            data = b''.join(pack(self.mav, m) for m in msgs) + raw
+            if data:
+                self._out(data)
+
+    def send_ext(self, msgid: int, payload: bytes):
+        """A frame of a message pymavlink's dialect lacks (px4_events.frame), our sequence."""
+        with self.lock:
+            data = px4_events.frame(msgid, payload, self.mav.seq, self.mav.srcSystem,
+                                    self.mav.srcComponent)
+            self.mav.seq = (self.mav.seq + 1) % 256
+            self._out(data)
+
+    def _out(self, data: bytes):
+        try:
+            self.sock.sendto(data, self.partner)
+        except OSError:             # no partner to reach (a port 0 in the unit tests)
+            self.send_errors += 1
+
+    def component_was_seen(self, sysid: int, compid: int) -> bool:
+        """MavlinkReceiver::component_was_seen: broadcast (0) needs any component seen."""
+        if sysid == 0:
+            return bool(self.seen)
+        return any(s == sysid and (compid == 0 or c == compid) for s, c in self.seen)
+
+
+def targets(m):
+    """(target_system, target_component) of a message, 0 where it has none (meta->flags)."""
+    if m.get_type() == 'UNKNOWN_412':
+        r = px4_events.parse_request_event(bytes(m.get_msgbuf()))
+        return (r[0], r[1]) if r else (0, 0)
+    return getattr(m, 'target_system', 0), getattr(m, 'target_component', 0)
+
+
+def source(m):
+    """(sysid, compid) of a message; of an UNKNOWN_ one from its frame (pymavlink leaves 0)."""
+    if m.get_type().startswith('UNKNOWN_'):
+        b = m.get_msgbuf()
+        return b[5], b[6]
+    return m.get_srcSystem(), m.get_srcComponent()
+
+
 class Px4Sitl:
-    """The simulator link, the MAVLink instance, commander and mission manager; see above."""
+    """The simulator link, the MAVLink links, commander, mission manager; see the docstring."""
 
     def __init__(self, sim_port: int, mav_port: int, mav_remote: int, sysid: int = 1,
-                 host: str = '127.0.0.1', airframe: str = 'quad'):
-        """sim_port: the simulator's TCP port; mav_port / mav_remote: the instance's ports.
+                 host: str = '127.0.0.1', airframe: str = 'quad', gcs_port: int = 0,
+                 gcs_remote: int = 14550):
+        """sim_port: the simulator's TCP port; mav_port / mav_remote: the payload link's ports.
 
-        airframe: quad or plane (the FC core flying, its outputs and MAV_TYPE).
+        airframe: quad or plane (the FC core flying, its outputs, MAV_TYPE, the airframe's
+        parameter defaults); gcs_port: the GCS link's port (18570 + instance; 0 = none),
+        sending to gcs_remote (14550).
         """
         self.sysid = sysid
         self.sim_addr = (host, sim_port)
         self.sim = new_mav(sysid, 1)
-        self.gcs = new_mav(sysid, 1)
-        self.sim.robust_parsing = self.gcs.robust_parsing = True
-        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.udp.bind((host, mav_port))
-        self.partner = (host, mav_remote)
-        self.partner_locked = False
+        self.sim.robust_parsing = True
+        self.payload = Link('payload', mav_port, mav_remote, sysid, host)
+        self.links = [self.payload]
+        if gcs_port:
+            self.links.append(Link('gcs', gcs_port, gcs_remote, sysid, host))
+        self.gcs = self.payload.mav           # the payload link's encoder (the tests' name)
         self.plane = airframe == 'plane'
+        self.params = Params(airframe)
         self.ap = PlaneFc(auto_arm=False) if self.plane else \
             Autopilot(Gains(hover_thrust=0.52), NavConfig(auto_arm=False))
         self.mav_type = mavlink.MAV_TYPE_FIXED_WING if self.plane else \
             mavlink.MAV_TYPE_QUADROTOR
         self.mm = MissionManager(sysid, self.say)
-        self.lock = threading.Lock()        # the FC's state (both receive threads)
-        self.tx_lock = threading.Lock()     # the instance link's sender (sequence numbers)
+        self.mission_valid = False
+        self.events = px4_events.EventSender(sysid)
+        self.ftp = px4_events.FtpServer(px4_events.files())
+        self.lock = threading.Lock()        # the FC's state (every receive thread)
         self.tcp = None
         self.now_us = 0
         self.armed = False
         self.sub_mode = HOLD
         self.armed_at_us = None
         self.landed = False
+        self.airborne = False
         self.next_hb_us = 0
-        self.sim_stats, self.mav_stats = LinkStats(), LinkStats()
-        self.counts = {'hil_sensor': 0, 'answers': 0, 'ignored_on_sim_link': 0, 'arm_denied': 0,
-                       'start_denied': 0, 'commands': 0}
+        self.checks: tuple = ()             # the failing checks last reported
+        self.sim_stats = LinkStats()
+        self.counts = collections.Counter()
         self.log = []
         self.stop = threading.Event()
 
     # --- output ----------------------------------------------------------------------------------
-    def say(self, severity: int, text: str):
-        """STATUSTEXT on the MAVLink instance (and our log)."""
+    def say(self, severity: int, text: str, event=None, *args):
+        """A message of PX4: STATUSTEXT where a GCS is, its event on every link.
+
+        STATUSTEXT.hpp sends only on links with a GCS heartbeat; event: the event's name,
+        args its arguments.
+        """
         self.log.append(text)
-        self._udp_send(self.gcs.statustext_encode(severity, text.encode()[:50]))
+        for link in self.links:
+            if self._gcs_on(link):
+                self.counts['statustext'] += 1
+                link.send(link.mav.statustext_encode(severity, text.encode()[:50]))
+        if event is not None:
+            self._event(event, SEVERITY_LEVEL.get(severity, 'info'), *args)
+
+    def _event(self, name: str, level: str, *args):
+        body = self.events.event(name, level, self.now_us, *args)
+        self.counts['events'] += 1
+        for link in self.links:
+            link.send_ext(410, body)
+
+    def _gcs_on(self, link) -> bool:
+        return link.gcs_heard_us is not None and \
+            self.now_us - link.gcs_heard_us <= GCS_TIMEOUT_US
+
+    def gcs_lost(self) -> bool:
+        """Commander's gcs_connection_lost: no GCS heartbeat on any link within COM_DL_LOSS_T."""
+        t = [link.gcs_heard_us for link in self.links if link.gcs_heard_us is not None]
+        return not t or self.now_us - max(t) > self.params['COM_DL_LOSS_T'] * 1e6
 
     def _udp_send(self, *msgs):
-        with self.tx_lock:
-            data = b''.join(pack(self.gcs, m) for m in msgs)
-            if data:
-                self.udp.sendto(data, self.partner)
+        """Send on the payload link (the link the simulator's mission side talks to)."""
+        self.payload.send(*msgs)
 
     def _heartbeat(self):
         base = mavlink.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED | mavlink.MAV_MODE_FLAG_AUTO_ENABLED \
@@ -302,10 +431,38 @@ class Px4Sitl:
             base |= mavlink.MAV_MODE_FLAG_SAFETY_ARMED
             status = mavlink.MAV_STATE_ACTIVE
         else:
-            status = mavlink.MAV_STATE_STANDBY if self.ap.ready else mavlink.MAV_STATE_UNINIT
+            status = mavlink.MAV_STATE_STANDBY if not self._blocking() else \
+                mavlink.MAV_STATE_UNINIT
         custom = (MAIN_AUTO << 16) | (self.sub_mode << 24)
         return self.gcs.heartbeat_encode(self.mav_type, mavlink.MAV_AUTOPILOT_PX4, base, custom,
                                          status)
+
+    # --- health and arming checks (HealthAndArmingChecks, Report::report) ---------------------
+    def _failing(self):
+        """The failing checks: (event name, level, blocks arming)."""
+        out = []
+        if not self.ap.ready:
+            out.append(('check_modes_global_pos', 'error', True))
+        if self.gcs_lost():
+            needed = self.params['NAV_DLL_ACT'] > 0
+            out.append(('check_rc_dl_no_dllink', 'error' if needed else 'info', needed))
+        if self.sub_mode == MISSION_MODE and not self.mission_valid:
+            out.append(('check_modes_mission', 'error', True))
+        return tuple(out)
+
+    def _blocking(self) -> bool:
+        return any(b for _, _, b in self._failing())
+
+    def _report(self, force: bool = False):
+        """The checks as events when they changed (summary, each check, health summary)."""
+        now = self._failing()
+        if now == self.checks and not force:
+            return
+        self.checks = now
+        self._event('commander_arming_check_summary', 'protocol', 0, 0, 0, 0, 0)
+        for name, level, _ in now:
+            self._event(name, level, 0xFFFFFFFF, 0)
+        self._event('commander_health_summary', 'protocol', 0, 0, 0, 0)
 
     # --- simulator link (TCP) ----------------------------------------------------------------
     def connect(self, timeout_s: float = 60.0):
@@ -359,11 +516,24 @@ class Px4Sitl:
                 self.armed = False               # landed: the land detector disarmed
                 self.landed = True
                 self.sub_mode = HOLD
+                self.say(mavlink.MAV_SEVERITY_INFO, 'Landing detected',
+                         'commander_landing_detected')
+                self.say(mavlink.MAV_SEVERITY_INFO, 'Disarmed by landing',
+                         'commander_disarmed_by', 6)
             if self.armed and self.ap.phase == WAIT and self.armed_at_us is not None \
-                    and self.now_us - self.armed_at_us > DISARM_PREFLIGHT_US:
+                    and self.params['COM_DISARM_PRFLT'] > 0 \
+                    and self.now_us - self.armed_at_us > self.params['COM_DISARM_PRFLT'] * 1e6:
                 self.armed = False
-                self.say(mavlink.MAV_SEVERITY_INFO, 'Disarmed by auto preflight disarming')
+                self.say(mavlink.MAV_SEVERITY_INFO, 'Disarmed by auto preflight disarming',
+                         'commander_disarmed_by', 7)
+            if self.armed and not self.airborne and self._altitude() > 2.0:
+                self.airborne = True
+                self.say(mavlink.MAV_SEVERITY_INFO, 'Takeoff detected',
+                         'commander_takeoff_detected')
             controls = list(thr) if self.armed else [0.0] * len(thr)
+            if self.plane:                       # fixed-wing throttle limit (TECS, FW_THR_MAX)
+                controls[PLANE_THROTTLE] = min(controls[PLANE_THROTTLE],
+                                               self.params['FW_THR_MAX'])
             controls += [0.0] * (16 - len(controls))
             mode = mavlink.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED | (
                 mavlink.MAV_MODE_FLAG_SAFETY_ARMED if self.armed else 0)
@@ -371,65 +541,134 @@ class Px4Sitl:
             self.counts['hil_sensor'] += 1
             self.counts['answers'] += 1
             tick = self.mm.tick(self.gcs, self.now_us)
-            hb = None
-            if self.now_us >= self.next_hb_us:
+            beat = self.now_us >= self.next_hb_us
+            if beat:
                 self.next_hb_us = self.now_us + 1_000_000
-                hb = self._heartbeat()
+                self._report()
+            cur = self.events.current(self.now_us)
         self.tcp.sendall(pack(self.sim, out))
-        self._udp_send(*tick, *([hb] if hb else []))
+        self._udp_send(*tick)
+        for link in self.links:
+            if beat:
+                link.send(self._heartbeat())
+            if cur is not None:
+                link.send_ext(411, cur)
 
-    # --- MAVLink instance (UDP) ---------------------------------------------------------------
-    def run_mavlink(self):
-        """Receive loop of the MAVLink instance."""
-        self.udp.settimeout(0.2)
+    def _altitude(self) -> float:
+        est = self.ap.est
+        return -float(est.position[2]) if getattr(est, 'home', None) is not None else 0.0
+
+    # --- MAVLink links (UDP) ------------------------------------------------------------------
+    def run_link(self, link: Link):
+        """Receive loop of one MAVLink link."""
+        link.sock.settimeout(0.2)
         while not self.stop.is_set():
             try:
-                data, addr = self.udp.recvfrom(65536)
+                data, addr = link.sock.recvfrom(65536)
             except socket.timeout:
                 continue
             except OSError:
                 return
             # the first sender is the partner for good (replies go there); datagrams from
             # anyone are still handled (mavlink_receiver.cpp does not filter by address)
-            if not self.partner_locked:
-                self.partner, self.partner_locked = addr, True
-            for m in self.gcs.parse_buffer(data) or []:
+            if not link.partner_locked:
+                link.partner, link.partner_locked = addr, True
+            for m in link.rx.parse_buffer(data) or []:
                 if m.get_type() != 'BAD_DATA':
-                    self.mav_stats.add(m)
-                    self._on_gcs_message(m)
+                    link.stats.add(m)
+                    link.seen.add(source(m))
+                    self._forward(link, m)
+                    self._on_message(link, m)
 
-    def _on_gcs_message(self, m):
+    def run_mavlink(self):
+        """Receive loop of the payload link (the tests' entry point)."""
+        self.run_link(self.payload)
+
+    def _forward(self, link: Link, m):
+        """Mavlink::forward_message: to every other forwarding link, as PX4 does."""
+        if not link.forwarding:
+            return
+        ts, tc = targets(m)
+        if (ts, tc) == (self.sysid, 1):
+            return                                # only for us: kept
+        if m.get_type() == 'HEARTBEAT' and not self.params['MAV_HB_FORW_EN']:
+            return
+        for other in self.links:
+            if other is not link and other.forwarding and other.component_was_seen(ts, tc):
+                other.forwarded[m.get_msgId()] += 1
+                other.send(raw=bytes(m.get_msgbuf()))
+
+    def _on_message(self, link: Link, m):
         t = m.get_type()
+        if t == 'HEARTBEAT':
+            if m.type == mavlink.MAV_TYPE_GCS:
+                with self.lock:
+                    link.gcs_heard_us = self.now_us
+            return
         with self.lock:
             now = self.now_us
+            out, ext = [], []
             if t == 'MISSION_COUNT':
-                out = self.mm.on_count(self.gcs, m, now)
+                out = self.mm.on_count(link.mav, m, now)
             elif t in ('MISSION_ITEM', 'MISSION_ITEM_INT'):
-                out = self.mm.on_item(self.gcs, m, now)
-                if self.mm.mission and self.mm.state == 'idle':
-                    self.ap.set_mission(self.mm.mission)
+                before = self.mm.accepted
+                out = self.mm.on_item(link.mav, m, now)
+                if self.mm.accepted > before:
+                    self._new_mission()
             elif t == 'COMMAND_LONG' and m.target_system in (0, self.sysid):
-                out = [self._command(m)]
-            else:
-                out = []
-        self._udp_send(*out)
+                out = [self._command(m, link)]
+                if m.command == mavlink.MAV_CMD_REQUEST_MESSAGE and \
+                        int(m.param1) == px4_events.COMPONENT_METADATA_ID:
+                    ext.append((397, struct.pack('<II100s', now // 1000, 0,
+                                                 b'mftp://etc/extras/component_general.json.xz')))
+            elif t == 'PARAM_SET' and m.target_system == self.sysid and \
+                    m.target_component in (1, 0):
+                name = m.param_id.rstrip('\x00') if isinstance(m.param_id, str) else \
+                    bytes(m.param_id).split(b'\0', 1)[0].decode()
+                v = self.params.set(name, m.param_value, m.param_type)
+                if v is None:
+                    self.counts['param_refused'] += 1
+                else:
+                    self.counts['param_sets'] += 1
+                    out = [link.mav.param_value_encode(name.encode(), to_wire(v, m.param_type),
+                                                       m.param_type, len(PARAMS), 0)]
+            elif t == 'FILE_TRANSFER_PROTOCOL' and m.target_system in (0, self.sysid):
+                self.counts['ftp'] += 1
+                src = source(m)
+                out = [link.mav.file_transfer_protocol_encode(0, src[0], src[1],
+                                                              self.ftp.handle(m.payload))]
+            elif t == 'UNKNOWN_412':
+                r = px4_events.parse_request_event(bytes(m.get_msgbuf()))
+                if r and r[0] == self.sysid:
+                    ext = self.events.answer(source(m), r[2], r[3])
+        link.send(*out)
+        for msgid, body in ext:
+            link.send_ext(msgid, body)
 
-    def _command(self, m):
+    def _new_mission(self):
+        """navigator: the feasibility check of a new mission (px4_params.feasibility)."""
+        self.mission_valid, said = feasibility(self.mm.mission, self.params, self.plane)
+        for name, args in said:
+            text = px4_events.EVENTS[name][2]
+            self.say(mavlink.MAV_SEVERITY_CRITICAL, text, name, *args)
+
+    def _command(self, m, link=None):
         """Commander::handle_command() for the commands a simulator may send."""
         self.counts['commands'] += 1
         ok, tmp, denied = (mavlink.MAV_RESULT_ACCEPTED, mavlink.MAV_RESULT_TEMPORARILY_REJECTED,
                            mavlink.MAV_RESULT_DENIED)
         if m.command == mavlink.MAV_CMD_COMPONENT_ARM_DISARM:
             if round(m.param1) == 1:
-                result = ok if self._arm() else tmp
+                result = ok if self._arm(4) else tmp
             elif round(m.param1) == 0:
                 self.armed, self.armed_at_us = False, None
                 result = ok
             else:
                 result = denied
         elif m.command == mavlink.MAV_CMD_MISSION_START:
-            if not self.mm.mission:
-                self.say(mavlink.MAV_SEVERITY_CRITICAL, 'Mission start denied! No valid mission')
+            if not (self.mm.mission and self.mission_valid):
+                self.say(mavlink.MAV_SEVERITY_CRITICAL, 'Mission start denied! No valid mission',
+                         'commander_mission_start_denied_no_mission')
                 self.counts['start_denied'] += 1
                 result = denied
             elif not (math.isfinite(m.param1) and -1 <= m.param1 < len(self.mm.mission)):
@@ -438,36 +677,49 @@ class Px4Sitl:
                 self.sub_mode = MISSION_MODE
                 if self.ap.phase == WAIT:           # the navigator reads the stored mission
                     self.ap.set_mission(self.mm.mission)
-                if self._arm() and self.ap.start():
+                if self._arm(5) and self.ap.start():
                     result = ok
+                    self.say(mavlink.MAV_SEVERITY_INFO, 'Executing Mission', 'mission_execute')
                 else:
                     result = tmp
+        elif m.command == mavlink.MAV_CMD_REQUEST_MESSAGE and \
+                int(m.param1) == px4_events.COMPONENT_METADATA_ID:
+            result = ok
         else:
             result = mavlink.MAV_RESULT_UNSUPPORTED
         return self.gcs.command_ack_encode(m.command, result, 0, 0, m.get_srcSystem(),
                                            m.get_srcComponent())
 
-    def _arm(self) -> bool:
+    def _arm(self, reason: int) -> bool:
         if self.armed:
             return True
-        if not self.ap.ready or (self.sub_mode == MISSION_MODE and not self.mm.mission):
+        self._report(force=True)          # the checks run on an arming request
+        if self._blocking():
             self.counts['arm_denied'] += 1
             self.say(mavlink.MAV_SEVERITY_CRITICAL, 'Arming denied: Resolve system health '
-                     'failures first')
+                     'failures first', 'commander_arm_denied_resolve_failures')
             return False
         self.armed, self.armed_at_us = True, self.now_us
+        self.say(mavlink.MAV_SEVERITY_INFO, f'Armed by {ARM_REASONS[reason]}',
+                 'commander_armed_by', reason)
         return True
 
     def report(self) -> str:
         """One line of counts for the test to read."""
         c = self.counts
+        gcs = self.links[1] if len(self.links) > 1 else None
         return (f'PX4SITL hil_sensor={c["hil_sensor"]} answers={c["answers"]} '
                 f'sim_frames={self.sim_stats.frames} sim_lost={self.sim_stats.lost} '
-                f'mav_frames={self.mav_stats.frames} mav_lost={self.mav_stats.lost} '
+                f'mav_frames={self.payload.stats.frames} mav_lost={self.payload.stats.lost} '
                 f'mission_accepted={self.mm.accepted} requests={self.mm.requests} '
                 f'int_mode={int(self.mm.int_mode)} commands={c["commands"]} '
                 f'arm_denied={c["arm_denied"]} start_denied={c["start_denied"]} '
                 f'ignored_on_sim_link={c["ignored_on_sim_link"]} '
+                f'param_sets={c["param_sets"]} param_refused={c["param_refused"]} '
+                f'events={c["events"]} event_requests={self.events.requests} '
+                f'ftp={c["ftp"]} ftp_reads={self.ftp.reads} statustext={c["statustext"]} '
+                f'forwarded_to_gcs={sum(gcs.forwarded.values()) if gcs else 0} '
+                f'mission_valid={int(self.mission_valid)} '
                 f'done={int(self.ap.phase == DONE or self.landed)}')
 
 
@@ -477,11 +729,15 @@ def main(argv=None):
     ap.add_argument('--sim-port', type=int, default=4560)
     ap.add_argument('--mavlink-port', type=int, default=14280)
     ap.add_argument('--mavlink-remote', type=int, default=14030)
+    ap.add_argument('--gcs-port', type=int, default=0, help='GCS link port (18570 + i)')
+    ap.add_argument('--gcs-remote', type=int, default=14550)
     ap.add_argument('--sysid', type=int, default=1)
     ap.add_argument('--airframe', choices=('quad', 'plane'), default='quad')
     a = ap.parse_args(argv)
-    px4 = Px4Sitl(a.sim_port, a.mavlink_port, a.mavlink_remote, a.sysid, airframe=a.airframe)
-    threading.Thread(target=px4.run_mavlink, daemon=True).start()
+    px4 = Px4Sitl(a.sim_port, a.mavlink_port, a.mavlink_remote, a.sysid, airframe=a.airframe,
+                  gcs_port=a.gcs_port, gcs_remote=a.gcs_remote)
+    for link in px4.links:
+        threading.Thread(target=px4.run_link, args=(link,), daemon=True).start()
     try:
         px4.connect()
         print(f'PX4SITL connected to {a.sim_port}', flush=True)

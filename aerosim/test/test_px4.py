@@ -11,8 +11,10 @@ import math
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -20,6 +22,7 @@ import pytest
 
 from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus
 from mavlink_bridge.core.autostart import FAILED, STARTED, AutoStart
+from mavlink_bridge.core.fc_params import load_params
 from mavlink_bridge.core.mav import mavlink, new_mav, pack
 from mavlink_bridge.core.mission import DONE, MissionServer, items_from_scenario
 from mavlink_bridge.core.mission import FAILED as MISSION_FAILED
@@ -35,8 +38,9 @@ from conftest import (
     port_counts,
     probe_node,
     spin_until,
+    wait_line,
 )
-from px4_sitl import RETRY_US, MissionManager, Px4Sitl
+from px4_sitl import RETRY_US, MissionManager, Px4Sitl, source
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -169,6 +173,8 @@ def test_autostart_follows_px4s_commander_answers():
     up.mm = px4.mm
     up.run()
     assert px4.mm.mission
+    px4._new_mission()                  # the navigator's check of the new mission
+    assert px4.mission_valid
     px4.ap._ready_since, px4.ap._last_us = 0.0, 10_000_000     # ready (settled 10 s)
     hb = wire(px4._heartbeat(), px4.gcs, sim)
     assert hb.system_status == mavlink.MAV_STATE_STANDBY
@@ -188,6 +194,25 @@ def test_autostart_follows_px4s_commander_answers():
     assert auto.state == STARTED and px4.sub_mode == 4    # AUTO_MISSION
 
 
+def test_px4_says_statustext_only_where_a_ground_station_is():
+    """STATUSTEXT.hpp: sent only on a link with a GCS HEARTBEAT within 3 s; the event always."""
+    px4 = Px4Sitl(0, 0, 0, gcs_port=free_ports(1), gcs_remote=free_ports(1))
+    sent = {link.name: [] for link in px4.links}
+    for link in px4.links:
+        link._out = lambda data, name=link.name: sent[name].append(data)
+    px4.say(mavlink.MAV_SEVERITY_INFO, 'hello', 'mission_execute')
+    texts = {n: [m.get_type() for d in v for m in new_mav(51, 1).parse_buffer(d) or []]
+             for n, v in sent.items()}
+    assert texts == {'payload': ['UNKNOWN_410'], 'gcs': ['UNKNOWN_410']}
+    gcs = px4.links[1]
+    gcs.gcs_heard_us = px4.now_us = 10_000_000
+    px4.say(mavlink.MAV_SEVERITY_INFO, 'hello again', 'mission_execute')
+    assert px4.counts['statustext'] == 1
+    px4.now_us = 13_000_001                 # 3 s later: the GCS is gone again
+    px4.say(mavlink.MAV_SEVERITY_INFO, 'and again', 'mission_execute')
+    assert px4.counts['statustext'] == 1 and px4.counts['events'] == 3
+
+
 def test_px4_refuses_to_arm_in_mission_mode_without_a_mission_and_autostart_gives_up():
     px4 = _px4_commander()
     sim = new_mav(51, 1)
@@ -197,7 +222,7 @@ def test_px4_refuses_to_arm_in_mission_mode_without_a_mission_and_autostart_give
                                   0, 0)
     assert _ack_of(px4, sim, arm).result == mavlink.MAV_RESULT_TEMPORARILY_REJECTED
     assert not px4.armed
-    auto = AutoStart((1, 1), item_count=0, retry_s=1.0, timeout_s=3.0)
+    auto = AutoStart((1, 1), item_count=0, retry_s=1.0, timeout_s=3.0, ready_s=1.0)
     auto.mission_accepted()
     auto.heartbeat(wire(px4._heartbeat(), px4.gcs, sim))
     t = 0.0
@@ -211,11 +236,73 @@ def test_px4_refuses_to_arm_in_mission_mode_without_a_mission_and_autostart_give
 
 # --- graph tests ----------------------------------------------------------------------------
 
-def px4_peer(procs, sim_port, mav_port, remote_port, airframe='quad', sysid=1):
+def px4_peer(procs, sim_port, mav_port, remote_port, airframe='quad', sysid=1, gcs=None):
+    """The PX4 stand-in; gcs: (its GCS link port, the ground station's port) or None."""
+    extra = ['--gcs-port', str(gcs[0]), '--gcs-remote', str(gcs[1])] if gcs else []
     return procs.start([sys.executable, os.path.join(HERE, 'px4_sitl.py'),
                         '--sim-port', str(sim_port), '--mavlink-port', str(mav_port),
                         '--mavlink-remote', str(remote_port), '--airframe', airframe,
-                        '--sysid', str(sysid)], cwd=str(PKG_DIR))
+                        '--sysid', str(sysid)] + extra, cwd=str(PKG_DIR))
+
+
+class GroundStation:
+    """A ground station on PX4's GCS link, as QGroundControl runs it: whom it would list.
+
+    A GCS HEARTBEAT (255:190) every second to PX4's port; every frame PX4 sends is kept.
+
+    QGroundControl (MultiVehicleManager::_vehicleHeartbeatInfo) makes a vehicle of a HEARTBEAT
+    from component 1 (MAV_COMP_ID_AUTOPILOT1) whose type is not GCS, ONBOARD_CONTROLLER, GIMBAL
+    or ADSB, system id not 0. MAVSDK (MavsdkImpl::receive_message) makes a system of any
+    message of a new system id but 0, not from a telemetry radio (component 68), and as a
+    ground station not from QGC itself (255:190).
+    """
+
+    NOT_VEHICLES = (mavlink.MAV_TYPE_GCS, mavlink.MAV_TYPE_ONBOARD_CONTROLLER,
+                    mavlink.MAV_TYPE_GIMBAL, mavlink.MAV_TYPE_ADSB)
+
+    def __init__(self, px4_port: int):
+        """Bind a free port for PX4's GCS link to send to (its --gcs-remote)."""
+        self.port = free_ports(1)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(('127.0.0.1', self.port))
+        self.sock.settimeout(0.2)
+        self.px4 = ('127.0.0.1', px4_port)
+        self.mav = new_mav(255, 190)
+        self.frames = []            # (type, sysid, compid, heartbeat type or None)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        """Send our HEARTBEAT every second, keep what comes."""
+        rx, next_hb = new_mav(255, 190), 0.0
+        while not self.stop.is_set():
+            if time.monotonic() >= next_hb:
+                next_hb = time.monotonic() + 1.0
+                self.sock.sendto(pack(self.mav, self.mav.heartbeat_encode(
+                    mavlink.MAV_TYPE_GCS, mavlink.MAV_AUTOPILOT_INVALID, 0, 0, 0)), self.px4)
+            try:
+                data, _ = self.sock.recvfrom(65536)
+            except socket.timeout:
+                continue
+            for m in rx.parse_buffer(data) or []:
+                if m.get_type() == 'BAD_DATA':
+                    continue
+                sysid, compid = source(m)
+                self.frames.append((m.get_type(), sysid, compid,
+                                    m.type if m.get_type() == 'HEARTBEAT' else None))
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(2.0)
+        self.sock.close()
+
+    def qgc_vehicles(self) -> set:
+        return {s for t, s, c, hb in self.frames if t == 'HEARTBEAT' and c == 1 and s != 0
+                and hb not in self.NOT_VEHICLES}
+
+    def mavsdk_systems(self) -> set:
+        return {s for t, s, c, hb in self.frames if s != 0 and c != 68 and (s, c) != (255, 190)}
 
 
 def px4_graph(procs, graph, tmp_path, tcp, mav, remote, *extra):
@@ -233,11 +320,40 @@ def report_of(text):
 
 
 def test_px4_flies_the_mission_served_on_its_instance_link(procs, tmp_path):
+    """The quad with PX4: its mission, arming and words; one vehicle on its ground station.
+
+    The stand-in has PX4's GCS link too, and a ground station on it (QGC's HEARTBEAT): what
+    the bridge sends on PX4's payload link must not make a second vehicle appear there (PX4
+    forwards the payload link's traffic, Mavlink::forward_message), and PX4's words reach
+    our log through its events (it sends no STATUSTEXT where no GCS heartbeat is heard).
+    """
     tcp = free_ports(1)
     mav = free_ports(2)                 # PX4's instance port, and ours (its remote port)
-    peer = px4_peer(procs, tcp, mav, mav + 1)
-    run, lines = px4_graph(procs, 'sim_quad_hil', tmp_path, tcp, mav, mav + 1)  # default mission
-    assert run.wait(300) == 0, ''.join(lines[-40:])
+    gcs_port = free_ports(1)
+    gcs = GroundStation(gcs_port)
+
+    def stranger():
+        """An untargeted HEARTBEAT of system 77 on the payload link.
+
+        PX4 does forward it to the GCS link, where QGC and MAVSDK list it: the check below
+        can fail.
+        """
+        mav77 = new_mav(77, 1)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sk:
+            for _ in range(8):
+                time.sleep(1.0)
+                sk.sendto(pack(mav77, mav77.heartbeat_encode(
+                    mavlink.MAV_TYPE_QUADROTOR, mavlink.MAV_AUTOPILOT_GENERIC, 0, 0, 0)),
+                    ('127.0.0.1', mav))
+    try:
+        peer = px4_peer(procs, tcp, mav, mav + 1, gcs=(gcs_port, gcs.port))
+        run, lines = px4_graph(procs, 'sim_quad_hil', tmp_path, tcp, mav, mav + 1)
+        # (PX4 takes the first sender on its link as its partner: the stranger comes later)
+        assert wait_line(lines, 'mission: accepted', 60 * DEADLINE_SCALE, (run,))
+        threading.Thread(target=stranger, daemon=True).start()
+        assert run.wait(300) == 0, ''.join(lines[-40:])
+    finally:
+        gcs.close()
     summary = json.loads((tmp_path / 'sim_quad_hil_summary.json').read_text())
     assert summary['result'] == 'complete', summary
     out = ''.join(lines)
@@ -245,6 +361,11 @@ def test_px4_flies_the_mission_served_on_its_instance_link(procs, tmp_path):
     assert 'autostart: mission start accepted' in out
     # PX4 sends one HEARTBEAT on the simulator link, then only HIL traffic: still alive
     assert 'silent on the HIL link' not in out, out
+    # PX4's words, from its events and the texts it serves over MAVLink FTP
+    assert 'events metadata read over MAVLink FTP' in out, out
+    for said in ('Armed by external command', 'Executing Mission', 'Takeoff detected',
+                 'Landing detected', 'Disarmed by landing'):
+        assert f'FC 1:1 says: {said}' in out, said
     assert peer.wait(30) == 0
     r = report_of(procs.text(peer))
     assert r['mission_accepted'] == 1 and r['int_mode'] == 1 and r['done'] == 1
@@ -252,6 +373,11 @@ def test_px4_flies_the_mission_served_on_its_instance_link(procs, tmp_path):
     # sequence numbers: nothing lost on either link, counted as MAVProxy does
     assert r['sim_lost'] == 0 and r['mav_lost'] == 0 and r['mav_frames'] > 5
     assert r['arm_denied'] == 0 and r['start_denied'] == 0
+    assert r['ftp_reads'] >= 2 and r['events'] > 5
+    # one vehicle on the ground station: PX4 itself (the stranger shows the filter works)
+    assert gcs.qgc_vehicles() == {1, 77}, gcs.frames[-20:]
+    assert gcs.mavsdk_systems() == {1, 77}
+    assert not any(s == 51 for _, s, _, _ in gcs.frames)      # nothing of ours went there
 
 
 def test_two_px4_instances_fly_a_fleet_each_on_its_own_instance_ports(procs, tmp_path):
@@ -290,11 +416,47 @@ def test_px4_plane_flies_the_circuit_served_on_its_instance_link(procs, tmp_path
     assert 'mission: accepted: 6 items' in out
     assert 'autostart: mission start accepted' in out
     assert 'peer 1:1 on the mission link' in out and 'type 1, autopilot 12' in out
+    # the C172's parameters went first (config/px4/c172r.params, confirmed one by one)
+    _, params = load_params('c172r')
+    assert f'FC parameters from {PKG_DIR}/config/px4/c172r.params: {len(params)} set and ' \
+        'confirmed' in out
+    assert out.index('set and confirmed') < out.index('mission: sending MISSION_COUNT')
     assert peer.wait(30) == 0
     r = report_of(procs.text(peer))
     assert r['mission_accepted'] == 1 and r['done'] == 1 and r['arm_denied'] == 0
+    assert r['param_sets'] == len(params) and r['param_refused'] == 0
+    assert r['mission_valid'] == 1            # PX4's landing rules: the circuit lands
     assert r['answers'] == r['hil_sensor'] > 10000
     assert r['sim_lost'] == 0 and r['mav_lost'] == 0
+    assert summary['landing']['verdict'] == 'landed', summary['landing']
+
+
+def test_a_px4_that_will_not_arm_is_reported_with_its_reason_and_ends_the_run(procs, tmp_path):
+    """Airframe 1030 as it is (no parameter file): NAV_DLL_ACT 2 wants a ground station.
+
+    PX4 is never ready (its checks fail: no GCS), refuses to arm and says why in its events;
+    the bridge asks anyway after autostart_ready_s (5 s), logs the refusal with PX4's reason,
+    gives up after autostart_timeout_s (30 s of sim time) and the run ends with the reason.
+    """
+    tcp = free_ports(1)
+    mav = free_ports(2)
+    peer = px4_peer(procs, tcp, mav, mav + 1, airframe='plane')
+    run, lines = px4_graph(procs, 'sim_plane_hil', tmp_path, tcp, mav, mav + 1, 'px4_params:=')
+    assert run.wait(300 * DEADLINE_SCALE) == 1, ''.join(lines[-40:])
+    out = ''.join(lines)
+    s = json.loads((tmp_path / 'sim_plane_hil_summary.json').read_text())
+    assert s['result'] == 'fc_refused', s
+    assert 'No connection to the ground control station' in s['fc_failure'], s['fc_failure']
+    assert 'the FC would not arm within 30 s of taking the mission: arm refused ' \
+        '(TEMPORARILY_REJECTED)' in s['fc_failure']
+    assert s['sim_time_s'] < 60.0                  # said within seconds, not after 900 s
+    assert 'FC 1:1 says: check: No connection to the ground control station' in out
+    assert 'FC 1:1 says: Arming denied: Resolve system health failures first' in out
+    assert 'autostart: arm refused (TEMPORARILY_REJECTED)' in out
+    assert '[ERROR]' in out and 'the flight controller will not fly' in out
+    assert peer.wait(30) == 0
+    r = report_of(procs.text(peer))
+    assert r['arm_denied'] > 1 and r['param_sets'] == 0
 
 
 def hil_plant(procs, port, **params):
