@@ -224,12 +224,15 @@ def test_fc_words_reads_px4s_metadata_over_ftp_and_logs_its_events_in_order():
     assert said == ['FC 1:1 says: Armed by external command', 'FC 1:1 says: Executing Mission']
     # an arming-check report: its failing checks are kept for the refusal's reason
     for name, level, args in (('commander_arming_check_summary', 'protocol', (0, 0, 0, 0, 0)),
+                              ('check_modes_global_pos', 'error', (16384, 0)),   # offboard only
                               ('check_rc_dl_no_dllink', 'error', (0xFFFFFFFF, 0)),
                               ('commander_health_summary', 'protocol', (0, 0, 0, 0))):
         m = px4_event(sender, name, level, *args)
         _, lg = words.on_ext(mav, mav_ext.decode(m), 2.0)
         lines.extend(lg)
+    # what blocks Hold and Mission, where the autostart arms and flies (not an offboard check)
     assert words.failing_checks() == ['No connection to the ground control station']
+    assert len(words.failing_checks(16384)) == 2
     assert 'FC 1:1 says: check: No connection to the ground control station' in \
         [t for _, t in lines]
 
@@ -402,6 +405,18 @@ def test_autostart_asks_an_fc_that_never_gets_ready_and_gives_up_with_its_reason
     assert sum(e.startswith('autostart: arm refused') for e in auto.events) == 1
 
 
+def test_an_fc_that_flies_on_its_own_and_answers_no_command_is_started():
+    """The built-in FC arms itself and takes no commands: not an FC that refuses to fly."""
+    auto = AutoStart(PX4, 3, ready_s=5.0, timeout_s=30.0)
+    sim = new_mav(51, 1)
+    auto.mission_accepted(0.0)
+    auto.heartbeat(Hb(mavlink.MAV_STATE_STANDBY))
+    assert auto.poll(sim, 0.5)                          # arm: no answer
+    auto.heartbeat(Hb(mavlink.MAV_STATE_ACTIVE, armed=True))
+    auto.poll(sim, 1.5)
+    assert auto.state == STARTED and any('flies on its own' in e for e in auto.events)
+
+
 def test_autostart_times_are_sim_times():
     auto = AutoStart(PX4, 3, ready_s=5.0, timeout_s=30.0)
     sim = new_mav(51, 1)
@@ -427,7 +442,8 @@ def test_a_peer_on_the_simulation_clock_is_not_dropped_for_wall_time_silence():
                 '127.0.0.1:1', now=100.0, sim_s=10.0)
     assert t.expire(now=105.0, sim_s=11.0) == []            # 5 s wall, 1 s sim: alive
     assert t.expire(now=101.0, sim_s=20.0) == []            # fast sim, 1 s wall: alive
-    assert [p.sysid for p in t.expire(now=105.0, sim_s=14.0)] == [1]   # both: gone
+    assert t.expire(now=129.0, sim_s=10.5) == []            # a sim held still: 29 s alive
+    assert [p.sysid for p in t.expire(now=130.5, sim_s=10.5)] == [1]  # 30 s of wall: gone
 
 
 def test_the_mission_is_never_sent_again_to_a_flying_fc():

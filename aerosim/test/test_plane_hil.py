@@ -54,20 +54,28 @@ def test_mixer_reads_px4s_sitl_plane_outputs_with_px4s_signs():
     assert math.degrees(back.rudder_rad[0]) == pytest.approx(-0.25 * 16.0)
 
 
-def test_the_c172s_nose_wheel_turns_with_the_rudder_and_a_disarmed_aircraft_brakes():
+def test_the_c172s_nose_wheel_is_steered_and_a_disarmed_aircraft_brakes():
     a = AircraftParams.from_yaml(load_scenario('circuit').vehicle_file)
     assert a.steer_with_rudder and a.steer_deg == 10.0
     m = FixedWingMixer.for_aircraft(a)
     c = [0.0] * 16
     c[2] = -0.5                 # rudder half trailing edge left: nose left
+    c[9] = 0.3                  # output 10: PX4's Landing_Gear_Wheel, +1 = nose right
     armed = m.command(c, armed=True)
     assert math.degrees(armed.rudder_rad[0]) == pytest.approx(8.0)
-    assert math.degrees(armed.wheel_steer_rad[0]) == pytest.approx(5.0)  # left, half of 10
+    assert math.degrees(armed.wheel_steer_rad[0]) == pytest.approx(-3.0)  # right, 0.3 of 10
     assert armed.wheel_brake == (0.0,)
     assert m.command(c, armed=False).wheel_brake == (1.0,)             # parked
     assert m.idle().wheel_brake == (1.0,)           # before the FC's first answer
-    # an aircraft without the linkage leaves its nose wheel alone
-    assert FixedWingMixer().command(c).wheel_steer_rad == ()
+    # without a nose-wheel channel the C172's nose wheel turns with the rudder (its pedals)
+    linked = FixedWingMixer.for_aircraft(a, channels=(4, 5, 6, 7, 2, 3, 8))
+    assert math.degrees(linked.command(c).wheel_steer_rad[0]) == pytest.approx(5.0)
+    # an aircraft without the linkage or a channel leaves its nose wheel alone
+    assert FixedWingMixer(channels=(4, 5, 6, 7, 2, 3, 8, -1), steer_deg=10.0).command(
+        c).wheel_steer_rad == ()
+    # the built-in FC's wheel output reaches the same channel
+    assert math.degrees(m.command(fixed_wing_servos(0, 0, 0, 0, 0, 0.5)).wheel_steer_rad[0]) \
+        == pytest.approx(-5.0)
     # through the plane: the brakes hold it, released they do not
     pl = Plane(a, load_scenario('circuit').origin, 1 / 125.0)
     pl.reset((0.0, 0.0, 0.0), 40.0)
@@ -87,8 +95,12 @@ def test_mixer_refuses_garbage_actuators(bad):
 
 
 def test_mixer_channel_tables_are_checked():
-    with pytest.raises(ValueError, match='7 distinct channels'):
+    with pytest.raises(ValueError, match='8 distinct channels'):
         FixedWingMixer((4, 4, 6, 7, 2, 3, 8))
+    with pytest.raises(ValueError, match='8 distinct channels'):
+        FixedWingMixer((4, 5, 6, 7, 2, 3, 8, 4))
+    with pytest.raises(ValueError, match='8 distinct channels'):
+        FixedWingMixer((4, 5, 6, 7, 2, 3, -1, 9))     # only the nose wheel may be none
     with pytest.raises(ValueError, match='reversed'):
         FixedWingMixer(reversed=(16,))
 

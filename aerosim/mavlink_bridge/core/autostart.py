@@ -14,7 +14,9 @@ An FC that does not say STANDBY within `ready_s` of accepting the mission is ask
 anyway: PX4 runs its arming checks on the request and reports what fails (its events), so a
 PX4 that will never be ready (no ground station under NAV_DLL_ACT, say) is heard saying why
 within seconds, not silently waited for. After `timeout_s` without a started mission the
-autostart has FAILED, with the last refusal as its reason.
+autostart has FAILED, with the last refusal as its reason; unless the FC flies on its own: one
+that has answered no command and says it is armed and ACTIVE (the built-in FC arms itself and
+takes no commands) has STARTED.
 
 Times are the simulation's [s]: a lockstep FC lives on the simulation clock (PX4's timeouts
 too), so a slow or paused simulation cannot make it look late.
@@ -66,6 +68,7 @@ class AutoStart:
         self._confirmation = 0
         self._fc_status = None
         self._armed = False
+        self._acks = 0                      # COMMAND_ACKs of ours the FC sent
 
     # --- inputs --------------------------------------------------------------------------------
     def mission_accepted(self, now: Optional[float] = None) -> None:
@@ -88,6 +91,7 @@ class AutoStart:
         """COMMAND_ACK from the FC for the command in flight."""
         if msg.command != self._cmd or self.state not in (ARMING, STARTING):
             return
+        self._acks += 1
         name = 'arm' if self._cmd == ARM else 'mission start'
         if msg.result == mavlink.MAV_RESULT_IN_PROGRESS:
             self._next_at = now + self.retry_s
@@ -125,6 +129,12 @@ class AutoStart:
             else:
                 return []
             self.state, self._cmd, self._next_at = ARMING, ARM, now
+        if self.state in (ARMING, STARTING) and not self._acks and self._armed and \
+                self._fc_status == mavlink.MAV_STATE_ACTIVE:
+            self.state, self._cmd = STARTED, None
+            self.events.append('autostart: the FC flies on its own (armed, ACTIVE) and answers '
+                               'no commands: taken as started')
+            return []
         if self.state not in (ARMING, STARTING) or now < self._next_at:
             return []
         assert self._accepted_at is not None

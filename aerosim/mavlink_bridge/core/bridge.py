@@ -134,8 +134,12 @@ PARAMETERS: Dict[str, tuple] = {
     'mixer_motor_channels': ('controls[] channel driving each motor (motor index order of the '
                              'model)',),
     'mixer_plane_channels': ('Planes: controls[] channel of the throttle, left aileron, right '
-                             'aileron, elevator, rudder, left flap, right flap (default: PX4 '
-                             "v1.16's SITL plane, airframe 1030: outputs 5, 6, 7, 8, 3, 4, 9)",),
+                             'aileron, elevator, rudder, left flap, right flap, nose wheel '
+                             "(default: PX4 v1.16's SITL plane, airframe 1030: outputs 5, 6, 7, "
+                             '8, 3, 4, 9, and output 10 for the nose wheel as '
+                             'config/px4/c172r.params sets it, PWM_MAIN_FUNC10 440; -1 = no '
+                             'nose-wheel channel: it turns with the rudder where the aircraft '
+                             'links them)',),
     'mixer_plane_reversed': ('Planes: controls[] channels whose value is negated first (PX4 '
                              'PWM_MAIN_REV; airframe 1030 reverses output 9)',),
     'gps_utc_start': ("UTC at sim time 0 for HIL_GPS, ISO-8601; '' = now",),

@@ -45,6 +45,7 @@ class EventText(NamedTuple):
     kind: str               # the event's type ('summary' for report summaries), or ''
     level: int              # external log level 0 (emergency) .. 9 (disabled)
     text: str
+    args: tuple = ()        # the arguments' values (enums as their numbers)
 
 
 def _older(expected: int, incoming: int) -> int:
@@ -94,12 +95,14 @@ class Formatter:
             return EventText(event_id, '', '', '', level,
                              f"event 0x{event_id:08x} (not in the FC's metadata)")
         ns, group, ev = hit
+        values: list = []
         try:
             values = self._values(ns, ev.get('arguments') or [], bytes(args))
             text = self._message(ev.get('message', ''), values)
         except (KeyError, struct.error, ValueError, TypeError) as exc:
             text = f'{ev.get("message", "")} (arguments not decoded: {exc})'
-        return EventText(event_id, ev.get('name', ''), group, ev.get('type', ''), level, text)
+        return EventText(event_id, ev.get('name', ''), group, ev.get('type', ''), level, text,
+                         tuple(v for v, _ in values))
 
     def _values(self, ns: str, spec, args: bytes) -> List[Tuple[object, Optional[dict]]]:
         out, off = [], 0

@@ -39,6 +39,9 @@ REQUEST_S, REQUEST_TRIES = 1.0, 5       # COMPONENT_METADATA asked for this ofte
 WARNING_LEVEL = 4           # events at this level or more severe are logged as warnings
 INFO_LEVEL = 6              # ... up to this one as info; debug and protocol are not logged
 REPORT_GROUPS = ('arming_check', 'health')
+# navigation_mode_group_t bits (PX4's events enum): the modes autostart arms and flies in,
+# Hold (loiter) and Mission; a check's first argument says which modes it blocks
+MODES_AUTOSTART = 8 | 16
 ARMING_SUMMARY = 'commander_arming_check_summary'
 NEED, ASKED, GENERAL, EVENTS, READY, FAILED = (
     'not needed yet', 'asked for COMPONENT_METADATA', 'reading the general metadata',
@@ -146,10 +149,14 @@ class FcWords:
         return self._say('warning' if ev.level <= WARNING_LEVEL else 'info', ev.text, now,
                          *self.target)
 
-    def failing_checks(self) -> List[str]:
-        """The texts of the checks that failed in the FC's last report (errors first)."""
+    def failing_checks(self, modes: int = MODES_AUTOSTART) -> List[str]:
+        """The checks of the FC's last report that block `modes` (errors first).
+
+        PX4's arming-check events carry the modes they block as their first argument
+        (navigation_mode_group_t); "No offboard signal" blocks Offboard only, not a mission.
+        """
         return [e.text for e in sorted(self.report, key=lambda e: e.level)
-                if e.level <= WARNING_LEVEL]
+                if e.level <= WARNING_LEVEL and (not e.args or int(e.args[0]) & modes)]
 
     # --- the texts: component metadata over MAVLink FTP ---------------------------------------
     def _ask(self, mav, now: float) -> list:

@@ -64,12 +64,15 @@ class Mixer:
 # PWM_MAIN_FUNC3 204 (servo 4: CA_SV_CS3 rudder), FUNC4 205 (servo 5: left flap), FUNC5 101
 # (motor 1), FUNC6 201 (servo 1: left aileron, CA_SV_CS0_TRQ_R -0.5), FUNC7 202 (servo 2:
 # right aileron, TRQ_R 0.5), FUNC8 203 (servo 3: elevator, TRQ_P 1), FUNC9 206 (servo 6: right
-# flap), PWM_MAIN_REV 256 (the 9th output reversed). controls[i] is output i + 1.
-# Order: throttle, left aileron, right aileron, elevator, rudder, left flap, right flap.
-PX4_PLANE = (4, 5, 6, 7, 2, 3, 8)
+# flap), PWM_MAIN_REV 256 (the 9th output reversed). controls[i] is output i + 1. The nose
+# wheel: output 10 as config/px4/c172r.params sets it, PWM_MAIN_FUNC10 440 (Landing_Gear_Wheel,
+# the fixed-wing wheel controller's steering, FW_W_EN: +1 turns the nose right).
+# Order: throttle, left aileron, right aileron, elevator, rudder, left flap, right flap, wheel.
+PX4_PLANE = (4, 5, 6, 7, 2, 3, 8, 9)
 PX4_PLANE_REVERSED = (8,)
 PLANE_OUTPUTS = ('throttle', 'aileron_left', 'aileron_right', 'elevator', 'rudder',
-                 'flap_left', 'flap_right')
+                 'flap_left', 'flap_right', 'nose_wheel')
+NONE = -1       # a PLANE_OUTPUTS entry no channel drives (the nose wheel: then the rudder's)
 N_ALL = 16
 
 
@@ -87,15 +90,17 @@ class FixedWingMixer:
     AircraftEffectorCommand signs: positive trailing edge down (ailerons [left, right],
     elevator), left (rudder), down (flaps).
 
-    Ground handling, which PX4 v1.16's plane outputs do not carry: with ``steer_deg`` > 0 the
-    nose wheel turns with the rudder, as the C172's is linked to the rudder pedals (its rudder
-    fraction times steer_deg, nose left with trailing edge left); the wheel brakes are set
-    while the FC says it is disarmed (HIL_ACTUATOR_CONTROLS.mode without SAFETY_ARMED: PX4
-    has no wheel-brake output function; its land detector disarms after the touchdown) and
-    released while it is armed: a disarmed aircraft is a parked one.
+    Ground handling: the nose wheel (``steer_deg`` > 0, the aircraft's nose wheel travel) is
+    steered by its channel (+1 = nose right, PX4's Landing_Gear_Wheel output) or, with none
+    (-1) and ``rudder_steers``, turns with the rudder, as the C172's is linked to the rudder
+    pedals (the rudder fraction times steer_deg, nose left with trailing edge left). The wheel
+    brakes are set while the FC says it is disarmed (HIL_ACTUATOR_CONTROLS.mode without
+    SAFETY_ARMED: PX4 has no wheel-brake output function; its land detector disarms after the
+    touchdown) and released while it is armed: a disarmed aircraft is a parked one.
 
-    channels: the controls[] index of each PLANE_OUTPUTS entry; reversed: controls[] indices
-    whose value is negated first (PWM_MAIN_REV); the surface ranges [deg] are the aircraft's.
+    channels: the controls[] index of each PLANE_OUTPUTS entry (7 entries: no nose-wheel
+    channel); reversed: controls[] indices whose value is negated first (PWM_MAIN_REV); the
+    surface ranges [deg] are the aircraft's.
     """
 
     channels: Tuple[int, ...] = PX4_PLANE
@@ -105,14 +110,20 @@ class FixedWingMixer:
     rudder_deg: float = 16.0
     flap_deg: float = 30.0
     steer_deg: float = 0.0
+    rudder_steers: bool = False
 
     def __post_init__(self):
-        """Validate: one distinct channel in 0..15 per output."""
+        """Validate: one distinct channel in 0..15 per output; the nose wheel's may be -1."""
         ch = tuple(self.channels)
-        if len(ch) != len(PLANE_OUTPUTS) or len(set(ch)) != len(ch) or \
-                not all(0 <= c < N_ALL for c in ch):
+        if len(ch) == len(PLANE_OUTPUTS) - 1:
+            object.__setattr__(self, 'channels', ch + (NONE,))
+            ch = self.channels
+        used = list(ch[:-1]) + ([ch[-1]] if ch[-1] != NONE else [])
+        if len(ch) != len(PLANE_OUTPUTS) or len(set(used)) != len(used) or \
+                not all(0 <= c < N_ALL for c in used):
             raise ConfigError(f'mixer: plane channels must be {len(PLANE_OUTPUTS)} distinct '
-                              f'channels in 0..15 ({", ".join(PLANE_OUTPUTS)}), got {ch}')
+                              f'channels in 0..15 ({", ".join(PLANE_OUTPUTS)}; nose_wheel -1 '
+                              f'= with the rudder), got {ch}')
         if not all(0 <= c < N_ALL for c in self.reversed):
             raise ConfigError(f'mixer: reversed channels must be in 0..15, got {self.reversed}')
 
@@ -121,14 +132,26 @@ class FixedWingMixer:
                      reversed_: Sequence[int] = PX4_PLANE_REVERSED) -> 'FixedWingMixer':
         """The mixer of aircraft a: its surface ranges, its nose wheel if on the rudder."""
         return cls(tuple(int(c) for c in channels), tuple(int(c) for c in reversed_),
-                   a.aileron_deg, a.elevator_deg, a.rudder_deg, a.flap_deg,
-                   a.steer_deg if a.steer_with_rudder else 0.0)
+                   a.aileron_deg, a.elevator_deg, a.rudder_deg, a.flap_deg, a.steer_deg,
+                   a.steer_with_rudder)
 
     def idle(self) -> EffectorCommand:
         """Engine idle, surfaces neutral, brakes set: before the FC's first answer."""
         return EffectorCommand((0.0,), (0.0, 0.0), (0.0,), (0.0,), flap_rad=(0.0,),
-                               wheel_steer_rad=(0.0,) if self.steer_deg > 0.0 else (),
+                               wheel_steer_rad=(0.0,) if self.steers else (),
                                wheel_brake=(1.0,))
+
+    @property
+    def steers(self) -> bool:
+        """The mixer commands the nose wheel (its channel, or the rudder's linkage)."""
+        return self.steer_deg > 0.0 and (self.channels[-1] != NONE or self.rudder_steers)
+
+    def _wheel(self, v: dict) -> tuple:
+        """The nose wheel's angle [rad], positive left, or () if not commanded."""
+        if not self.steers:
+            return ()
+        x = v['nose_wheel'] if self.channels[-1] != NONE else v['rudder']
+        return (-math.radians(x * self.steer_deg),)
 
     def command(self, controls: Sequence[float], armed: bool = True):
         """Map controls to throttle, [left, right] aileron, elevator, rudder, flap [rad].
@@ -142,6 +165,8 @@ class FixedWingMixer:
                                 f'{0 if controls is None else len(controls)}')
         v = {}
         for name, c in zip(PLANE_OUTPUTS, self.channels):
+            if c == NONE:
+                continue
             x = float(controls[c])
             if not math.isfinite(x):
                 raise ActuatorError(f'controls[{c}] ({name}) is {x}')
@@ -159,21 +184,21 @@ class FixedWingMixer:
             elevator_rad=(down(v['elevator'], *self.elevator_deg),),
             rudder_rad=(-math.radians(v['rudder'] * self.rudder_deg),),
             flap_rad=(flap,),
-            wheel_steer_rad=(-math.radians(v['rudder'] * self.steer_deg),)
-            if self.steer_deg > 0.0 else (),
+            wheel_steer_rad=self._wheel(v),
             wheel_brake=(0.0 if armed else 1.0,))
 
 
 def fixed_wing_servos(power: float, roll: float, pitch: float, yaw: float, flap: float,
-                      channels=PX4_PLANE, reversed_=PX4_PLANE_REVERSED):
+                      wheel: float = 0.0, channels=PX4_PLANE, reversed_=PX4_PLANE_REVERSED):
     """The 16 controls[] a PX4-like fixed-wing FC sends for normalized commands (FC side).
 
-    roll/pitch/yaw -1..1 (positive right wing down, nose up, nose right), power and flap 0..1:
-    the inverse of FixedWingMixer's signs (left aileron servo -roll, right +roll, elevator
-    +pitch, rudder +yaw, flaps 0..1).
+    roll/pitch/yaw/wheel -1..1 (positive right wing down, nose up, nose right, nose wheel
+    right), power and flap 0..1: the inverse of FixedWingMixer's signs (left aileron servo
+    -roll, right +roll, elevator +pitch, rudder +yaw, flaps 0..1, nose wheel +wheel).
     """
     out = [0.0] * N_ALL
-    vals = (power, -roll, roll, pitch, yaw, flap, flap)
+    vals = (power, -roll, roll, pitch, yaw, flap, flap, wheel)
     for c, x in zip(channels, vals):
-        out[c] = -x if c in reversed_ else x
+        if c != NONE:
+            out[c] = -x if c in reversed_ else x
     return out

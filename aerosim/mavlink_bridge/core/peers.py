@@ -5,6 +5,8 @@ from typing import Dict, List, Optional, Tuple
 
 from mavlink_bridge.core.mav import mavlink
 
+WALL_BUDGET_S = 30.0    # wall-time silence that is a loss whatever the sim time says [s]
+
 # Heartbeat types that are never the flight controller of the vehicle.
 NOT_FC_TYPES = (mavlink.MAV_TYPE_GCS, mavlink.MAV_TYPE_ONBOARD_CONTROLLER)
 
@@ -35,7 +37,10 @@ class PeerTable:
 
     Both clocks: a lockstep FC lives on the simulation clock (PX4 sends its HEARTBEAT at 1 Hz
     of its time), so at a real-time factor below 1/timeout_s its wall-time silence proves
-    nothing; a stalled simulation proves nothing of sim time either.
+    nothing; a stalled simulation proves nothing of sim time either. A silence of
+    WALL_BUDGET_S of wall time (at least 10 x timeout_s) is a loss whatever the simulation
+    does: a simulation held by lockstep waiting for the silent FC itself stalls its clock; no
+    loaded machine runs a lockstep simulation 30 times slower than real time.
     """
 
     def __init__(self, timeout_s: float = 3.0):
@@ -73,8 +78,9 @@ class PeerTable:
 
     def expire(self, now: float, sim_s: float = float('inf')) -> List[Peer]:
         """Drop and return the peers silent for longer than the timeout, wall and sim time."""
-        gone = [p for p in self.peers.values() if now - p.last_seen > self.timeout_s
-                and sim_s - p.last_seen_sim > self.timeout_s]
+        budget = max(WALL_BUDGET_S, 10.0 * self.timeout_s)
+        gone = [p for p in self.peers.values() if now - p.last_seen > budget or (
+            now - p.last_seen > self.timeout_s and sim_s - p.last_seen_sim > self.timeout_s)]
         for p in gone:
             del self.peers[(p.sysid, p.compid)]
         return gone

@@ -133,7 +133,7 @@ class PlaneFc:
         if self.ap.mode == 'done' and self.phase != DONE:
             self.phase = DONE
             self.events.append(f'[t={t:7.2f} s] mission complete')
-        self._out = fixed_wing_servos(o.power, o.roll, o.pitch, o.yaw, o.flap)
+        self._out = fixed_wing_servos(o.power, o.roll, o.pitch, o.yaw, o.flap, o.wheel_steer)
         return list(self._out)
 
     def state(self, t: float) -> FlightState:
