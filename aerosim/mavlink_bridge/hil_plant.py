@@ -18,6 +18,8 @@ start and mission. Lockstep waits for every vehicle's FC (sim_core.clock.FleetGa
 process then runs in the root namespace: the nodes name their own.
 """
 
+import time
+
 from rclpy.parameter import Parameter
 
 from mavlink_bridge.core.bridge import BridgeConfig
@@ -76,10 +78,9 @@ def compose_with(make_model, sink: str):
                     model, sink, i, namespace='/' + v.name,
                     parameter_overrides=[Parameter(k, value=x) for k, x in over.items()]))
             if model.fleet_start_timeout_s > 0.0:
-                # the vehicles start together: time begins once every FC is heard
-                model.hold_start(lambda: ['/' + v.name for v, b in zip(model.vehicles, bridges)
-                                          if b.core.flight_controller() is None],
-                                 model.fleet_start_timeout_s)
+                # the vehicles start together: time begins once every FC is heard and has
+                # taken its mission (or waits for sim time to answer: FcSession.taking)
+                model.hold_start(lambda: _not_ready(model, bridges), model.fleet_start_timeout_s)
         else:
             bridges.append(attach_bridge(model, sink))
     except BaseException:
@@ -87,6 +88,18 @@ def compose_with(make_model, sink: str):
             n.destroy_node()
         raise
     return tuple(bridges) + (model,)
+
+
+def _not_ready(model, bridges) -> list:
+    """The vehicles of a fleet whose FC is not heard yet, or takes its mission (hold_start)."""
+    now = time.monotonic()
+    out = []
+    for v, b in zip(model.vehicles, bridges):
+        if b.core.flight_controller() is None:
+            out.append('/' + v.name)
+        elif b.core.session.taking(now):
+            out.append(f'/{v.name} (taking its mission)')
+    return out
 
 
 def compose():

@@ -190,13 +190,14 @@ class SimTimeNode(Node):
         self.state_listeners.append((member, fn))
 
     def hold_start(self, missing, timeout_s: float) -> None:
-        """Keep sim time at 0 until every vehicle's controller is heard, or for timeout_s.
+        """Keep sim time at 0 until every vehicle's controller is ready, or for timeout_s.
 
-        missing(): the vehicles whose controller is not heard yet. After timeout_s wall
-        seconds the clock starts without them (logged); they join when theirs answers. A
-        fleet's vehicles start together, as Gazebo waits for each PX4 instance to connect: a
-        controller whose process starts late would otherwise begin its mission many sim
-        seconds after the others, and their paths would cross at other times than planned.
+        missing(): the vehicles whose controller is not heard yet, or still takes its mission
+        (hil_plant). After timeout_s wall seconds the clock starts without them (logged);
+        they join when theirs answers. A fleet's vehicles start together, as Gazebo waits for
+        each PX4 instance to connect: a controller whose process starts late would otherwise
+        begin its mission many sim seconds after the others, and their paths would cross at
+        other times than planned.
         """
         self._hold = (missing, timeout_s, self._now(), 0.0)
         self._message = "waiting for every vehicle's controller"
@@ -213,12 +214,12 @@ class SimTimeNode(Node):
         self._hold = None
         if missing:
             self.get_logger().warning(
-                f'starting without {", ".join(missing)}: no controller heard within '
-                f'{timeout_s:g} s; they join when theirs answers')
+                f'starting without {", ".join(missing)}: not ready within {timeout_s:g} s; '
+                'they join when theirs answers')
             self._message = f'started without {", ".join(missing)}'
         else:
             self.get_logger().info(f"every vehicle's controller heard after {now - since:.1f} "
-                                   's: the clock starts')
+                                   's, its uploads settled: the clock starts')
             self._message = 'every controller heard: started'
         self._publish_status()
         return False

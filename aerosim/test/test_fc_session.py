@@ -462,6 +462,36 @@ def test_the_mission_is_never_sent_again_to_a_flying_fc():
     assert [m.get_type() for m in out] == ['MISSION_COUNT']
 
 
+def test_an_upload_under_way_is_taking_until_done_or_the_fc_goes_quiet():
+    """FcSession.taking (a fleet's clock waits on it): under way while the FC answers.
+
+    An FC answering on the wall clock (the built-in FC's MissionClient) is taking its mission
+    until the ACK; one that stops answering (PX4 in lockstep, waiting for sim time) no longer
+    counts after TAKING_S of silence; a session not begun or done takes nothing.
+    """
+    from mavlink_bridge.core.fc_session import TAKING_S
+    items = items_from_scenario(load_scenario('default').mission)
+    se = FcSession(items, (51, 1), PX4)
+    mav, fc = new_mav(51, 1), new_mav(1, 1)
+    assert not se.taking(0.0)                       # not begun
+    se.begin(mav, 10.0)
+    assert se.taking(10.0) and se.taking(10.0 + 0.9 * TAKING_S)
+    assert not se.taking(10.0 + 1.1 * TAKING_S)     # the FC went quiet
+    t = 20.0
+    for seq in range(len(items)):
+        (req,) = parsed(pack(fc, fc.mission_request_int_encode(51, 1, seq, 0)), mav)
+        out, _, _ = se.on_message(mav, req, t, 0.0, True, 1)
+        assert [m.get_type() for m in out] == ['MISSION_ITEM_INT']
+        assert se.taking(t + 0.5 * TAKING_S)        # answered again: under way
+        t += 0.01
+    (ack,) = parsed(pack(fc, fc.mission_ack_encode(51, 1, 0, 0)), mav)
+    se.on_message(mav, ack, t, 0.0, True, 1)
+    assert se.mission.state == DONE and not se.taking(t)
+    # parameters first: taking them is taking too
+    withp = FcSession(items, (51, 1), PX4, params=('x.params', (Param('NAV_DLL_ACT', 0, INT32),)))
+    withp.begin(mav, 0.0)
+    assert withp.params.state == 'sending' and withp.taking(0.5 * TAKING_S)
+
 def test_the_session_sets_the_parameters_before_the_mission_and_stops_on_a_refused_one():
     plist = (Param('NAV_DLL_ACT', 0, INT32),)
     se = FcSession(items_from_scenario(load_scenario('default').mission), (51, 1), PX4,

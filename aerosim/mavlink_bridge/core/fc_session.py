@@ -36,11 +36,13 @@ from mavlink_bridge.core.autostart import AutoStart
 from mavlink_bridge.core.fc_params import DONE as PARAMS_DONE
 from mavlink_bridge.core.fc_params import FAILED as PARAMS_FAILED
 from mavlink_bridge.core.fc_params import IDLE as PARAMS_IDLE
+from mavlink_bridge.core.fc_params import SENDING as PARAMS_SENDING
 from mavlink_bridge.core.fc_params import Param, ParamUpload
 from mavlink_bridge.core.fc_words import FcWords
 from mavlink_bridge.core.mav import mavlink
 from mavlink_bridge.core.mission import DONE, IDLE, SENDING, ItemInt, MissionServer
 
+TAKING_S = 1.0             # an upload whose FC answered within this long is under way [s, wall]
 MISSION_MSGS = ('MISSION_REQUEST_INT', 'MISSION_REQUEST', 'MISSION_ACK', 'MISSION_REQUEST_LIST')
 GREET_S = 1.0               # AUTOPILOT_VERSION asked for this often until the FC is heard [s]
 FW_TYPES = {0: 'dev', 64: 'alpha', 128: 'beta', 192: 'rc', 255: 'official'}
@@ -72,6 +74,7 @@ class FcSession:
         self._greeted_at = -1e9
         self.accepted_on: Optional[int] = None      # the HIL connection the mission was for
         self._failure_said = False
+        self._moved_at = -1e9           # the last step of an upload (ours or the FC's) [s, wall]
 
     def set_target(self, target: Tuple[int, int]) -> None:
         """The served FC's ids (learned from its first HEARTBEAT)."""
@@ -84,6 +87,7 @@ class FcSession:
     def begin(self, mav, now: float) -> list:
         """The FC is there and the simulation runs: parameters first, then the mission."""
         self.started = True
+        self._moved_at = now
         if self.params is not None and self.params.state == PARAMS_IDLE:
             return self.params.start(mav, now)
         if self.params is not None and self.params.state != PARAMS_DONE:
@@ -101,6 +105,19 @@ class FcSession:
             return [], [('info', f'FC {self.target[0]}:{self.target[1]} heard again on the '
                          'mission link: it has the mission already')]
         return self.begin(mav, now), []
+
+    def taking(self, now: float) -> bool:
+        """True while the FC takes its parameters or mission and answered in the last TAKING_S.
+
+        now: wall time [s]. A fleet's clock waits for this at its start (hil_plant): an FC that
+        answers uploads on the wall clock (the built-in FC) would otherwise start its mission
+        as many sim seconds late as its upload took times the real-time factor (2 s of sim on
+        a loaded machine, with the others already flying). An FC whose answers wait for sim
+        time to run (PX4 in lockstep) goes quiet: the clock starts TAKING_S later.
+        """
+        busy = self.mission.state == SENDING or (
+            self.params is not None and self.params.state == PARAMS_SENDING)
+        return self.started and busy and now - self._moved_at < TAKING_S
 
     def failure(self) -> str:
         """Why the FC will not fly (a parameter, the upload, arming), or ''."""
@@ -131,6 +148,7 @@ class FcSession:
             wrong = self._for_us(m)
             if wrong:
                 return [], [], wrong
+            self._moved_at = now
             if t == 'MISSION_ACK':
                 if self.mission.on_ack(m) and self.mission.state == DONE:
                     self.accepted_on = hil_connection
@@ -148,6 +166,7 @@ class FcSession:
                 return [], [], wrong
             self.autostart.command_ack(m, sim_s)
         elif t == 'PARAM_VALUE' and self.params is not None:
+            self._moved_at = now
             out += self.params.on_value(mav, m, now)
             out += self._after_params(mav, now)
         elif t == 'STATUSTEXT':
