@@ -6,12 +6,15 @@ TcpServerLink: listens (PX4 SITL connects to TCP 4560); one client at a time, a 
 replaces the old one. Both deliver raw bytes; parsing is the caller's (pymavlink).
 Neither raises on peer errors: send failures are counted. Both take an Allowlist: input from
 other addresses is dropped before parsing (UDP) or the connection is closed (TCP), and
-``on_refused(addr)`` is called for each (the node counts and logs it).
+``on_refused(addr)`` is called for each (the node counts and logs it). Both keep the kernel's
+arrival time of what recv() returned last (``rx_stamp``, SO_TIMESTAMPNS, time.time() clock):
+a lockstep loop tells from it how long the peer took and how long the answer waited for us.
 """
 
 import ipaddress
 import select
 import socket
+import struct
 import threading
 import time
 from typing import Callable, Dict, Optional, Tuple
@@ -20,6 +23,25 @@ Address = Tuple[str, int]
 MAX_DATAGRAM = 65535
 # Datagrams from refused peers skipped within one recv() before it returns empty-handed.
 MAX_REFUSED_PER_RECV = 1000
+SO_TIMESTAMPNS = getattr(socket, 'SO_TIMESTAMPNS', 35)     # Linux socket(7)
+STAMP_SPACE = socket.CMSG_SPACE(struct.calcsize('@ll'))    # struct timespec
+
+
+def stamp_arrivals(sock) -> None:
+    """Ask the kernel to stamp what sock receives (SO_TIMESTAMPNS); ignored where it can't."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    except OSError:
+        pass
+
+
+def arrival(ancdata) -> float:
+    """The SO_TIMESTAMPNS arrival time in recvmsg's ancillary data [s, epoch]; 0.0 if none."""
+    for level, kind, data in ancdata:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+            sec, nsec = struct.unpack_from('@ll', data)
+            return sec + nsec * 1e-9
+    return 0.0
 
 
 def is_loopback(host: str) -> bool:
@@ -176,6 +198,8 @@ class UdpLink:
         self.on_refused = on_refused
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        stamp_arrivals(self.sock)
+        self.rx_stamp = 0.0             # kernel arrival of the last datagram returned [s]
         try:
             self.sock.bind(bind)
         except OSError as exc:
@@ -218,10 +242,11 @@ class UdpLink:
             if not wait_readable([self.sock], timeout_s, spin_s):
                 return None, None
             try:
-                data, addr = self.sock.recvfrom(MAX_DATAGRAM)
+                data, anc, _, addr = self.sock.recvmsg(MAX_DATAGRAM, STAMP_SPACE)
             except OSError:
                 return None, None
             if self.allow.permits(addr):
+                self.rx_stamp = arrival(anc)
                 return data, addr
             self.on_refused(addr)
             timeout_s = spin_s = 0.0      # only what is already queued: no wait for a stranger
@@ -265,6 +290,7 @@ class TcpServerLink:
         self.send_errors = 0
         self.sent = 0
         self.clients = 0
+        self.rx_stamp = 0.0             # kernel arrival of the last bytes returned [s]
         self._lock = threading.Lock()
 
     def learn(self, addr: Address) -> None:
@@ -313,6 +339,7 @@ class TcpServerLink:
                 self.on_refused(addr)
                 return None, None
             new.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            stamp_arrivals(new)
             new.settimeout(self.send_timeout_s)
             old = c
             with self._lock:
@@ -323,12 +350,13 @@ class TcpServerLink:
             return None, None
         if c is not None and c in r:
             try:
-                data = c.recv(MAX_DATAGRAM)
+                data, anc, _, _ = c.recvmsg(MAX_DATAGRAM, STAMP_SPACE)
             except OSError:
                 data = b''
             if not data:
                 self._drop(c)
                 return None, None
+            self.rx_stamp = arrival(anc)
             return data, self.remote
         return None, None
 

@@ -1,4 +1,4 @@
-"""UdpLink's wait with polling first (SpinWait), on real sockets."""
+"""UdpLink and TcpServerLink on real sockets: the wait with polling first, arrival stamps."""
 
 import socket
 import threading
@@ -60,3 +60,35 @@ def test_tcp_recv_with_polling_takes_the_client_then_its_bytes():
     finally:
         c.close()
         srv.close()
+
+
+def test_both_links_keep_the_kernels_arrival_time_of_what_they_returned():
+    """rx_stamp: SO_TIMESTAMPNS, on time.time()'s clock, before recv() returned it.
+
+    A datagram sent, then left 50 ms in the socket: its stamp is the send's time, not the read's
+    (how the bridge tells the FC's time per step from the time the answer waited for us).
+    """
+    from sim_core.link import TcpServerLink
+    a, b = _pair()
+    srv = TcpServerLink(('127.0.0.1', 0))
+    c = socket.create_connection(srv.local)
+    try:
+        t0 = time.time()
+        b.sendto(b'x', a.local)
+        time.sleep(0.05)
+        data, _ = a.recv(1.0)
+        t1 = time.time()
+        assert data == b'x' and t0 - 0.01 <= a.rx_stamp <= t0 + 0.04 < t1, (t0, a.rx_stamp, t1)
+        deadline = time.monotonic() + 10.0
+        while srv.remote is None and time.monotonic() < deadline:
+            srv.recv(0.1)
+        t0 = time.time()
+        c.sendall(b'abc')
+        time.sleep(0.05)
+        data, _ = srv.recv(1.0)
+        assert data == b'abc' and t0 - 0.01 <= srv.rx_stamp <= t0 + 0.04 < time.time()
+    finally:
+        c.close()
+        srv.close()
+        a.close()
+        b.close()

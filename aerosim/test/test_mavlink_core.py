@@ -412,3 +412,30 @@ def test_hil_bridge_uploads_the_mission_when_the_simulation_first_runs():
     assert b.on_sim_status(SimState.RUNNING, 1.0, 0.5).sends == []      # no change: nothing
     paused = b.on_sim_status(SimState.PAUSED, 1.0, 1.0)
     assert any('PAUSED' in text for _, text in paused.logs)
+
+
+def test_the_step_split_adds_up_to_the_step():
+    """StepSplit: ours + send + the FC's side + waited = the step, per step (µs)."""
+    from mavlink_bridge.core.step_split import StepSplit
+    sp = StepSplit()
+    t = 100.0
+    for _ in range(10):
+        # an answer in at t: 80 µs of ours, a 30 µs send, 50 µs of topics after it; the FC's
+        # answer reaches our socket 60 µs after the send and is read 20 µs after the topics
+        t_in = t
+        sp.sent(t_in + 80e-6, t_in + 110e-6)
+        sp.answered(t_in, stamp=t_in - 70e-6 if sp.n else 0.0, t_done=t_in + 160e-6)
+        t = t_in + 110e-6 + 60e-6 + 70e-6         # the next answer read
+    # the first answer has no send before it; the 9 others each follow one
+    assert sp.n == 10 and sp.stamped == 9 and sp.paired == 9
+    text = sp.summary()
+    assert 'ours 80 µs' in text and 'send 30 µs' in text
+    assert "the FC's side 60 µs" in text and 'waited 70 µs' in text
+    assert 'topics after the send 50 µs' in text
+    # without kernel stamps: the FC's side and the wait as one figure
+    sp2 = StepSplit()
+    for k in range(3):
+        sp2.sent(k + 80e-6, k + 110e-6)
+        sp2.answered(k, 0.0, k + 160e-6)
+    assert "the FC's side and our wait" in sp2.summary()
+    assert StepSplit().summary() == 'no lockstep step measured'
