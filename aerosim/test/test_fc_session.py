@@ -35,7 +35,7 @@ from mavlink_bridge.core.peers import PeerTable
 from sim_core.errors import ConfigError
 from sim_core.scenario import load_scenario
 
-from px4_sitl import Item
+from px4_sitl import ONBOARD_STREAMS, PAYLOAD_DATARATE, Item, Streams
 
 PX4 = (1, 1)
 
@@ -492,6 +492,7 @@ def test_an_upload_under_way_is_taking_until_done_or_the_fc_goes_quiet():
     withp.begin(mav, 0.0)
     assert withp.params.state == 'sending' and withp.taking(0.5 * TAKING_S)
 
+
 def test_the_session_sets_the_parameters_before_the_mission_and_stops_on_a_refused_one():
     plist = (Param('NAV_DLL_ACT', 0, INT32),)
     se = FcSession(items_from_scenario(load_scenario('default').mission), (51, 1), PX4,
@@ -514,3 +515,64 @@ def test_the_session_sets_the_parameters_before_the_mission_and_stops_on_a_refus
     assert ('error', 'the flight controller will not fly: FC parameters from x.params: 1 of '
             '1 not confirmed by the FC after 0 retries (unknown to it, or of another type): '
             'NOPE') in lines
+
+
+# --- PX4's telemetry on the mission link: stopped where nothing reads it ----------------------
+def test_the_session_stops_the_fc_streams_it_does_not_read():
+    """PX4's onboard streams (the stand-in's Streams, from mavlink_main.cpp) all stop.
+
+    Each message type the session does not read, heard from the served FC, gets one targeted
+    MAV_CMD_SET_MESSAGE_INTERVAL with interval -1; PX4's receiver (the stand-in's
+    set_interval) stops that stream on the link. What the session reads (HEARTBEAT, the
+    mission protocol, COMMAND_ACK, STATUSTEXT, ...), PX4's COMMAND_LONG stream and other
+    systems' messages are never asked for. The stops are logged once, together.
+    """
+    streams = Streams(ONBOARD_STREAMS, PAYLOAD_DATARATE)
+    assert abs(sum(streams.sizes[n] * r * streams.mult for n, r in streams.rates.items()
+                   if n != 'PING') + streams.sizes['PING'] - PAYLOAD_DATARATE) < 1.0
+    se = FcSession(items_from_scenario(load_scenario('default').mission), (51, 1), PX4,
+                   quiet_streams=True)
+    px4, ours = new_mav(1, 1), new_mav(51, 1)
+    asked, heard = [], 0
+    for k in range(2000):                        # 8 s of PX4 time, 4 ms steps
+        now_us = k * 4000
+        msgs = [px4.heartbeat_encode(2, 12, 0, 0, 3)] if k % 250 == 0 else []
+        msgs += [px4.statustext_encode(6, b'Takeoff detected')] if k == 700 else []
+        msgs += [px4.command_long_encode(1, 100, 2000, 0, 0, 0, 0, 0, 0, 0, 0)] if k == 5 \
+            else []
+        for m in parsed(b''.join(pack(px4, x) for x in msgs + streams.due(now_us)), ours):
+            heard += 1
+            out, _, _ = se.on_message(ours, m, now_us * 1e-6, now_us * 1e-6, True, 1)
+            for c in out:
+                assert c.get_type() == 'COMMAND_LONG'
+                assert (c.target_system, c.target_component) == PX4
+                assert c.command == mavlink.MAV_CMD_SET_MESSAGE_INTERVAL and c.param2 == -1.0
+                assert streams.set_interval(int(c.param1), c.param2, c.param3, c.param4,
+                                            c.param7)
+                asked.append(int(c.param1))
+    assert streams.active() == [] and len(asked) == len(set(asked)) == 26
+    assert sorted(se.stopped.values()) == sorted(ONBOARD_STREAMS)
+    _, lines = se.poll(ours, 20.0, 20.0, False)
+    said = [t for _, t in lines if 'asked to stop' in t]
+    assert len(said) == 1 and 'asked to stop 26 streams' in said[0] and 'ATTITUDE' in said[0]
+    assert se.poll(ours, 30.0, 30.0, False)[1] == []              # said once
+    # another system's telemetry forwarded by PX4: not PX4's stream to stop
+    m = parsed(pack(new_mav(77, 1), new_mav(77, 1).attitude_encode(0, 0, 0, 0, 0, 0, 0)))[0]
+    assert se.on_message(ours, m, 31.0, 31.0, False, 1)[0] == []
+    # quiet_streams off: nothing asked
+    keep = FcSession(items_from_scenario(load_scenario('default').mission), (51, 1), PX4)
+    m = parsed(pack(px4, px4.attitude_encode(0, 0, 0, 0, 0, 0, 0)), ours)[0]
+    assert keep.on_message(ours, m, 0.0, 0.0, True, 1)[0] == [] and keep.stopped == {}
+
+
+def test_px4s_stream_interval_command_as_its_receiver_takes_it():
+    """MavlinkReceiver::set_message_interval (the stand-in): stop, default, rate; refusals."""
+    s = Streams(ONBOARD_STREAMS, PAYLOAD_DATARATE)
+    att = mavlink.MAVLINK_MSG_ID_ATTITUDE
+    assert not s.set_interval(mavlink.MAVLINK_MSG_ID_HEARTBEAT, -1, 0, 0, 0)
+    assert not s.set_interval(mavlink.MAVLINK_MSG_ID_STATUSTEXT, -1, 0, 0, 0)   # no stream
+    assert not s.set_interval(att, -1, 1, 0, 0)                  # param3 not supported
+    assert s.set_interval(att, -1, 0, 0, float('nan'))
+    assert 'ATTITUDE' not in s.active() and s.mult > 0.15        # the others get its share
+    assert s.set_interval(att, 0, 0, 0, 0) and s.rates['ATTITUDE'] == 100.0
+    assert s.set_interval(att, 20000, 0, 0, 0) and s.rates['ATTITUDE'] == 50.0

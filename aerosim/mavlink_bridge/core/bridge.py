@@ -93,6 +93,7 @@ class BridgeConfig:
     warn_period_s: float = 2.0
     allow_system_ids: Any = ''
     sensor_topics: bool = False
+    quiet_streams: bool = True
     spin_wait_us: int = 1000
     vehicles: int = 1
     vehicle_index: int = 0
@@ -151,6 +152,10 @@ PARAMETERS: Dict[str, tuple] = {
     'sensor_topics': ('Also publish the ROS sensor topics (imu, imu/data, mag, baro, '
                       'baro/temperature, gnss, gnss/fix, /tf_static) from the samples sent to '
                       'the FC: hil_plant does, instead of a sensors_node process',),
+    'quiet_streams': ("Ask the FC to stop, on the mission link, each stream the bridge does not "
+                      'read (MAV_CMD_SET_MESSAGE_INTERVAL -1; PX4 streams its onboard telemetry '
+                      'there): each message costs the FC and the bridge a datagram, times the '
+                      "real-time factor. A ground station's link keeps its streams",),
     'vehicles': ('Vehicles in the simulation (a fleet: one bridge per vehicle, each its own '
                  "links); 0 = as many as the scenario's vehicles: list", 0, MAX_FLEET),
     'vehicle_index': ('The vehicle this bridge serves (0-based): its start, mission and links '
@@ -256,7 +261,8 @@ class HilBridge:
             self.served.target(), cfg.mission_timeout_s, cfg.mission_retries,
             {'ready_s': cfg.autostart_ready_s, 'timeout_s': cfg.autostart_timeout_s}
             if cfg.autostart else None,
-            load_params(cfg.fc_param_file) if cfg.fc_param_file else None)
+            load_params(cfg.fc_param_file) if cfg.fc_param_file else None,
+            quiet_streams=cfg.quiet_streams)
         self.mission, self.autostart = self.session.mission, self.session.autostart
         self.lock = threading.Lock()      # owner of everything below and the counters
         self.count = {'rx': 0, 'actuators': 0, 'ignored': 0, 'sensor': 0, 'gps': 0}

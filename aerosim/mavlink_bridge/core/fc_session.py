@@ -18,6 +18,16 @@ MultiVehicleManager::_vehicleHeartbeatInfo) and MAVSDK a second system (any mess
 new system id: MavsdkImpl::receive_message). The bridge sends no HEARTBEAT and no
 HOME_POSITION there (the seed's HEARTBEAT says ARMED | GUIDED while the simulation runs).
 
+What the FC streams there that the session does not read (PX4 runs its payload link in onboard
+mode: ATTITUDE, HIGHRES_IMU, GLOBAL_POSITION_INT, ... as its 4000 B/s data rate allows, on
+its own clock) costs the FC a datagram per message and the bridge a wake-up and a parse per
+message, both multiplied by the real-time factor (about 1,000 datagrams per wall second at
+RTF 12, and a reader thread competing with the lockstep loop's). With quiet_streams, each
+message type heard from the FC that the session does not read is stopped on that link once
+(MAV_CMD_SET_MESSAGE_INTERVAL, interval -1: PX4's MavlinkReceiver::set_message_interval sets
+the stream's rate to 0 on the link the command came in on; HEARTBEAT it refuses, and a
+message that is not a stream is answered FAILED). A ground station's link is untouched.
+
 Until the FC is heard there, the bridge asks it for AUTOPILOT_VERSION every GREET_S (targeted,
 so never forwarded): PX4 takes the first sender on a UDP link as its partner for good
 (mavlink_receiver.cpp), so the link is ours before anything else talks to it, and the answer
@@ -44,6 +54,17 @@ from mavlink_bridge.core.mission import DONE, IDLE, SENDING, ItemInt, MissionSer
 
 TAKING_S = 1.0             # an upload whose FC answered within this long is under way [s, wall]
 MISSION_MSGS = ('MISSION_REQUEST_INT', 'MISSION_REQUEST', 'MISSION_ACK', 'MISSION_REQUEST_LIST')
+# The message ids the session (and the peer table: HEARTBEAT) reads on the mission link
+READ_IDS = frozenset(
+    [getattr(mavlink, f'MAVLINK_MSG_ID_{n}') for n in MISSION_MSGS + (
+        'HEARTBEAT', 'COMMAND_ACK', 'PARAM_VALUE', 'STATUSTEXT', 'AUTOPILOT_VERSION',
+        'FILE_TRANSFER_PROTOCOL', 'MISSION_COUNT', 'MISSION_ITEM_INT')]
+    + list(mav_ext.BY_ID))
+# ... and what the FC sends that is not a stream (commands to other components, events of the
+# mission): never asked to stop
+NOT_STREAMS = frozenset((mavlink.MAVLINK_MSG_ID_COMMAND_LONG, mavlink.MAVLINK_MSG_ID_COMMAND_INT,
+                         mavlink.MAVLINK_MSG_ID_MISSION_ITEM_REACHED))
+QUIET_SAY_S = 2.0           # the streams stopped are logged once none was new for this long [s]
 GREET_S = 1.0               # AUTOPILOT_VERSION asked for this often until the FC is heard [s]
 FW_TYPES = {0: 'dev', 64: 'alpha', 128: 'beta', 192: 'rc', 255: 'official'}
 Lines = List[Tuple[str, str]]
@@ -55,11 +76,13 @@ class FcSession:
     def __init__(self, items: Sequence[ItemInt], ours: Tuple[int, int], target: Tuple[int, int],
                  mission_timeout_s: float = 1.5, mission_retries: int = 5,
                  autostart: Optional[dict] = None,
-                 params: Optional[Tuple[str, Sequence[Param]]] = None):
+                 params: Optional[Tuple[str, Sequence[Param]]] = None,
+                 quiet_streams: bool = False):
         """items: the mission; ours: our (sysid, compid); target: the FC's (as configured).
 
         autostart: None, or AutoStart's keyword arguments (retry_s, ready_s, timeout_s);
-        params: (file name, parameters) to set first, or None.
+        params: (file name, parameters) to set first, or None; quiet_streams: stop the FC's
+        streams the session does not read (module docstring).
         """
         self.ours = ours
         self.target = target
@@ -74,6 +97,10 @@ class FcSession:
         self._greeted_at = -1e9
         self.accepted_on: Optional[int] = None      # the HIL connection the mission was for
         self._failure_said = False
+        self.quiet_streams = quiet_streams
+        self.stopped: dict = {}         # message id -> name, asked to stop (quiet_streams)
+        self._stop_news: list = []      # names asked since the last log line
+        self._stopped_at = 0.0          # when the last one was asked [s, wall]
         self._moved_at = -1e9           # the last step of an upload (ours or the FC's) [s, wall]
 
     def set_target(self, target: Tuple[int, int]) -> None:
@@ -144,6 +171,8 @@ class FcSession:
         t = m.get_type()
         out: list = []
         logs: Lines = []
+        if from_fc and self.quiet_streams:
+            out += self._quiet(mav, m, now)
         if t in MISSION_MSGS:
             wrong = self._for_us(m)
             if wrong:
@@ -184,6 +213,27 @@ class FcSession:
                 out, logs = out + sends, logs + lines
         return out, logs + self.lines(), None
 
+    def _quiet(self, mav, m, now: float) -> list:
+        """Stop the FC's stream of m on this link if the session does not read it (once)."""
+        i = m.get_msgId()
+        if i in READ_IDS or i in NOT_STREAMS or i in self.stopped or i < 0:
+            return []
+        self.stopped[i] = m.get_type()
+        self._stop_news.append(m.get_type())
+        self._stopped_at = now
+        return [mav.command_long_encode(self.target[0], self.target[1],
+                                        mavlink.MAV_CMD_SET_MESSAGE_INTERVAL, 0, float(i), -1.0,
+                                        0, 0, 0, 0, 0)]
+
+    def _quiet_lines(self, now: float) -> Lines:
+        if not self._stop_news or now - self._stopped_at < QUIET_SAY_S:
+            return []
+        names, self._stop_news = self._stop_news, []
+        return [('info', f'FC {self.target[0]}:{self.target[1]}: asked to stop {len(names)} '
+                 f'streams on the mission link that the bridge does not read '
+                 f'({", ".join(sorted(names))}; {len(self.stopped)} in all): each cost it and '
+                 'us a datagram per message, times the real-time factor')]
+
     def _after_params(self, mav, now: float) -> list:
         if self.params is not None and self.params.state == PARAMS_DONE and \
                 self.mission.state == IDLE and self.started:
@@ -223,7 +273,7 @@ class FcSession:
         if self.autostart is not None and running:
             out += self.autostart.poll(mav, sim_s)
         sends, lines = self.words.poll(mav, now)
-        return out + sends, lines + self.lines()
+        return out + sends, lines + self.lines() + self._quiet_lines(now)
 
     def lines(self) -> Lines:
         """The parts' news, and once the failure that keeps the FC from flying (an error)."""
