@@ -107,6 +107,8 @@ class PortNode(Node):
         warn_period_s). Each level has its own call site: rclpy refuses one site logging at two
         severities.
         """
+        if not lines:
+            return                      # the common case, once per step
         log = self.get_logger()
         for level, text in lines:
             if level == 'throttled':

@@ -22,7 +22,8 @@ from sim_ros.convert import set_quat, set_vec3, time_ns
 class VehicleStatePublisher:
     """Publishes VehicleState, nav_msgs/Odometry and ActorState of one vehicle (ENU/FLU).
 
-    The messages are reused (filled in place): this runs on every integration step.
+    The messages are reused (filled in place): this runs on every integration step. A topic
+    nobody subscribes to is not filled nor published (each publish costs the step ~5-15 µs).
     """
 
     def __init__(self, node, world_frame_id: str, body_frame_id: str, prefix: str = '',
@@ -45,6 +46,11 @@ class VehicleStatePublisher:
         alpha_flu: angular acceleration [rad/s^2] in the body frame. The odometry twist is the
         velocity over ground in the body frame.
         """
+        want_state = self.pub_state.get_subscription_count()
+        want_odom = odom and self.pub_odom.get_subscription_count()
+        want_actor = odom and self.pub_actor.get_subscription_count()
+        if not (want_state or want_odom or want_actor):
+            return
         p_enu, v_enu, q_enu_flu, a_enu, w_flu = s.p_enu, s.v_enu, s.q_enu_flu, s.a_enu, s.w_flu
         m = self.state
         m.header.stamp = stamp
@@ -55,16 +61,17 @@ class VehicleStatePublisher:
         set_vec3(m.angular_velocity, w_flu)
         set_vec3(m.acceleration, a_enu)
         set_vec3(m.angular_acceleration, alpha_flu)
-        self.pub_state.publish(m)
-        if not odom:
-            return
-        o = self.odom
-        o.header = m.header
-        o.pose.pose = m.state.pose
-        set_vec3(o.twist.twist.linear, quat_rotate_inverse(q_enu_flu, v_enu))
-        o.twist.twist.angular = m.angular_velocity
-        self.pub_odom.publish(o)
-        self.pub_actor.publish(m.state)
+        if want_state:
+            self.pub_state.publish(m)
+        if want_odom:
+            o = self.odom
+            o.header = m.header
+            o.pose.pose = m.state.pose
+            set_vec3(o.twist.twist.linear, quat_rotate_inverse(q_enu_flu, v_enu))
+            o.twist.twist.angular = m.angular_velocity
+            self.pub_odom.publish(o)
+        if want_actor:
+            self.pub_actor.publish(m.state)
 
     def publish_boat(self, stamp, boat, i: int, odom: bool):
         """Publish boat i of a BoatSwarm (sim_dynamics.core.usv) at stamp (NED -> ENU/FLU)."""

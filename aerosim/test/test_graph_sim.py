@@ -15,7 +15,7 @@ from aerosim_msgs.srv import Reset, SetPaused, SetTimeScale, Step
 from sim_ros import qos
 from sim_ros.convert import message_class
 
-from conftest import probe_node, spin_for, spin_until
+from conftest import DEADLINE_SCALE, probe_node, spin_for, spin_until
 
 NS = 1_000_000_000
 TOPICS = {  # topic: (type, expected rate Hz)
@@ -203,10 +203,20 @@ def test_refused_state_publication_holds_the_step_and_loses_nothing(ros_context,
     import rclpy as rclpy_mod
     from rclpy.impl.implementation_singleton import rclpy_implementation as impl
 
+    from aerosim_msgs.msg import VehicleState
     from sim_dynamics.dynamics_node import DynamicsNode
+    from sim_ros import qos
     monkeypatch.setattr(rclpy_mod.node.Node, '__init__', _node_init_in(ctx))
     node = DynamicsNode()
+    # the slow reader: vehicle_state is published only while someone subscribes to it
+    reader = rclpy.create_node('reader', context=ctx)
+    reader.create_subscription(VehicleState, node.out.pub_state.topic_name, lambda m: None,
+                               qos.STATE)
     try:
+        deadline = time.monotonic() + 10.0 * DEADLINE_SCALE
+        while not node.out.pub_state.get_subscription_count() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert node.out.pub_state.get_subscription_count() == 1
         published = []
         refuse = {'n': 3}
         real_publish = node.out.pub_state.publish
@@ -230,6 +240,7 @@ def test_refused_state_publication_holds_the_step_and_loses_nothing(ros_context,
             [4_000_000] * (len(published) - 1)
         assert node.clock.steps == len(published) > 5
     finally:
+        reader.destroy_node()
         node.destroy_node()
 
 
@@ -330,3 +341,52 @@ def _node_init_in(ctx, parameters=()):
         kw.setdefault('parameter_overrides', list(parameters))
         original(self, name, **kw)
     return init
+
+
+def test_sensor_topics_go_out_to_their_subscribers_only(ros_context):
+    """A sensor topic nobody subscribes to is not filled nor published.
+
+    The lockstep loop pays ~5-15 µs per publish. One with a subscriber gets every sample from
+    its match on (the reader keeps 100: sensor QoS keeps 5 of a burst).
+    """
+    import numpy as np
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import Imu
+
+    from sim_core.scenario import load_scenario
+    from sim_ros.convert import time_msg
+    from sim_sensors.core.suite import SensorSuite, SuiteConfig
+    from sim_sensors.topics import SensorTopics
+    rclpy, ctx = ros_context
+    node = rclpy.create_node('lazy_topics', namespace='/lazy', context=ctx)
+    reader, ex = probe_node(ros_context, 'reader', '/lazy')
+    try:
+        topics = SensorTopics(node, 'imu_link', 'gnss_link', 'base_link')
+        calls = {}
+        for name in ('pub_imu', 'pub_imu_std', 'pub_mag', 'pub_baro', 'pub_temp'):
+            pub = getattr(topics, name)
+            real = pub.publish
+            pub.publish = (lambda m, n=name, real=real: (calls.__setitem__(
+                n, calls.get(n, 0) + 1), real(m)))
+        suite = SensorSuite(SuiteConfig(), load_scenario('default'))
+        z, q = np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
+
+        def publish(k0, n):
+            for k in range(k0, k0 + n):
+                t_ns = (k + 1) * 4_000_000
+                topics.publish(suite.sample(t_ns, z, z, q, z, z), time_msg(t_ns))
+        publish(0, 50)                              # 200 ms: IMU 50, mag 20, baro 10 samples
+        assert calls == {}
+        got = []
+        reader.create_subscription(Imu, 'imu/data', got.append, QoSProfile(
+            depth=100, reliability=ReliabilityPolicy.BEST_EFFORT))
+        assert spin_until(reader, ex, lambda: topics.pub_imu_std.get_subscription_count(),
+                          10.0 * DEADLINE_SCALE)
+        publish(50, 50)
+        assert calls == {'pub_imu_std': 50}          # only the subscribed topic
+        assert spin_until(reader, ex, lambda: len(got) == 50, 10.0 * DEADLINE_SCALE)
+        assert got[0].header.stamp.nanosec == 204_000_000      # the first after the match
+        assert got[0].linear_acceleration.z > 9.0               # filled: the specific force
+    finally:
+        reader.destroy_node()
+        node.destroy_node()
