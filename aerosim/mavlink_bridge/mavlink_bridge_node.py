@@ -32,7 +32,9 @@ from aerosim_msgs.msg import AircraftEffectorCommand, MavlinkLinkStatus, SimStat
 from mavlink_bridge.core import bridge as hb
 from mavlink_bridge.core.endpoint import Endpoint
 from mavlink_bridge.core.mixer import PLANE_OUTPUTS
+from mavlink_bridge.core.step_split import StepSplit
 from mavlink_bridge.status import link_status
+from sim_core import realtime as rt
 from sim_core.clock import SimState
 from sim_core.errors import ConfigError
 from sim_core.link import SpinWait, UdpLink, is_loopback, parse_endpoint, parse_id_list
@@ -68,7 +70,9 @@ class MavlinkBridge(PortNode):
         cfg = self.cfg = read_config(self, hb.BridgeConfig, hb.PARAMETERS, hb.ANY_TYPE)
         suite_cfg = declare_suite(self)
         frames = declare_frames(self)
-        self.realtime_priority = declare_realtime(self)
+        self.realtime_priority = declare_realtime(self, "the FC's process")
+        self._rt_peer = None            # the FC address realtime_priority -1 last followed
+        self._fc_prio = None            # the priority that gave the receive thread (-1)
         self._spin = SpinWait(cfg.spin_wait_us * 1e-6)
         self._init_port('MAVLink', hb.REJECT_KINDS, cfg.warn_period_s)
         try:
@@ -85,6 +89,7 @@ class MavlinkBridge(PortNode):
                                  self.mlink, allow_ids)
         self.topics = SensorTopics(self, *frames) if cfg.sensor_topics else None
         self._work_s = 0.0              # wall time handling the FC's answers [s]
+        self.split = StepSplit()        # where each lockstep step's wall time goes
         # Called with (command, stamp_ns) before effector_command is published (composition):
         # motor throttles, or a plane's EffectorCommand (the fixed-wing mixer's).
         self.command_sink = None
@@ -135,8 +140,11 @@ class MavlinkBridge(PortNode):
 
     def _apply(self, act: hb.Actions, addr=None) -> None:
         """Carry out a decision of the core: send, publish, log, count the reject."""
+        t0 = time.time()
         for ep, msgs in act.sends:
             ep.send(*msgs)
+        if act.sample is not None:
+            self.split.sent(t0, time.time())
         if act.sample is not None and self.topics is not None:
             # after the FC has its sensors: it computes meanwhile
             self.topics.publish(act.sample[0], time_msg(act.sample[1]))
@@ -164,6 +172,8 @@ class MavlinkBridge(PortNode):
         """command: motor throttles (multirotor) or an EffectorCommand (plane)."""
         if self.command_sink is not None:
             self.command_sink(command, t_ns)
+            if not self.pub_cmd.get_subscription_count():
+                return               # composed: the topic is for the tools, and none listens
         cmd = self._msg_cmd          # reused: this runs once per step
         cmd.header.stamp = time_msg(t_ns)
         if isinstance(command, EffectorCommand):
@@ -178,11 +188,17 @@ class MavlinkBridge(PortNode):
 
     # --- MAVLink input (reader threads) --------------------------------------------------------
     def _read_loop(self, ep: Endpoint):
-        if self.realtime_priority and ep is self.hil:
+        if self.realtime_priority > 0 and ep is self.hil:
             # this thread answers the FC: in the plant composition it steps the simulation
             apply_realtime(self, self.realtime_priority, 'MAVLink receive thread')
+        follow = self.realtime_priority == rt.AS_PEER and ep is self.hil
         spin = self._spin if ep is self.hil else None
+        along = self.realtime_priority == rt.AS_PEER and ep is not self.hil
+        taken = None                    # the mission link thread's priority (along)
         while not self._stop.is_set():
+            if along and self._fc_prio != taken:
+                taken = self._fc_prio
+                self._mission_thread_follows(taken)
             try:
                 if spin is None:
                     data, addr = ep.link.recv(RECV_POLL_S)
@@ -198,12 +214,69 @@ class MavlinkBridge(PortNode):
                 continue
             if self._stop.is_set() or not self.context.ok():
                 return
-            t0 = time.perf_counter()
+            t0 = time.time()
             if self._guarded(lambda d, a, ep=ep: self._on_datagram(ep, d, a), data, addr,
                              'invalid'):
                 # an FC answer: in the plant composition it integrated the next step, sampled
                 # and sent its sensors and published its topics before returning here
-                self._work_s += time.perf_counter() - t0
+                t1 = time.time()
+                self._work_s += t1 - t0
+                self.split.answered(t0, ep.link.rx_stamp, t1)
+                if follow and self.link.remote != self._rt_peer:
+                    self._follow_fc(self.link.remote)
+
+    def _follow_fc(self, peer) -> None:
+        """realtime_priority -1: run this (the receive) thread as the FC's process runs.
+
+        A FC on this machine with real-time threads (PX4 SITL started as root: SCHED_FIFO up
+        to 99) preempts a normal thread on every step; at its priority it does not
+        (sim_core.realtime). Called in the receive thread when the FC's address changes.
+        """
+        self._rt_peer = peer
+        pid, prio = rt.peer_fifo_priority(peer, 'udp' if self.hil.udp else 'tcp')
+        log = self.get_logger()
+        where = f'{peer[0]}:{peer[1]}'
+        if pid is None:
+            if is_loopback(peer[0]):
+                log.info(f'the FC at {where}: its process is not visible from here (another '
+                         'user or container): the MAVLink receive thread keeps its scheduling '
+                         '(realtime_priority sets one)')
+            return
+        fc = f'{rt.process_name(pid)}, pid {pid}'
+        if prio == rt.thread_priority():
+            self._fc_prio = prio
+            log.info(f"the FC's process ({fc}) runs "
+                     + (f'real-time threads up to SCHED_FIFO {prio}: so does' if prio else
+                        'normal threads: so does') + ' the MAVLink receive thread')
+            return
+        why = rt.set_thread_priority(prio)
+        if not why:
+            self._fc_prio = prio
+            log.info('MAVLink receive thread: ' + (
+                f"SCHED_FIFO priority {prio}, as the FC's process ({fc}): its real-time "
+                'threads would preempt a normal one on every step' if prio else
+                f"normal scheduling, as the FC's process ({fc})"))
+        else:
+            log.warning(
+                f"the FC's process ({fc}) runs real-time threads (SCHED_FIFO {prio}) and the "
+                f'MAVLink receive thread may not ({why}): they preempt it on every step and '
+                'the lockstep runs at about half its speed; give both the same rights (both '
+                'as root, or neither)')
+
+    def _mission_thread_follows(self, prio: int) -> None:
+        """realtime_priority -1: the mission link's reader takes the receive thread's priority.
+
+        PX4 times its mission transfer on its own clock (a request again every 250 ms, the
+        transfer given up after 5 s without an answer: 0.3 s of wall time at RTF 15); a normal
+        thread answering it could wait behind the real-time threads of PX4 and ours.
+        """
+        why = rt.set_thread_priority(prio)
+        if why:
+            self.get_logger().warning(f'MAVLink mission link thread: keeps its scheduling '
+                                      f'({why})')
+        elif prio:
+            self.get_logger().info(f'MAVLink mission link thread: SCHED_FIFO priority {prio} '
+                                   'too: the FC times its mission transfer on its clock')
 
     def _on_datagram(self, ep: Endpoint, data: bytes, addr) -> bool:
         """Hand a datagram to the core and carry out its decision; True if it answered a step."""
@@ -255,7 +328,8 @@ class MavlinkBridge(PortNode):
         if n:      # once the node is gone: after Ctrl-C its logger could not reach /rosout
             rclpy.logging.get_logger(log).info(
                 f'{n} FC answers taken: {1e6 * self._work_s / n:.0f} µs of work per answer '
-                '(decode, mix; composed: integrate, sensors, HIL_SENSOR out, topics)')
+                '(decode, mix; composed: integrate, sensors, HIL_SENSOR out, topics); '
+                + self.split.summary())
 
 
 def main(args=None):

@@ -161,10 +161,12 @@ SIM_ARGS = (
     LaunchArg('time_scale', '1.0', 'Sim seconds per wall second; 0 = as fast as possible'),
     LaunchArg('lockstep', 'false', 'Each step waits for the effector command answering the last',
               ('true', 'false')),
-    LaunchArg('realtime_priority', '0',
+    LaunchArg('realtime_priority', '-1',
               'SCHED_FIFO priority 1..99 of the threads that step the simulation and close the '
               'HIL loop, against late steps on a loaded machine (needs CAP_SYS_NICE or ulimit '
-              '-r); 0 = normal scheduling'),
+              "-r); 0 = normal scheduling; -1 = as the FC: the bridge's receive thread takes "
+              "the FC process's real-time priority when it runs on this machine with real-time "
+              'threads (PX4 SITL started as root), the others normal scheduling'),
     LaunchArg('seed', '0', 'Sensor noise seed'),
     LaunchArg('gps', 'true', 'GNSS on/off', ('true', 'false')),
     LaunchArg('mag', 'true', 'Magnetometer on/off', ('true', 'false')),
@@ -398,7 +400,7 @@ PLANE_SIM_ARGS = (
     LaunchArg('time_scale', '1.0', 'Sim seconds per wall second; 0 = as fast as possible'),
     LaunchArg('lockstep', 'true', 'Each step waits for the command answering the last (the '
               "autopilot's, or the flight controller's)", ('true', 'false')),
-    LaunchArg('realtime_priority', '0', SIM_ARGS[3].description),
+    LaunchArg('realtime_priority', '-1', SIM_ARGS[3].description),
     LaunchArg('seed', '0', 'Sensor noise seed'),
     LaunchArg('sensors_params', 'sensors_node.yaml',
               'sensors_node parameter YAML (path, or name in config/)'),

@@ -10,7 +10,7 @@ import dataclasses
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 
-from sim_core.realtime import set_thread_priority
+from sim_core.realtime import AS_PEER, MAX_PRIORITY, set_thread_priority
 
 
 def declare(node, name, default, description, lo=None, hi=None, live=False,
@@ -36,12 +36,20 @@ def declare(node, name, default, description, lo=None, hi=None, live=False,
     return node.declare_parameter(name, default, desc).value
 
 
-def declare_realtime(node) -> int:
-    """Declare realtime_priority (SCHED_FIFO priority of the node's loop thread) and read it."""
-    return declare(node, 'realtime_priority', 0,
+def declare_realtime(node, follows: str = '') -> int:
+    """Declare realtime_priority (SCHED_FIFO priority of the node's loop thread) and read it.
+
+    follows: what -1 follows in this node ("the FC's process"); '' = nothing (-1 is normal
+    scheduling here: the launch argument's -1 reaches every node).
+    """
+    minus_one = (f'-1 = as {follows} (sim_core.realtime.peer_fifo_priority): its highest '
+                 'real-time priority when it runs on this machine with real-time threads, '
+                 'else normal scheduling' if follows else
+                 '-1 = normal scheduling here (nothing to follow)')
+    return declare(node, 'realtime_priority', AS_PEER,
                    'SCHED_FIFO priority [1..99] of the thread closing the HIL loop, against '
-                   'late steps on a loaded machine; 0 = normal scheduling. Needs '
-                   'CAP_SYS_NICE or an rtprio limit (ulimit -r)', 0, 99)
+                   f'late steps on a loaded machine; 0 = normal scheduling; {minus_one}. Needs '
+                   'CAP_SYS_NICE or an rtprio limit (ulimit -r)', AS_PEER, MAX_PRIORITY)
 
 
 def apply_realtime(node, priority: int, what: str) -> bool:

@@ -521,7 +521,7 @@ class SimTimeNode(Node):
         Call from the thread that spins the node. As fast as possible the stepping never
         blocks: under SCHED_FIFO it would take its core.
         """
-        want = self.cfg.realtime_priority if self.clock.time_scale > 0.0 else 0
+        want = max(0, self.cfg.realtime_priority) if self.clock.time_scale > 0.0 else 0
         if want != self._rt_applied and apply_realtime(self, want, 'stepping thread'):
             self._rt_applied = want
 

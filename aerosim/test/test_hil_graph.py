@@ -413,7 +413,7 @@ def test_builtin_fc_port_reports_its_rejects_and_refuses_strangers(procs, ros_co
     ('transport', 'serial', "transport: must be 'udp' or 'tcp'"),
     ('mixer_motor_channels', '[0, 0, 1, 2]', 'permutation of 0..3'),
     ('gps_utc_start', 'yesterday', 'gps_utc_start: expected ISO-8601'),
-    ('realtime_priority', '100', 'realtime_priority out of range. Min: 0, Max: 99'),
+    ('realtime_priority', '100', 'realtime_priority out of range. Min: -1, Max: 99'),
     ('realtime_priority', 'high', "expecting type 'INTEGER': realtime_priority"),
     # after the links are open: the half-built node is destroyed without a second error
     ('scenario_file', 'no_such_scenario', "file 'no_such_scenario' not found"),
@@ -429,7 +429,7 @@ def test_bridge_bad_configuration_is_a_clear_error(procs, param, value, message)
 @pytest.mark.parametrize('module,name', [('mavlink_bridge.fc.fc_node', 'builtin_fc'),
                                          ('sim_dynamics.dynamics_node', 'dynamics_node')])
 def test_realtime_priority_out_of_range_is_a_clear_error(procs, module, name):
-    p = procs.node(module, name, {'realtime_priority': -1})
+    p = procs.node(module, name, {'realtime_priority': -2})
     assert p.wait(30.0) == 2
     out = procs.output(p)
     assert 'configuration error' in out and 'realtime_priority out of range' in out, out[-2000:]

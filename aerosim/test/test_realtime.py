@@ -5,6 +5,7 @@ checked where possible (as root, a child demoted to nobody cannot).
 """
 
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -108,3 +109,89 @@ def test_hil_plant_and_builtin_fc_run_their_loop_threads_under_fifo(procs, ros_c
         assert sum('not permitted' in x for x in plant_out) == 2
         assert any('not permitted' in x for x in fc_out)
     assert plant.poll() is None and fc.poll() is None
+
+
+# --- the FC's scheduling, found from its socket (realtime_priority -1) ----------------------
+
+PEER = """
+import os, socket, sys, threading, time
+proto, port, prio = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+if proto == 'udp':
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(('127.0.0.1', port))
+else:
+    s = socket.create_connection(('127.0.0.1', port))
+done = threading.Event()
+def worker():
+    if prio:
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(prio))
+        except PermissionError:
+            pass
+    done.wait()
+threading.Thread(target=worker, daemon=True).start()
+print('ready', s.getsockname()[1], flush=True)
+sys.stdin.read()
+"""
+
+
+def start_peer(proto: str, port: int, prio: int):
+    """A process with a socket and a thread at SCHED_FIFO prio (if permitted).
+
+    The socket: UDP bound to port, or TCP connected to it. Returns (process, its local port).
+    """
+    p = subprocess.Popen([sys.executable, '-c', PEER, proto, str(port), str(prio)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    line = p.stdout.readline().split()
+    assert line and line[0] == 'ready', line
+    time.sleep(0.2)                       # the worker thread took its scheduling
+    return p, int(line[1])
+
+
+def test_peer_fifo_priority_finds_the_process_behind_a_udp_port():
+    from sim_core.realtime import peer_fifo_priority
+    port = free_ports(1)
+    want = 42 if fifo_permitted() == '' else 0
+    p, _ = start_peer('udp', port, 42)
+    try:
+        assert peer_fifo_priority(('127.0.0.1', port), 'udp') == (p.pid, want)
+        # another port: nobody; a remote address: not looked for
+        assert peer_fifo_priority(('127.0.0.1', port + 1), 'udp') == (None, 0)
+        assert peer_fifo_priority(('10.1.2.3', port), 'udp') == (None, 0)
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_peer_fifo_priority_finds_a_tcp_client_by_its_end_of_the_connection():
+    """PX4 connects to the simulator's TCP server: the accepted socket's peer address."""
+    from sim_core.realtime import peer_fifo_priority, process_name
+    with socket.socket() as srv:
+        srv.bind(('127.0.0.1', 0))
+        srv.listen(1)
+        p, _ = start_peer('tcp', srv.getsockname()[1], 0)
+        try:
+            conn, addr = srv.accept()
+            with conn:
+                # normal threads: found, priority 0 (our own end is not taken for it)
+                assert peer_fifo_priority(addr, 'tcp') == (p.pid, 0)
+                assert process_name(p.pid).startswith('python')
+        finally:
+            p.kill()
+            p.wait()
+
+
+def test_process_fifo_priority_reads_every_thread(tmp_path):
+    """/proc/<pid>/task/*/stat: the highest SCHED_FIFO or RR priority; 0 without any."""
+    from sim_core.realtime import process_fifo_priority
+    task = tmp_path / '9' / 'task'
+    fields = ['S'] + ['0'] * 37 + ['0', '0']      # stat fields 3 .. 41
+    for tid, prio, policy in (('9', 0, 0), ('10', 99, 1), ('11', 50, 2)):
+        (task / tid).mkdir(parents=True)
+        f = list(fields)
+        f[40 - 3], f[41 - 3] = str(prio), str(policy)
+        (task / tid / 'stat').write_text(f'{tid} (px4 worker) ' + ' '.join(f))
+    assert process_fifo_priority(9, proc=str(tmp_path)) == 99
+    (task / '10' / 'stat').write_text('10 (sim_rcv) garbage')       # unreadable: skipped
+    assert process_fifo_priority(9, proc=str(tmp_path)) == 50
+    assert process_fifo_priority(12345678, proc=str(tmp_path)) == 0

@@ -168,7 +168,7 @@ class BuiltinFc(PortNode):
 
     def _loop(self):
         import rclpy
-        if self.realtime_priority:
+        if self.realtime_priority > 0:
             apply_realtime(self, self.realtime_priority, 'FC loop')
         self._cpu0 = time.thread_time()
         while rclpy.ok():
