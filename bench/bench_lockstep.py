@@ -15,8 +15,8 @@
 3. The graph with the built-in FC (`sim_quad_hil time_scale:=0 report:=true`, sensor topics
    off, as bench_hil): the in-flight real-time factor, and the FC's own work per answer (its
    log line at exit).
-4. The PX4-faithful peer (aerosim/test/px4_sitl.py, PX4 v1.16's simulator link over TCP and
-   its mission/commander behaviour, flying with the built-in FC's core): in-flight RTF.
+The PX4 stand-in (aerosim/test/px4_sitl.py) flies in bench_px4.py, calibrated to a real PX4's
+cost and measured against it and against PX4's SIH.
 Every per-step figure is also given as a ratio to the floor measured in the same run.
 Usage: python bench/bench_lockstep.py
 """
@@ -38,8 +38,6 @@ from sim_core.scenario import load_scenario
 from sim_dynamics.core.multirotor import MultirotorParams
 
 STEP_S = 0.004
-HERE = os.path.dirname(os.path.abspath(__file__))
-PX4_STANDIN = os.path.join(HERE, '..', 'aerosim', 'test', 'px4_sitl.py')
 HIL_SENSOR_ID = 107
 WINDOW_S = 10.0
 
@@ -132,21 +130,6 @@ def run_graph(*args: str) -> tuple:
             raise
 
 
-def with_px4_standin() -> dict:
-    """fc:=px4 against the PX4-faithful stand-in (instance 7: ports of its own)."""
-    n = 7
-    peer = subprocess.Popen([sys.executable, PX4_STANDIN, '--sim-port', str(4560 + n),
-                             '--mavlink-port', str(14280 + n), '--mavlink-remote',
-                             str(14030 + n), '--sysid', str(n + 1)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.STDOUT)
-    try:
-        s, _ = run_graph('fc:=px4', f'px4_instance:={n}')
-    finally:
-        peer.kill()
-        peer.wait()
-    return s
-
-
 def main():
     sc = load_scenario('default')
     t0 = time.perf_counter()
@@ -171,10 +154,6 @@ def main():
     print(f'graph with the built-in FC (plant + FC over UDP, lockstep): mission {s["result"]}, '
           f'in flight RTF {rtf} ({1e6 * STEP_S / rtf:.0f} µs per step, '
           f'{1e6 * STEP_S / rtf / floor_us:.2f}x the floor){fc}', flush=True)
-    s = with_px4_standin()
-    rtf = s['flight_real_time_factor']
-    print(f'graph with the PX4-faithful stand-in (fc:=px4, TCP): mission {s["result"]}, in '
-          f'flight RTF {rtf} ({1e6 * STEP_S / rtf:.0f} µs per step)', flush=True)
 
 
 if __name__ == '__main__':

@@ -33,7 +33,20 @@ MAVLink links (UDP), src/modules/mavlink/mavlink_main.cpp, mavlink_receiver.cpp,
   (streams/STATUSTEXT.hpp, is_gcs_connected()); every message also goes out as its event on
   every link (px4_events: EVENT, CURRENT_EVENT_SEQUENCE, REQUEST_EVENT; COMPONENT_METADATA and
   MAVLink FTP for the texts);
-- parameters: PARAM_SET -> PARAM_VALUE, unknown names and other types unanswered (px4_params).
+- parameters: PARAM_SET -> PARAM_VALUE, unknown names and other types unanswered (px4_params);
+- the payload link's telemetry: onboard mode (configure_streams_to_default), each stream at
+  its rate scaled to the link's 4000 B/s (update_rate_mult), one message per datagram, on PX4's
+  clock; MAV_CMD_SET_MESSAGE_INTERVAL on that link sets or stops a stream (Streams).
+
+Scheduling and cost, as PX4 SITL runs: with --realtime the simulator link thread runs
+SCHED_FIFO 99, as PX4 started as root runs sim_rcv and its work queues (tasks.cpp; a normal
+thread where not permitted, as PX4 falls back), while it waits for and answers a step; the
+Python FC core, a cost PX4 does not have, runs at normal priority (Px4Sitl._fifo). PX4 v1.16
+answers a HIL_SENSOR ~50 µs after it was sent (bench/bench_px4.py measures it), the Python FC
+core here takes ~150 µs more: with --step-cost-us the stand-in answers each HIL_SENSOR that
+long after it came in, with the outputs it computed from the previous one, and runs its FC
+core after the answer (one step of extra control delay), so that its speed predicts the real
+one's; without, it answers as PX4 does, from this step's sensors, as soon as it has them.
 
 Mission manager, src/modules/mavlink/mavlink_mission.cpp (MavlinkMissionManager):
 - MISSION_COUNT to our system and component 1 / 190 / 0; a transfer in progress elsewhere:
@@ -80,6 +93,7 @@ import struct
 import sys
 import threading
 import time
+from typing import Optional
 import zlib
 
 import px4_events
@@ -107,6 +121,7 @@ PLANE_THROTTLE = 4                  # controls[] of airframe 1030's motor (outpu
 SEVERITY_LEVEL = {mavlink.MAV_SEVERITY_CRITICAL: 'critical', mavlink.MAV_SEVERITY_ERROR: 'error',
                   mavlink.MAV_SEVERITY_WARNING: 'warning', mavlink.MAV_SEVERITY_INFO: 'info'}
 ARM_REASONS = {4: 'external command', 5: 'mission start'}     # arm_disarm_reason_t
+REALTIME_PRIORITY = 99      # PX4 SITL as root: sim_rcv and the work queue threads (wq:manager)
 
 
 @dataclass
@@ -270,6 +285,109 @@ class MissionManager:
         return []
 
 
+# The onboard-mode streams of PX4's payload link that a SITL quad has data for, at their
+# configured rates [Hz] (mavlink_main.cpp, configure_streams_to_default, MAVLINK_MODE_ONBOARD;
+# these are the ones v1.16 sent aerosim there). GPS_RAW_INT is "unlimited": every GPS update.
+ONBOARD_STREAMS = {
+    'TIMESYNC': 10.0, 'HIGHRES_IMU': 50.0, 'LOCAL_POSITION_NED': 30.0, 'ATTITUDE': 100.0,
+    'ALTITUDE': 10.0, 'ODOMETRY': 30.0, 'ATTITUDE_QUATERNION': 50.0, 'ATTITUDE_TARGET': 10.0,
+    'BATTERY_STATUS': 0.5, 'ESTIMATOR_STATUS': 1.0, 'EXTENDED_SYS_STATE': 5.0,
+    'GLOBAL_POSITION_INT': 50.0, 'GPS_GLOBAL_ORIGIN': 1.0, 'GPS_RAW_INT': 10.0,
+    'HOME_POSITION': 0.5, 'OPEN_DRONE_ID_LOCATION': 1.0, 'OPEN_DRONE_ID_SYSTEM': 1.0,
+    'PING': 1.0, 'POSITION_TARGET_GLOBAL_INT': 10.0, 'POSITION_TARGET_LOCAL_NED': 10.0,
+    'SCALED_PRESSURE': 1.0, 'SERVO_OUTPUT_RAW': 10.0, 'SYS_STATUS': 5.0, 'SYSTEM_TIME': 1.0,
+    'VFR_HUD': 10.0, 'VIBRATION': 0.5,
+}
+CONST_RATE = ('PING',)              # const_rate() streams: not scaled to the data rate
+PAYLOAD_DATARATE = 4000             # B/s: `mavlink start ... -r 4000` (px4-rc.mavlink)
+NON_PAYLOAD_BYTES = 12              # MAVLINK_NUM_NON_PAYLOAD_BYTES (v2 header + checksum)
+
+
+def filler_message(name: str):
+    """A pymavlink message of that name with every field 1 (or 'x').
+
+    Telemetry whose content no receiver here reads; not zeros: MAVLink 2 drops a payload's
+    trailing zeros, and the frames would be shorter than PX4's.
+    """
+    cls = getattr(mavlink, f'MAVLink_{name.lower()}_message')
+    lengths = dict(zip(cls.ordered_fieldnames, cls.array_lengths))
+    args = []
+    for field, ctype in zip(cls.fieldnames, cls.fieldtypes):
+        n = lengths[field]
+        if ctype == 'char':
+            args.append(b'x' * max(n, 1))
+        else:
+            args.append([1] * n if n else 1)
+    return cls(*args)
+
+
+class Streams:
+    """A PX4 MAVLink instance's telemetry streams (mavlink_stream.cpp, mavlink_main.cpp).
+
+    Each stream is due every 1/rate s of PX4's clock, its interval divided by the link's rate
+    multiplier unless it is constant-rate (Mavlink::update_rate_mult: the data rate over the
+    streams' bytes per second, at most 1 without flow control; sizes are the full messages,
+    get_size()). One message per datagram (send_start/send_finish). set_interval() is
+    MavlinkReceiver::set_message_interval on this link: interval < 0 stops the stream, 0
+    restores its default, > 0 sets it [µs]; HEARTBEAT, param3/param4/param7 set, or no such
+    stream: refused (MAV_RESULT_FAILED).
+    """
+
+    def __init__(self, rates: dict, datarate: float):
+        """rates: stream name -> Hz; datarate: the link's B/s."""
+        self.default = dict(rates)
+        self.rates = dict(rates)
+        self.datarate = datarate
+        self.ids = {getattr(mavlink, f'MAVLINK_MSG_ID_{n}'): n for n in rates}
+        self.msgs = {n: filler_message(n) for n in rates}
+        self.sizes = {n: m.unpacker.size + NON_PAYLOAD_BYTES for n, m in self.msgs.items()}
+        self.last_us = dict.fromkeys(rates, 0)
+        self.sent = collections.Counter()
+        self.mult = 1.0
+        self._rate_mult()
+
+    def _rate_mult(self):
+        scaled = sum(self.sizes[n] * r for n, r in self.rates.items()
+                     if r > 0 and n not in CONST_RATE)
+        const = sum(self.sizes[n] * r for n, r in self.rates.items()
+                    if r > 0 and n in CONST_RATE)
+        self.mult = min(1.0, (self.datarate - const) / scaled) if scaled > 0 else 1.0
+
+    def due(self, now_us: int) -> list:
+        """The messages due at PX4 time now_us (MavlinkStream::update).
+
+        On time, the next one is due an interval after the last deadline: the average holds.
+        """
+        out = []
+        for n, rate in self.rates.items():
+            if rate <= 0.0:
+                continue
+            interval = 1e6 / rate / (1.0 if n in CONST_RATE else self.mult)
+            dt = now_us - self.last_us[n]
+            if dt >= interval:
+                self.last_us[n] = self.last_us[n] + interval if dt < 1.5 * interval else now_us
+                self.sent[n] += 1
+                out.append(self.msgs[n])
+        return out
+
+    def set_interval(self, msgid: int, interval_us: float, p3: float, p4: float,
+                     p7: float) -> bool:
+        """MAV_CMD_SET_MESSAGE_INTERVAL on this link: True if done."""
+        if msgid == mavlink.MAVLINK_MSG_ID_HEARTBEAT or msgid not in self.ids:
+            return False
+        if any(math.isfinite(p) and int(p + 0.5) != 0 for p in (p3, p4, p7)):
+            return False
+        n = self.ids[msgid]
+        self.rates[n] = 0.0 if interval_us < -1e-5 else \
+            1e6 / interval_us if interval_us > 1e-5 else self.default[n]
+        self._rate_mult()
+        return True
+
+    def active(self) -> list:
+        """The streams still sending."""
+        return sorted(n for n, r in self.rates.items() if r > 0.0)
+
+
 class Link:
     """One MAVLink instance of PX4 over UDP (mavlink_main.cpp, mavlink_receiver.cpp).
 
@@ -281,9 +399,14 @@ class Link:
     MAV_TYPE_GCS on this link (telemetry_status.heartbeat_type_gcs, 3 s timeout).
     """
 
-    def __init__(self, name: str, port: int, remote: int, sysid: int, host: str = '127.0.0.1'):
-        """name: for the report; port / remote: local port and default partner port."""
+    def __init__(self, name: str, port: int, remote: int, sysid: int, host: str = '127.0.0.1',
+                  streams: Optional[Streams] = None):
+        """name: for the report; port / remote: local port and default partner port.
+
+        streams: the link's telemetry (Streams), None = none modelled.
+        """
         self.name = name
+        self.streams = streams
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind((host, port))
         self.partner = (host, remote)
@@ -360,7 +483,8 @@ class Px4Sitl:
         self.sim_addr = (host, sim_port)
         self.sim = new_mav(sysid, 1)
         self.sim.robust_parsing = True
-        self.payload = Link('payload', mav_port, mav_remote, sysid, host)
+        self.payload = Link('payload', mav_port, mav_remote, sysid, host,
+                            Streams(ONBOARD_STREAMS, PAYLOAD_DATARATE))
         self.links = [self.payload]
         if gcs_port:
             self.links.append(Link('gcs', gcs_port, gcs_remote, sysid, host))
@@ -389,6 +513,9 @@ class Px4Sitl:
         self.counts = collections.Counter()
         self.log = []
         self.stop = threading.Event()
+        self.step_cost_s = 0.0              # --step-cost-us
+        self.realtime = False               # --realtime, and permitted
+        self._next_thr = None               # the FC core's outputs for the next answer
 
     # --- output ----------------------------------------------------------------------------------
     def say(self, severity: int, text: str, event=None, *args):
@@ -495,64 +622,117 @@ class Px4Sitl:
                 return
             if not data:
                 return
+            t_in = time.perf_counter()
             for m in self.sim.parse_buffer(data) or []:
                 if m.get_type() == 'BAD_DATA':
                     continue
                 self.sim_stats.add(m)
                 t = m.get_type()
                 if t == 'HIL_SENSOR':
-                    self._hil_sensor(m)
+                    self._hil_sensor(m, t_in)
                 elif t == 'HIL_GPS':
                     with self.lock:
                         self.ap.hil_gps(m)
                 elif t not in ('HIL_STATE_QUATERNION',):
                     self.counts['ignored_on_sim_link'] += 1
 
-    def _hil_sensor(self, m):
+    def _hil_sensor(self, m, t_in: float = 0.0):
+        """One lockstep step: PX4's clock to the sensors' time, the FC's answer, its links.
+
+        As PX4 does, the answer carries the outputs computed from this HIL_SENSOR. With
+        --step-cost-us it goes out that long after the sensors came in, with the outputs
+        computed from the previous HIL_SENSOR, and the FC core runs after it: the Python core
+        takes longer per step than PX4 (module docstring), and the calibrated pace is the
+        point there (one step, 4 ms, of extra control delay; the missions fly the same).
+        """
+        pipelined = self.step_cost_s > 0.0
+        if not pipelined:
+            self._fifo(False)
         with self.lock:
             self.now_us = m.time_usec            # px4_clock_settime
-            thr = self.ap.hil_sensor(m)
-            if self.armed and not self.ap.armed and self.ap.phase != WAIT:
-                self.armed = False               # landed: the land detector disarmed
-                self.landed = True
-                self.sub_mode = HOLD
-                self.say(mavlink.MAV_SEVERITY_INFO, 'Landing detected',
-                         'commander_landing_detected')
-                self.say(mavlink.MAV_SEVERITY_INFO, 'Disarmed by landing',
-                         'commander_disarmed_by', 6)
-            if self.armed and self.ap.phase == WAIT and self.armed_at_us is not None \
-                    and self.params['COM_DISARM_PRFLT'] > 0 \
-                    and self.now_us - self.armed_at_us > self.params['COM_DISARM_PRFLT'] * 1e6:
-                self.armed = False
-                self.say(mavlink.MAV_SEVERITY_INFO, 'Disarmed by auto preflight disarming',
-                         'commander_disarmed_by', 7)
-            if self.armed and not self.airborne and self._altitude() > 2.0:
-                self.airborne = True
-                self.say(mavlink.MAV_SEVERITY_INFO, 'Takeoff detected',
-                         'commander_takeoff_detected')
-            controls = list(thr) if self.armed else [0.0] * len(thr)
-            if self.plane:                       # fixed-wing throttle limit (TECS, FW_THR_MAX)
-                controls[PLANE_THROTTLE] = min(controls[PLANE_THROTTLE],
-                                               self.params['FW_THR_MAX'])
-            controls += [0.0] * (16 - len(controls))
-            mode = mavlink.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED | (
-                mavlink.MAV_MODE_FLAG_SAFETY_ARMED if self.armed else 0)
-            out = self.sim.hil_actuator_controls_encode(self.now_us, controls, mode, 1)
-            self.counts['hil_sensor'] += 1
-            self.counts['answers'] += 1
+            if not pipelined:
+                self._next_thr = self.ap.hil_sensor(m)
+                self._commander()
+            out = self._controls(self._next_thr)
+        if pipelined:
+            while time.perf_counter() - t_in < self.step_cost_s:
+                pass
+        self.tcp.sendall(pack(self.sim, out))
+        if pipelined:
+            self._fifo(False)
+        try:
+            self._after_answer(m)
+        finally:
+            self._fifo(True)
+
+    def _fifo(self, on: bool):
+        """--realtime: SCHED_FIFO while waking for and answering a step, normal for the FC core.
+
+        PX4's threads at priority 99 work ~50 µs per step and sleep; the Python FC core's
+        ~150 µs more is not a real-time load PX4 puts on the machine. Run at 99 too, it and the
+        bridge's receive thread (spinning for the answer at PX4's priority) would hold both
+        cores of a 2-core machine under SCHED_FIFO, and every normal thread would wait for the
+        kernel's real-time throttling (the bridge's topics, its executor, flight_report), where
+        with PX4 they share the core PX4 leaves idle between steps.
+        """
+        if self.realtime:
+            os.sched_setscheduler(0, os.SCHED_FIFO if on else os.SCHED_OTHER,
+                                  os.sched_param(REALTIME_PRIORITY if on else 0))
+
+    def _after_answer(self, m):
+        """After the answer went out: the FC core (pipelined), PX4's mission and other links."""
+        with self.lock:
+            if self.step_cost_s > 0.0:
+                self._next_thr = self.ap.hil_sensor(m)
+                self._commander()
             tick = self.mm.tick(self.gcs, self.now_us)
             beat = self.now_us >= self.next_hb_us
             if beat:
                 self.next_hb_us = self.now_us + 1_000_000
                 self._report()
             cur = self.events.current(self.now_us)
-        self.tcp.sendall(pack(self.sim, out))
         self._udp_send(*tick)
         for link in self.links:
+            if link.streams is not None:
+                for msg in link.streams.due(self.now_us):
+                    link.send(msg)
             if beat:
                 link.send(self._heartbeat())
             if cur is not None:
                 link.send_ext(411, cur)
+
+    def _commander(self):
+        """The land detector, the preflight disarm and the takeoff detection, after a step."""
+        if self.armed and not self.ap.armed and self.ap.phase != WAIT:
+            self.armed = False               # landed: the land detector disarmed
+            self.landed = True
+            self.sub_mode = HOLD
+            self.say(mavlink.MAV_SEVERITY_INFO, 'Landing detected',
+                     'commander_landing_detected')
+            self.say(mavlink.MAV_SEVERITY_INFO, 'Disarmed by landing',
+                     'commander_disarmed_by', 6)
+        if self.armed and self.ap.phase == WAIT and self.armed_at_us is not None \
+                and self.params['COM_DISARM_PRFLT'] > 0 \
+                and self.now_us - self.armed_at_us > self.params['COM_DISARM_PRFLT'] * 1e6:
+            self.armed = False
+            self.say(mavlink.MAV_SEVERITY_INFO, 'Disarmed by auto preflight disarming',
+                     'commander_disarmed_by', 7)
+        if self.armed and not self.airborne and self._altitude() > 2.0:
+            self.airborne = True
+            self.say(mavlink.MAV_SEVERITY_INFO, 'Takeoff detected',
+                     'commander_takeoff_detected')
+
+    def _controls(self, thr):
+        """HIL_ACTUATOR_CONTROLS at PX4's time: the outputs if armed, else 0 (send_controls)."""
+        controls = list(thr) if self.armed and thr is not None else [0.0] * 16
+        if self.plane and self.armed:        # fixed-wing throttle limit (TECS, FW_THR_MAX)
+            controls[PLANE_THROTTLE] = min(controls[PLANE_THROTTLE], self.params['FW_THR_MAX'])
+        controls += [0.0] * (16 - len(controls))
+        mode = mavlink.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED | (
+            mavlink.MAV_MODE_FLAG_SAFETY_ARMED if self.armed else 0)
+        self.counts['hil_sensor'] += 1
+        self.counts['answers'] += 1
+        return self.sim.hil_actuator_controls_encode(self.now_us, controls, mode, 1)
 
     def _altitude(self) -> float:
         est = self.ap.est
@@ -685,6 +865,11 @@ class Px4Sitl:
         elif m.command == mavlink.MAV_CMD_REQUEST_MESSAGE and \
                 int(m.param1) == px4_events.COMPONENT_METADATA_ID:
             result = ok
+        elif m.command == mavlink.MAV_CMD_SET_MESSAGE_INTERVAL:
+            # MavlinkReceiver: on the link the command came in on; FAILED if not done
+            done = link is not None and link.streams is not None and link.streams.set_interval(
+                int(m.param1 + 0.5), m.param2, m.param3, m.param4, m.param7)
+            result = ok if done else mavlink.MAV_RESULT_FAILED
         else:
             result = mavlink.MAV_RESULT_UNSUPPORTED
         return self.gcs.command_ack_encode(m.command, result, 0, 0, m.get_srcSystem(),
@@ -718,6 +903,8 @@ class Px4Sitl:
                 f'param_sets={c["param_sets"]} param_refused={c["param_refused"]} '
                 f'events={c["events"]} event_requests={self.events.requests} '
                 f'ftp={c["ftp"]} ftp_reads={self.ftp.reads} statustext={c["statustext"]} '
+                f'streams_active={len(self.payload.streams.active())} '
+                f'stream_msgs={sum(self.payload.streams.sent.values())} '
                 f'forwarded_to_gcs={sum(gcs.forwarded.values()) if gcs else 0} '
                 f'mission_valid={int(self.mission_valid)} '
                 f'done={int(self.ap.phase == DONE or self.landed)}')
@@ -733,9 +920,26 @@ def main(argv=None):
     ap.add_argument('--gcs-remote', type=int, default=14550)
     ap.add_argument('--sysid', type=int, default=1)
     ap.add_argument('--airframe', choices=('quad', 'plane'), default='quad')
+    ap.add_argument('--realtime', action='store_true',
+                    help='as PX4 started as root: the simulator link thread under SCHED_FIFO '
+                    '99 (normal threads if not permitted, as PX4 falls back)')
+    ap.add_argument('--step-cost-us', type=float, default=0.0,
+                    help="answer each HIL_SENSOR no sooner than this after it came in [µs]: "
+                    "a real PX4's time per step (bench_px4 measures it)")
     a = ap.parse_args(argv)
     px4 = Px4Sitl(a.sim_port, a.mavlink_port, a.mavlink_remote, a.sysid, airframe=a.airframe,
                   gcs_port=a.gcs_port, gcs_remote=a.gcs_remote)
+    px4.step_cost_s = max(0.0, a.step_cost_us) * 1e-6
+    if a.realtime:
+        # platforms/posix/src/px4/common/tasks.cpp: SCHED_FIFO, or normal threads on EPERM
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(REALTIME_PRIORITY))
+            px4.realtime = True
+            print(f'PX4SITL simulator link thread: SCHED_FIFO {REALTIME_PRIORITY} (the FC '
+                  'core at normal priority)', flush=True)
+        except PermissionError:
+            print('PX4SITL simulator link thread: SCHED_FIFO not permitted, normal threads',
+                  flush=True)
     for link in px4.links:
         threading.Thread(target=px4.run_link, args=(link,), daemon=True).start()
     try:

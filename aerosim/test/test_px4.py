@@ -26,6 +26,7 @@ from mavlink_bridge.core.fc_params import load_params
 from mavlink_bridge.core.mav import mavlink, new_mav, pack
 from mavlink_bridge.core.mission import DONE, MissionServer, items_from_scenario
 from mavlink_bridge.core.mission import FAILED as MISSION_FAILED
+from sim_core.realtime import fifo_permitted
 from sim_core.scenario import MissionItem
 from sim_ros import qos
 
@@ -236,9 +237,11 @@ def test_px4_refuses_to_arm_in_mission_mode_without_a_mission_and_autostart_give
 
 # --- graph tests ----------------------------------------------------------------------------
 
-def px4_peer(procs, sim_port, mav_port, remote_port, airframe='quad', sysid=1, gcs=None):
+def px4_peer(procs, sim_port, mav_port, remote_port, airframe='quad', sysid=1, gcs=None,
+             extra=()):
     """The PX4 stand-in; gcs: (its GCS link port, the ground station's port) or None."""
-    extra = ['--gcs-port', str(gcs[0]), '--gcs-remote', str(gcs[1])] if gcs else []
+    extra = list(extra) + (['--gcs-port', str(gcs[0]), '--gcs-remote', str(gcs[1])]
+                           if gcs else [])
     return procs.start([sys.executable, os.path.join(HERE, 'px4_sitl.py'),
                         '--sim-port', str(sim_port), '--mavlink-port', str(mav_port),
                         '--mavlink-remote', str(remote_port), '--airframe', airframe,
@@ -374,10 +377,93 @@ def test_px4_flies_the_mission_served_on_its_instance_link(procs, tmp_path):
     assert r['sim_lost'] == 0 and r['mav_lost'] == 0 and r['mav_frames'] > 5
     assert r['arm_denied'] == 0 and r['start_denied'] == 0
     assert r['ftp_reads'] >= 2 and r['events'] > 5
+    # PX4's onboard telemetry on the payload link (26 streams at 4000 B/s, ~62 messages a
+    # second of its time, ~5,000 in this flight) was stopped once heard: the bridge reads none
+    assert r['streams_active'] == 0 and r['stream_msgs'] < 400, r
+    assert 'asked to stop 26 streams on the mission link' in out, out
     # one vehicle on the ground station: PX4 itself (the stranger shows the filter works)
     assert gcs.qgc_vehicles() == {1, 77}, gcs.frames[-20:]
     assert gcs.mavsdk_systems() == {1, 77}
     assert not any(s == 51 for _, s, _, _ in gcs.frames)      # nothing of ours went there
+
+
+def fifo_threads(pid):
+    """Priorities of the SCHED_FIFO threads of pid (proc(5): stat fields 40 and 41)."""
+    got = []
+    for tid in os.listdir(f'/proc/{pid}/task'):
+        try:
+            with open(f'/proc/{pid}/task/{tid}/stat') as f:
+                fields = f.read().rsplit(')', 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[41 - 3]) == 1:
+            got.append(int(fields[40 - 3]))
+    return got
+
+
+def quick_px4_graph(procs, tmp_path, peer_args, *extra):
+    """The stand-in (peer_args) and sim_quad_hil fc:=px4 until the mission started.
+
+    Returns (peer, runner, lines, hil_plant's pid).
+    """
+    tcp = free_ports(1)
+    mav = free_ports(2)
+    peer = px4_peer(procs, tcp, mav, mav + 1, extra=peer_args)
+    run = procs.start([sys.executable, '-m', 'sim_launch.cli', 'launch', 'sim_quad_hil',
+                       'fc:=px4', 'time_scale:=0', f'tcp_bind:=127.0.0.1:{tcp}',
+                       f'mission_link:=127.0.0.1:{mav}', f'mission_bind:=127.0.0.1:{mav + 1}',
+                       *extra])
+    lines = output_lines(run)
+    assert wait_line(lines, 'autostart: mission start accepted', 120 * DEADLINE_SCALE,
+                     (run, peer)), ''.join(lines[-40:])
+    pid = int(re.search(r'started hil_plant \(pid (\d+)\)', ''.join(lines)).group(1))
+    return peer, run, lines, pid
+
+
+def test_a_px4_run_as_root_is_followed_by_the_receive_thread(procs, tmp_path):
+    """PX4 started as root runs SCHED_FIFO 99 threads; the lockstep thread takes the same.
+
+    realtime_priority -1 (the default): the bridge finds the FC's process behind its TCP
+    connection and runs its receive thread (which steps the simulation) at the FC's highest
+    priority, so the FC's threads, woken by every HIL_SENSOR, do not preempt it; its mission
+    link's reader takes it too (PX4 times the transfer on its clock). Where this machine
+    permits no SCHED_FIFO, the stand-in falls back to normal threads as PX4 does, and so does
+    the bridge.
+    """
+    peer, run, lines, pid = quick_px4_graph(procs, tmp_path, ['--realtime'])
+    if fifo_permitted() == '':
+        assert wait_line(lines, 'MAVLink mission link thread: SCHED_FIFO priority 99 too',
+                         30 * DEADLINE_SCALE, (run, peer))
+        out = ''.join(lines)
+        assert 'PX4SITL simulator link thread: SCHED_FIFO 99' in ''.join(peer.lines)
+        assert re.search(r"MAVLink receive thread: SCHED_FIFO priority 99, as the FC's process "
+                         r'\(python[\w.]*, pid %d\)' % peer.pid, out), out
+        assert fifo_threads(pid) == [99, 99]      # those two threads only
+    else:
+        out = ''.join(lines)
+        assert 'SCHED_FIFO not permitted, normal threads' in ''.join(peer.lines)
+        assert 'runs normal threads: so does the MAVLink receive thread' in out, out
+        assert fifo_threads(pid) == []
+
+
+def test_a_px4_with_normal_threads_and_its_streams_kept_when_asked(procs, tmp_path):
+    """PX4 run by a user: normal threads, and so is ours. quiet_streams false.
+
+    PX4's telemetry keeps flowing on the payload link then (each message read and dropped).
+    """
+    params = tmp_path / 'mavlink.yaml'
+    params.write_text('/**/mavlink_bridge:\n  ros__parameters:\n    quiet_streams: false\n')
+    peer, run, lines, pid = quick_px4_graph(procs, tmp_path, [], f'mavlink_params:={params}')
+    assert wait_line(lines, 'Takeoff detected', 60 * DEADLINE_SCALE, (run, peer))
+    assert fifo_threads(pid) == []
+    run.send_signal(signal.SIGINT)
+    assert run.wait(60) == 0
+    out = ''.join(lines)
+    assert 'runs normal threads: so does the MAVLink receive thread' in out, out
+    assert 'asked to stop' not in out
+    assert peer.wait(30) == 0
+    r = report_of(procs.text(peer))
+    assert r['streams_active'] == 26 and r['stream_msgs'] > 200, r
 
 
 def test_two_px4_instances_fly_a_fleet_each_on_its_own_instance_ports(procs, tmp_path):
