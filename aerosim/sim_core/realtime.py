@@ -20,7 +20,9 @@ import os
 import socket
 import sys
 import threading
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
+
+from sim_core.link import is_loopback
 
 MAX_PRIORITY = 99
 AS_PEER = -1        # realtime_priority: as the peer's process (peer_fifo_priority)
@@ -111,23 +113,28 @@ def socket_owner(inodes: set, proc: str = '/proc') -> Optional[int]:
     return None
 
 
-def process_fifo_priority(pid: int, proc: str = '/proc') -> int:
-    """The highest SCHED_FIFO/SCHED_RR priority among the threads of pid (0: none)."""
-    best = 0
+def fifo_threads(pid: int, proc: str = '/proc') -> List[Tuple[int, int]]:
+    """(tid, priority) of each SCHED_FIFO/SCHED_RR thread of pid (a thread gone is skipped)."""
+    got: List[Tuple[int, int]] = []
     try:
         tids = os.listdir(f'{proc}/{pid}/task')
     except OSError:
-        return 0
+        return got
     for tid in tids:
         try:
             with open(f'{proc}/{pid}/task/{tid}/stat') as f:
                 fields = f.read().rsplit(')', 1)[1].split()
             # proc(5): field 40 rt_priority, 41 policy; fields[0] is field 3
             if int(fields[41 - 3]) in (POLICY_FIFO, POLICY_RR):
-                best = max(best, int(fields[40 - 3]))
+                got.append((int(tid), int(fields[40 - 3])))
         except (OSError, ValueError, IndexError):
             continue
-    return best
+    return got
+
+
+def process_fifo_priority(pid: int, proc: str = '/proc') -> int:
+    """The highest SCHED_FIFO/SCHED_RR priority among the threads of pid (0: none)."""
+    return max((p for _, p in fifo_threads(pid, proc)), default=0)
 
 
 def process_name(pid: int, proc: str = '/proc') -> str:
@@ -148,7 +155,7 @@ def peer_fifo_priority(address: Tuple[str, int], proto: str) -> Tuple[Optional[i
     root), else (pid, 0..99).
     """
     host = address[0]
-    if not host.startswith('127.') and host != 'localhost':
+    if not is_loopback(host) or ':' in host:        # /proc/net/{tcp,udp}: IPv4 only
         return None, 0
     pid = socket_owner(socket_inodes(('127.0.0.1' if host == 'localhost' else host,
                                       address[1]), proto))

@@ -661,7 +661,7 @@ class Px4Sitl:
         if pipelined:
             self._fifo(False)
         try:
-            self._after_answer(m)
+            self._after_answer(m, pipelined)
         finally:
             self._fifo(True)
 
@@ -679,10 +679,10 @@ class Px4Sitl:
             os.sched_setscheduler(0, os.SCHED_FIFO if on else os.SCHED_OTHER,
                                   os.sched_param(REALTIME_PRIORITY if on else 0))
 
-    def _after_answer(self, m):
+    def _after_answer(self, m, pipelined: bool):
         """After the answer went out: the FC core (pipelined), PX4's mission and other links."""
         with self.lock:
-            if self.step_cost_s > 0.0:
+            if pipelined:
                 self._next_thr = self.ap.hil_sensor(m)
                 self._commander()
             tick = self.mm.tick(self.gcs, self.now_us)

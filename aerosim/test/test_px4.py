@@ -26,7 +26,7 @@ from mavlink_bridge.core.fc_params import load_params
 from mavlink_bridge.core.mav import mavlink, new_mav, pack
 from mavlink_bridge.core.mission import DONE, MissionServer, items_from_scenario
 from mavlink_bridge.core.mission import FAILED as MISSION_FAILED
-from sim_core.realtime import fifo_permitted
+from sim_core.realtime import fifo_permitted, fifo_threads
 from sim_core.scenario import MissionItem
 from sim_ros import qos
 
@@ -387,20 +387,6 @@ def test_px4_flies_the_mission_served_on_its_instance_link(procs, tmp_path):
     assert not any(s == 51 for _, s, _, _ in gcs.frames)      # nothing of ours went there
 
 
-def fifo_threads(pid):
-    """Priorities of the SCHED_FIFO threads of pid (proc(5): stat fields 40 and 41)."""
-    got = []
-    for tid in os.listdir(f'/proc/{pid}/task'):
-        try:
-            with open(f'/proc/{pid}/task/{tid}/stat') as f:
-                fields = f.read().rsplit(')', 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[41 - 3]) == 1:
-            got.append(int(fields[40 - 3]))
-    return got
-
-
 def quick_px4_graph(procs, tmp_path, peer_args, *extra):
     """The stand-in (peer_args) and sim_quad_hil fc:=px4 until the mission started.
 
@@ -438,7 +424,7 @@ def test_a_px4_run_as_root_is_followed_by_the_receive_thread(procs, tmp_path):
         assert 'PX4SITL simulator link thread: SCHED_FIFO 99' in ''.join(peer.lines)
         assert re.search(r"MAVLink receive thread: SCHED_FIFO priority 99, as the FC's process "
                          r'\(python[\w.]*, pid %d\)' % peer.pid, out), out
-        assert fifo_threads(pid) == [99, 99]      # those two threads only
+        assert [p for _, p in fifo_threads(pid)] == [99, 99]     # those two threads only
     else:
         out = ''.join(lines)
         assert 'SCHED_FIFO not permitted, normal threads' in ''.join(peer.lines)

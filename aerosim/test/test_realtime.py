@@ -12,11 +12,9 @@ import threading
 import time
 
 from aerosim_msgs.srv import SetTimeScale
-from sim_core.realtime import fifo_permitted, set_thread_priority, thread_priority
+from sim_core.realtime import fifo_permitted, fifo_threads, set_thread_priority, thread_priority
 
 from conftest import free_ports, output_lines, probe_node, spin_until
-
-FIFO = 1   # SCHED_FIFO in /proc/<pid>/task/<tid>/stat
 
 
 def in_thread(fn):
@@ -57,18 +55,6 @@ def test_an_unprivileged_user_is_told_how_to_permit_it():
     assert out.returncode == 0, out.stderr
     assert 'not permitted' in out.stdout and 'ulimit -r' in out.stdout
     assert out.stdout.strip().endswith(' 0')
-
-
-def fifo_threads(pid):
-    """(tid, priority) of the threads of pid under SCHED_FIFO."""
-    got = []
-    for tid in os.listdir(f'/proc/{pid}/task'):
-        with open(f'/proc/{pid}/task/{tid}/stat') as f:
-            fields = f.read().rsplit(')', 1)[1].split()
-        # proc(5): field 40 rt_priority, 41 policy; fields[0] is field 3
-        if int(fields[41 - 3]) == FIFO:
-            got.append((int(tid), int(fields[40 - 3])))
-    return got
 
 
 def test_hil_plant_and_builtin_fc_run_their_loop_threads_under_fifo(procs, ros_context):
