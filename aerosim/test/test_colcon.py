@@ -2,14 +2,21 @@
 
 On a ROS 2 install, `colcon test` runs `python3 -m pytest` with the distro's pytest (7.4 on
 Ubuntu 24.04, Jazzy and Kilted) and every pytest11 plugin of the distro, launch_testing's
-among them (its `path` hook is refused by pytest 8.1+: the reason our pinned pytest must not
-be the one there). This test copies the tracked sources as a workspace has them (no env.sh,
-no .venv), builds the package with `colcon build`, and runs `colcon test` with pytest 7.4.4
-(.venv/distro-pytest, from scripts/setup.sh) and a stand-in of launch_testing's plugin
-(distro_launch_testing.py), on a selection that covers pure tests, the pip-layout tests (they
-must skip, with their reason) and graph tests; then `colcon test-result` must be clean.
+among them (its `pytest_pycollect_makemodule(path, parent)` hook is refused by pytest 9: the
+reason our pinned pytest must not be the one there). This test copies the tracked sources as a
+workspace has them (no env.sh, no .venv), builds the package with `colcon build`, and runs
+`colcon test` with pytest 7.4.4 (.venv/distro-pytest, from scripts/setup.sh), on a selection
+that covers pure tests, the pip-layout tests (they must skip, with their reason) and graph
+tests; then `colcon test-result` must be clean.
+
+ROS's own launch_testing plugin is not on PyPI, so the pip-only machine runs this without it.
+Where it exists (a ROS install, or ros2/launch's launch, launch_testing, launch_xml and
+launch_yaml installed in a prefix on PYTHONPATH, that prefix in AMENT_PREFIX_PATH, as
+docs/tests.md shows), pytest loads it through its pytest11 entry point and this test checks it
+was loaded: the whole suite under it is run by hand before a release (docs/tests.md).
 """
 
+import importlib.util
 import os
 from pathlib import Path
 import shutil
@@ -19,7 +26,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import PKG_DIR, REPO_DIR
+from conftest import REPO_DIR
 
 DISTRO_PYTEST = REPO_DIR / '.venv' / 'distro-pytest'
 SELECTION = ['test/test_package_deps.py', 'test/test_frames.py', 'test/test_env.py',
@@ -46,17 +53,18 @@ def test_colcon_test_passes_with_the_distro_pytest_and_plugins(tmp_path, domain_
         shutil.copy2(REPO_DIR / f, src / f)
     ws = tmp_path / 'ws'
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id),
-               PYTHONPATH=os.pathsep.join([str(DISTRO_PYTEST), str(PKG_DIR / 'test'),
-                                           os.environ.get('PYTHONPATH', '')]),
-               PYTEST_PLUGINS='distro_launch_testing')
+               PYTHONPATH=os.pathsep.join([str(DISTRO_PYTEST),
+                                           os.environ.get('PYTHONPATH', '')]))
     env.pop('PYTEST_ADDOPTS', None)
+    env.pop('PYTEST_PLUGINS', None)
     b = colcon(['build', '--packages-select', 'aerosim'], env, ws)
     assert b.returncode == 0, b.stdout[-3000:] + b.stderr[-3000:]
-    # --launch-args exists only with the plugin loaded (as on a ROS install)
     t = colcon(['test', '--packages-select', 'aerosim', '--event-handlers', 'console_direct+',
-                '--pytest-args'] + SELECTION + ['--launch-args'], env, ws)
+                '--pytest-args'] + SELECTION, env, ws)
     out = t.stdout + t.stderr
     assert 'pytest-7.4.4' in out or 'pytest 7.4.4' in out, out[-3000:]   # the distro's
+    if importlib.util.find_spec('launch_testing') is not None:           # ROS's plugin here
+        assert 'launch-testing-' in out, out[-3000:]
     assert t.returncode == 0, out[-5000:]
     r = colcon(['test-result', '--verbose'], env, ws)
     assert r.returncode == 0, r.stdout[-3000:]
@@ -70,13 +78,3 @@ def test_colcon_test_passes_with_the_distro_pytest_and_plugins(tmp_path, domain_
     assert any('env.sh' in m for m in reasons), reasons
     assert Path(ws / 'install' / 'aerosim').is_dir()
 
-
-def test_the_plugin_stand_in_is_refused_by_our_pytest_as_launch_testing_is():
-    """ros2/launch#979: pytest 8.1+ refuses launch_testing's `path` hook at start."""
-    env = dict(os.environ, PYTEST_PLUGINS='distro_launch_testing',
-               PYTHONPATH=os.pathsep.join([str(PKG_DIR / 'test'),
-                                           os.environ.get('PYTHONPATH', '')]))
-    r = subprocess.run([sys.executable, '-m', 'pytest', '--co', '-q', 'test/test_frames.py'],
-                       env=env, cwd=PKG_DIR, capture_output=True, text=True, timeout=120)
-    assert r.returncode != 0
-    assert 'PluginValidationError' in r.stdout + r.stderr and "{'path'}" in r.stdout + r.stderr

@@ -8,6 +8,8 @@ path from requirements.txt. An import missing from either breaks one of them at 
 import ast
 import functools
 import importlib.metadata
+import os
+from pathlib import Path
 import re
 import sys
 import xml.etree.ElementTree as ET
@@ -23,6 +25,10 @@ ALIASES = {'pillow': 'python3-pil', 'pyyaml': 'python3-yaml'}
 UPSTREAM_PIP_KEYS = {'python3-pymavlink-pip', 'python3-rosbags-pip', 'python3-ahrs-pip',
                      'python3-filterpy-pip'}
 OUR_MODULES = {p.name for p in PKG_DIR.iterdir() if (p / '__init__.py').exists()}
+# ROS packages whose Python module has another name (a ROS install has them; the pip wheels
+# do not): ros2/geometry2's tf2_ros_py installs the module tf2_ros, while the key tf2_ros
+# is the C++ package
+ROS_MODULE_PACKAGES = {'tf2_ros': 'tf2_ros_py'}
 
 
 def imports(files):
@@ -54,12 +60,34 @@ def distributions():
     return importlib.metadata.packages_distributions()
 
 
+def ros_package(dist: str):
+    """The ROS package a distribution is, or None.
+
+    The ROS 2 wheels on PyPI are named ros-<package> (ros-rclpy); a ROS install's Python
+    packages (launch, launch_ros, tf2_ros_py) keep their package name and are registered in
+    the ament index of a prefix in AMENT_PREFIX_PATH (share/ament_index/resource_index/
+    packages/<name>, as ament_index_python reads it).
+    """
+    if dist.startswith('ros-'):
+        return dist[4:].replace('-', '_')
+    name = dist.replace('-', '_')
+    for prefix in filter(None, os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep)):
+        if (Path(prefix) / 'share' / 'ament_index' / 'resource_index' / 'packages' /
+                name).exists():
+            return name
+    return None
+
+
 def expected_key(module: str):
     """(rosdep keys that declare module, distribution or None for a ROS package)."""
     dists = distributions().get(module)
-    if not dists or any(d.startswith('ros-') for d in dists) or \
-            (REPO_DIR / module / 'package.xml').exists():
-        return {module}, None                       # a ROS package: its own name
+    if (REPO_DIR / module / 'package.xml').exists():
+        return {module}, None                       # our message package
+    if not dists:                                   # not here: a ROS install's package
+        return {ROS_MODULE_PACKAGES.get(module, module)}, None
+    ros = [r for r in map(ros_package, dists) if r]
+    if ros:
+        return {ros[0]}, None
     dist = re.sub(r'[-_.]+', '-', dists[0]).lower()
     return {ALIASES.get(dist, f'python3-{dist}'), f'python3-{dist}-pip'}, dist
 
