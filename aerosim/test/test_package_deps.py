@@ -128,3 +128,24 @@ def test_every_pip_key_resolves_and_every_library_is_pinned():
               if '==' in line and not line.startswith('#')}
     libs = {expected_key(m)[1] for m in imports(package_files())} - {None}
     assert libs <= pinned, f'imported but not pinned in requirements.txt: {libs - pinned}'
+
+
+def test_a_ros_install_s_python_packages_are_ros_keys(tmp_path, monkeypatch):
+    """On a ROS install launch, launch_ros, tf2_ros_py are distributions named as the package.
+
+    They are registered in the ament index of a prefix (ament_index_python's layout); the
+    pip wheels are ros-<package>; tf2_ros's module is the package tf2_ros_py's.
+    """
+    index = tmp_path / 'share' / 'ament_index' / 'resource_index' / 'packages'
+    index.mkdir(parents=True)
+    for name in ('launch', 'launch_ros', 'tf2_ros_py'):
+        (index / name).touch()
+    monkeypatch.setenv('AMENT_PREFIX_PATH', f'/nonexistent{os.pathsep}{tmp_path}')
+    assert ros_package('launch') == 'launch'
+    assert ros_package('launch-ros') == 'launch_ros'        # a normalised metadata name
+    assert ros_package('tf2_ros_py') == 'tf2_ros_py'
+    assert ros_package('ros-rclpy') == 'rclpy'
+    assert ros_package('numpy') is None and ros_package('pymavlink') is None
+    if 'tf2_ros' not in distributions():                    # the pip-only machine
+        assert expected_key('tf2_ros') == ({'tf2_ros_py'}, None)
+    assert expected_key('numpy')[1] == 'numpy'
