@@ -157,7 +157,8 @@ COMMON_ARGS = (
 )
 
 SIM_ARGS = (
-    LaunchArg('rate_hz', '250.0', 'Integration rate [Hz], 10..1000'),
+    LaunchArg('rate_hz', '250.0', 'Integration rate [Hz], 10..1000, a whole number of '
+              'microseconds per step (not 300)'),
     LaunchArg('time_scale', '1.0', 'Sim seconds per wall second; 0 = as fast as possible'),
     LaunchArg('lockstep', 'false', 'Each step waits for the effector command answering the last',
               ('true', 'false')),
@@ -494,14 +495,16 @@ SIM_IMC = Graph(
                 'DUNE and Neptus: SimulatedState, EstimatedState, Announce, Heartbeat out; '
                 'leak, acoustic, dynamics-parameter simulation and actuation in',
     args=with_defaults(COMMON_ARGS, namespace='usv', scenario='harbour') + (
-        LaunchArg('rate_hz', '50.0', 'Integration rate [Hz], 10..1000'),
+        LaunchArg('rate_hz', '50.0', 'Integration rate [Hz], 10..1000, a whole number of '
+                  'microseconds per step (not 300)'),
         LaunchArg('time_scale', '1.0', 'Sim seconds per wall second; 0 = as fast as possible'),
     ) + IMC_ARGS + view_args('aerosim_usv.rviz', 'sim_imc'),
     nodes=(USV, IMC_BRIDGE) + view_nodes('vehicle', (('scenario_file', Arg('scenario')),)),
 )
 
 SWARM_ARGS = (
-    LaunchArg('rate_hz', '50.0', 'Integration rate [Hz], 10..1000'),
+    LaunchArg('rate_hz', '50.0', 'Integration rate [Hz], 10..1000, a whole number of '
+              'microseconds per step (not 300)'),
     LaunchArg('time_scale', '1.0', 'Sim seconds per wall second until an init sets it'),
     LaunchArg('session', '0', "Session at start: 0 wait for the UI's command 26, 1 practice, "
               '2 simulation', ('0', '1', '2')),

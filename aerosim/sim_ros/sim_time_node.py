@@ -92,7 +92,10 @@ def declare_sim_time(node, rate_hz=250.0, scenario='default') -> SimTimeConfig:
         scenario_file=declare(node, 'scenario_file', scenario,
                               'Scenario YAML (path, or name in config/scenarios)')
         if scenario is not None else '',
-        rate_hz=declare(node, 'rate_hz', rate_hz, 'Integration rate [Hz]', 10.0, 1000.0),
+        rate_hz=declare(node, 'rate_hz', rate_hz,
+                        'Integration rate [Hz], 10..1000 with a step 1e6/rate_hz of a whole '
+                        'number of microseconds (e.g. 50, 125, 250, 400, 500, 1000; not 300)',
+                        10.0, 1000.0),
         time_scale=declare(node, 'time_scale', 1.0,
                            f'Sim seconds per wall second [-]: 0 (as fast as possible) or '
                            f'{MIN_TIME_SCALE:g}..{MAX_TIME_SCALE:g}; live (ros2 param set, '
@@ -157,6 +160,7 @@ class SimTimeNode(Node):
         self.pub_clock = self.create_publisher(ClockMsg, '/clock', qos.CLOCK)
         self.pub_status = self.create_publisher(SimStatus, '/sim/status', qos.LATCHED)
         self.add_on_set_parameters_callback(self._on_set_time_scale)
+        self.add_on_set_parameters_callback(self._refuse_sim_time)
         self._msg_clock = ClockMsg()
         self._rtf_wall = self._now()
         self._rtf_t_ns = 0
@@ -541,6 +545,16 @@ class SimTimeNode(Node):
         r = self.set_parameters([Parameter('time_scale', Parameter.Type.DOUBLE,
                                            float(time_scale))])[0]
         return r.successful, (self._message if r.successful else r.reason)
+
+    def _refuse_sim_time(self, params):
+        """Refuse use_sim_time true: this node is the time source (runs before rclpy's own)."""
+        for p in params:
+            if p.name == 'use_sim_time' and p.value:
+                reason = (f'use_sim_time: must stay false for {self.get_name()}, the time '
+                          f'source (it publishes /clock on the steady wall clock)')
+                self.get_logger().warning(f'refused: {reason}')
+                return SetParametersResult(successful=False, reason=reason)
+        return SetParametersResult(successful=True)
 
     @serialized
     def _on_set_time_scale(self, params):

@@ -107,6 +107,16 @@ def test_every_parameter_of_every_node_is_live_or_refused(graph, procs, ros_cont
         assert refused == [p.name for p in fixed], (fqn, [(p.name, r.successful, r.reason)
                                                          for p, r in zip(fixed, results)])
         checked += len(fixed)
+        if 'time_scale' in LIVE.get(short, ()):
+            # a time source refuses use_sim_time (rclpy's TimeSource would take it) and says
+            # the rate's whole-microsecond rule
+            (r,) = call(node, ex, node.create_client(SetParameters, f'{fqn}/set_parameters'),
+                        SetParameters.Request(parameters=[ParameterMsg(
+                            name='use_sim_time', value=ParameterValue(
+                                type=ParameterType.PARAMETER_BOOL, bool_value=True))])).results
+            assert not r.successful and 'time source' in r.reason, (fqn, r.reason)
+            rate = next(d for d in descs if d.name == 'rate_hz')
+            assert 'whole number of microseconds' in rate.description, rate.description
         if graph.endswith('_fleet') and fqn.startswith('/quad1/'):
             # vehicle 1's nodes say the links they use: its instance's, not vehicle 0's
             got = dict(zip(names, values))
