@@ -110,6 +110,69 @@ def test_pymavlink_fc_in_lockstep_heartbeat_home_mission_and_garbage(procs):
     assert 'Traceback' not in out
 
 
+def test_a_stranger_with_the_fcs_ids_on_another_port_does_not_drive_the_quad(procs,
+                                                                              ros_context):
+    """fc_address pins the FC, address and port: the FC's ids from elsewhere are refused.
+
+    The quad on the ground, real time, over real UDP. The FC (at fc_address) answers every
+    HIL_SENSOR with the motors off; a stranger on another port of the same host sends the
+    FC's ids (1:1) and full throttle right after each answer. The quad stays on the ground,
+    each of the stranger's frames is counted (rejected_peer) and the warning is rate-limited.
+    Then the FC gives full throttle while the stranger says off: the quad climbs.
+    """
+    from diagnostic_msgs.msg import DiagnosticArray
+
+    from conftest import port_counts, probe_node, spin_until
+
+    node, ex = probe_node(ros_context, 'pin_probe')
+    diags = []
+    node.create_subscription(DiagnosticArray, '/diagnostics', diags.append, 50)
+    port = free_ports(3)
+    fc, stranger = Peer(port + 1, port), Peer(port + 2, port)      # both 1:1
+    plant = procs.node('mavlink_bridge.hil_plant', None, {
+        'lockstep': False, 'time_scale': 1.0, 'warn_period_s': 0.5,
+        'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'})
+    off, full = [0.0] * 16, [1.0] * 4 + [0.0] * 12
+    fc.send(fc.mav.heartbeat_encode(mavlink.MAV_TYPE_QUADROTOR, mavlink.MAV_AUTOPILOT_PX4,
+                                    0, 0, 3))
+    alts, sent, t_start = {}, 0, time.monotonic()
+
+    def fly(fc_controls, stranger_controls, sim_s):
+        """Answer every HIL_SENSOR for sim_s [s] of sim time; the altitudes [m] meanwhile."""
+        nonlocal sent
+        t0, got = None, []
+        for m in fc.recv(30.0 * sim_s):
+            if m.get_type() == 'HIL_STATE_QUATERNION':
+                got.append(m.alt * 1e-3)
+            if m.get_type() != 'HIL_SENSOR':
+                continue
+            t0 = m.time_usec if t0 is None else t0
+            fc.send(fc.mav.hil_actuator_controls_encode(m.time_usec, fc_controls, 129, 1))
+            stranger.send(stranger.mav.hil_actuator_controls_encode(
+                m.time_usec, stranger_controls, 129, 1))
+            sent += 1
+            if m.time_usec - t0 >= sim_s * 1e6:
+                return got
+        raise AssertionError(f'the plant stopped sending sensors: {procs.output(plant)[-2000:]}')
+
+    alts['ground'] = fly(off, full, 3.0)
+    climbed = max(alts['ground']) - alts['ground'][0]
+    assert climbed < 0.05, f'the stranger drove the motors: the quad rose {climbed:.2f} m'
+    alts['fc'] = fly(full, off, 2.0)
+    assert max(alts['fc']) - alts['ground'][0] > 1.0, 'the FC no longer drives the motors'
+    wall_s = time.monotonic() - t_start
+    assert spin_until(node, ex, lambda: port_counts(diags, 'MAVLink').get('rejected_peer')
+                      == str(sent), 15.0), (sent, port_counts(diags, 'MAVLink'))
+    out = procs.output(plant)
+    why = (f'HIL_ACTUATOR_CONTROLS from 1:1 at 127.0.0.1:{port + 2}, but the flight '
+           f'controller (1:1) is at 127.0.0.1:{port + 1} (fc_address)')
+    warned = [x for x in out.splitlines() if why in x]
+    assert warned and 'rejected from 127.0.0.1' in warned[0], out[-3000:]
+    assert len(warned) <= wall_s / 0.5 + 2, (len(warned), wall_s)     # rate-limited
+    assert 'Traceback' not in out
+    node.destroy_node()
+
+
 def test_composed_plant_steps_only_on_the_answer_to_its_latest_sensor_frame(procs, ros_context):
     """hil_plant (dynamics + bridge in one process): lockstep keyed by time_usec, topics kept.
 

@@ -348,9 +348,12 @@ def hil_bridge(**cfg):
     from sim_core.link import UdpLink
     from sim_sensors.core.suite import SuiteConfig
     c = BridgeConfig(gps_utc_start='2026-11-22T12:00:00Z', **cfg)
-    link = UdpLink(('127.0.0.1', 0), ('127.0.0.1', 9))
+    link = UdpLink(('127.0.0.1', 0), FC_AT)
     ep = Endpoint(link, c.system_id, c.component_id, 'HIL link', c.peer_timeout_s)
     return HilBridge(c, load_scenario('default'), SuiteConfig(), ep), ep
+
+
+FC_AT = ('127.0.0.1', 9)    # hil_bridge()'s fc_address: the FC's frames come from there
 
 
 def at_rest(t_ns):
@@ -365,7 +368,7 @@ def test_hil_bridge_frames_each_step_and_takes_the_answer_to_it():
     controls = [0.5] * 4 + [0.0] * 12
     # an answer before any frame was sent answers nothing
     act = b.on_datagram(ep, fc.hil_actuator_controls_encode(0, controls, 129, 1).pack(fc),
-                        ('127.0.0.1', 5000), 0.0)
+                        FC_AT, 0.0)
     assert act.commands == [] and act.reject is None and b.count['ignored'] == 1
     b.on_sim_status(SimState.RUNNING, 0.0, 0.0)
     act = b.on_state(at_rest(4_000_000))
@@ -373,7 +376,7 @@ def test_hil_bridge_frames_each_step_and_takes_the_answer_to_it():
     assert [m.get_type() for m in sent][:1] == ['HIL_SENSOR'] and sent[0].time_usec == 4000
     assert act.sample[1] == 4_000_000 and b.count['sensor'] == 1
     act = b.on_datagram(ep, fc.hil_actuator_controls_encode(4000, controls, 129, 1).pack(fc),
-                        ('127.0.0.1', 5000), 0.1)
+                        FC_AT, 0.1)
     assert act.commands == [((0.5, 0.5, 0.5, 0.5), 4_000_000)] and act.reject is None
     assert any('drives the motors' in text for _, text in act.logs)
     # the same state again is no new step: no frame
@@ -395,11 +398,57 @@ def test_hil_bridge_refuses_strangers_garbage_and_bad_values_with_their_kind():
     fc = new_mav(1, 1)
     bad = [float('nan')] * 4 + [0.0] * 12
     act = b.on_datagram(ep, fc.hil_actuator_controls_encode(4000, bad, 129, 1).pack(fc),
-                        ('127.0.0.1', 5000), 0.2)
+                        FC_AT, 0.2)
     # refused values still answer the step: the motors hold the last valid command (none: 0)
     assert act.reject[0] == 'value' and act.commands == [((0.0,) * 4, 4_000_000)]
     ping = other.mission_request_list_encode(99, 1)
     assert b.on_datagram(ep, ping.pack(other), ('127.0.0.1', 5000), 0.3).reject[0] == 'target'
+
+
+def test_hil_bridge_takes_the_fc_only_from_fc_address_address_and_port():
+    """fc_address pins the FC: its ids, actuators or an FC HEARTBEAT from elsewhere: refused."""
+    b, ep = hil_bridge()
+    b.on_sim_status(SimState.RUNNING, 1.0, 0.0)
+    b.on_state(at_rest(4_000_000))
+    fc, gcs = new_mav(1, 1), new_mav(255, 190)
+    full = [1.0] * 4 + [0.0] * 12
+    for addr in (('127.0.0.1', 5000), ('127.0.0.2', 9)):          # another port, another host
+        act = b.on_datagram(ep, fc.hil_actuator_controls_encode(4000, full, 129, 1).pack(fc),
+                            addr, 0.1)
+        assert act.commands == [] and act.reject[0] == 'peer', act.reject
+        assert f'at {addr[0]}:{addr[1]}' in act.reject[1] and '127.0.0.1:9 (fc_address)' in \
+            act.reject[1]
+        hb = fc.heartbeat_encode(mavlink.MAV_TYPE_QUADROTOR, mavlink.MAV_AUTOPILOT_PX4, 0, 0, 3)
+        assert b.on_datagram(ep, hb.pack(fc), addr, 0.1).reject[0] == 'peer'
+        ack = fc.mission_ack_encode(51, 1, 0, 0)           # nor does it speak for the FC
+        assert b.on_datagram(ep, ack.pack(fc), addr, 0.1).reject[0] == 'peer'
+    assert b.count['actuators'] == 0 and not ep.peers.active()
+    assert b.mission.state == 'sending'
+    # a ground station elsewhere is no FC: it is served (mission download)
+    act = b.on_datagram(ep, gcs.mission_request_list_encode(51, 1).pack(gcs),
+                        ('127.0.0.1', 5000), 0.2)
+    assert act.reject is None
+    # the FC itself, at fc_address, drives
+    act = b.on_datagram(ep, fc.hil_actuator_controls_encode(4000, full, 129, 1).pack(fc),
+                        FC_AT, 0.3)
+    assert act.reject is None and act.commands == [((1.0,) * 4, 4_000_000)]
+    # fc 0:0 (the first FC heard): an FC HEARTBEAT from elsewhere is not learned as the FC
+    b, ep = hil_bridge(fc_system_id=0, fc_component_id=0)
+    other = new_mav(7, 1)
+    hb = other.heartbeat_encode(mavlink.MAV_TYPE_QUADROTOR, mavlink.MAV_AUTOPILOT_PX4, 0, 0, 3)
+    assert b.on_datagram(ep, hb.pack(other), ('127.0.0.1', 5000), 0.1).reject[0] == 'peer'
+    assert b.served.ids is None
+    b.on_datagram(ep, hb.pack(other), FC_AT, 0.2)
+    assert b.served.ids == (7, 1)
+    # fc_address '' (reply to the first sender): nothing pinned, the FC known by its ids
+    from mavlink_bridge.core.endpoint import Endpoint
+    from sim_core.link import UdpLink
+    free = Endpoint(UdpLink(('127.0.0.1', 0)), 51, 1, 'HIL link', 3.0)
+    assert free.pinned is None and free.at_pin(('10.0.0.1', 1234))
+    named = Endpoint(UdpLink(('127.0.0.1', 0), ('localhost', 9)), 51, 1, 'HIL link', 3.0)
+    assert named.pinned == FC_AT and named.at_pin(FC_AT)
+    for e in (free, named, ep):
+        e.link.close()
 
 
 def test_hil_bridge_uploads_the_mission_when_the_simulation_first_runs():

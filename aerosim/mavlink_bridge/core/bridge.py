@@ -27,7 +27,9 @@ Reject kinds: no complete frame in a datagram; a frame pymavlink refused (CRC, u
 length); a signed frame (we hold no key: the MAVLink spec has a system without signing drop
 them); a message for another system/component; actuator values refused; the handler raised
 (the node's guard). 'peer': a system id not allowed, or actuators from a system that is not
-the served FC (PortNode adds the addresses refused by allow_peers).
+the served FC, or anything speaking as the FC (its ids, actuator outputs, an FC's HEARTBEAT)
+from another address or port than the FC's on a pinned link (`fc_address`, `mission_link`:
+Endpoint.at_pin); PortNode adds the addresses refused by allow_peers.
 """
 
 from dataclasses import dataclass, field
@@ -104,12 +106,15 @@ PARAMETERS: Dict[str, tuple] = {
     'scenario_file': ('Scenario YAML (origin = home, mission)',),
     'transport': ('udp | tcp (TCP server, PX4 SITL connects to it)',),
     'bind': ('UDP local address host:port',),
-    'fc_address': ("UDP address of the flight controller host:port; '' = reply to the first "
-                   'sender',),
+    'fc_address': ("UDP address of the flight controller host:port, where the bridge sends "
+                   "and the only address and port the FC's frames are taken from (its ids, "
+                   'actuator outputs or an FC HEARTBEAT from elsewhere: rejected_peer); '
+                   "'' = reply to the first sender, the FC recognized by its ids only",),
     'tcp_bind': ('TCP server address host:port',),
     'mission_link': ("UDP host:port of the FC's MAVLink instance that takes the mission, "
-                     'HEARTBEAT, HOME_POSITION and arming commands (PX4 SITL: its onboard '
-                     "payload link, 127.0.0.1:14280 + instance); '' = all on the HIL link",),
+                     'parameters and arming commands (PX4 SITL: its onboard payload link, '
+                     "127.0.0.1:14280 + instance; the FC's frames on that link are taken from "
+                     "this address and port only); '' = all on the HIL link",),
     'mission_bind': ('Our UDP address host:port on the mission link (PX4 SITL sends to '
                      "127.0.0.1:14030 + instance); '' = an ephemeral port",),
     'system_id': ("Our MAVLink system id (not the FC's)", 1, 255),
@@ -441,6 +446,8 @@ class HilBridge:
                 elif self.allow_ids and src[0] not in self.allow_ids:
                     why = ('peer', f'{m.get_type()} from system {src[0]}, not in '
                            'allow_system_ids')
+                elif not ep.at_pin(addr) and self._fc_like(m, src):
+                    why = ('peer', self._impostor(ep, m, src, addr))
                 else:
                     self.count['rx'] += 1
                     ep.link.learn(addr)
@@ -449,6 +456,22 @@ class HilBridge:
                 problem = problem or why
         act.reject = problem
         return act
+
+    def _fc_like(self, m, src) -> bool:
+        """True if m speaks as the served FC: its ids, actuators, or an FC HEARTBEAT it may be."""
+        t = m.get_type()
+        if t == 'HIL_ACTUATOR_CONTROLS' or self.served.exactly(*src):
+            return True
+        return t == 'HEARTBEAT' and is_flight_controller(m.type, m.autopilot) and \
+            self.served.matches(*src)
+
+    def _impostor(self, ep: Endpoint, m, src, addr) -> str:
+        """Why m, from addr, is not the FC's although it speaks as the FC (see _fc_like)."""
+        pin = f'{ep.pinned[0]}:{ep.pinned[1]}' if ep.pinned else '?'
+        what = 'mission_link' if ep is self.mlink else 'fc_address'
+        return (f'{m.get_type()} from {src[0]}:{src[1]} at {addr[0]}:{addr[1]}, but the '
+                f'flight controller ({self.served.describe()}) is at {pin} ({what}): '
+                'ignored, it does not drive the vehicle')
 
     def _dispatch(self, act: Actions, ep: Endpoint, m, addr, now: float):
         """Act on one message; return None, or the reject (kind, text) if refused."""

@@ -3,15 +3,34 @@
 No rclpy. Sequence numbers are per link: a receiver counts loss per link and sender, so two
 links sharing one counter would each see gaps. The sender is shared by the threads that send
 on the link (the executor's timers, the reader thread) behind its own lock.
+
+A UDP link with a configured remote (`fc_address`, `mission_link`) is pinned: the FC lives at
+that address and port, and only what comes from there can be the FC (``at_pin``). PX4 sends
+from the port it binds (SimulatorMavlink: bind INADDR_ANY:port, sendto the simulator; its
+MAVLink instances: bind -u, send to -o), as does the built-in FC (its `bind`).
 """
 
+import socket
 import threading
+from typing import Optional, Tuple
 
 from mavlink_bridge.core.mav import new_mav, pack, reset_parser
 from mavlink_bridge.core.peers import PeerTable
-from sim_core.link import UdpLink
+from sim_core.link import UdpLink, is_loopback
 
 SIGNED = 0x01   # MAVLink 2 incompatibility flag: the frame carries a signature
+
+
+def pin_address(remote) -> Optional[Tuple[str, int]]:
+    """The configured remote (host, port) as datagrams from it show it: the host resolved."""
+    if remote is None:
+        return None
+    host, port = remote
+    try:
+        host = socket.gethostbyname(host)       # 'localhost' -> '127.0.0.1'
+    except (OSError, UnicodeError):
+        pass                                    # sending there fails too: nothing matches
+    return host, int(port)
 
 
 def is_signed(msg) -> bool:
@@ -34,7 +53,18 @@ class Endpoint:
         self.tx = new_mav(sysid, compid)
         self.rx = new_mav(sysid, compid)
         self.udp = isinstance(link, UdpLink)
+        self.pinned = pin_address(link.fixed_remote) if self.udp else None
         self._tx_lock = threading.Lock()
+
+    def at_pin(self, addr) -> bool:
+        """True if input from addr (host, port) may be the FC's: the pinned address, or any."""
+        if self.pinned is None:
+            return True
+        host, port = self.pinned
+        if port != addr[1]:
+            return False
+        # a remote given as 0.0.0.0 is this machine: its datagrams come from a local address
+        return addr[0] == host or (host == '0.0.0.0' and is_loopback(addr[0]))
 
     def send(self, *msgs) -> None:
         """Send the messages in one datagram (None entries skipped).

@@ -115,6 +115,12 @@ class ServedFc:
             return (sysid, compid) == self.ids
         return self.want[0] in (0, sysid) and self.want[1] in (0, compid)
 
+    def exactly(self, sysid: int, compid: int) -> bool:
+        """True if (sysid, compid) are the served FC's ids: as heard, or both configured."""
+        if self.ids is not None:
+            return (sysid, compid) == self.ids
+        return 0 not in self.want and (sysid, compid) == self.want
+
     def learn(self, sysid: int, compid: int) -> bool:
         """Fix the ids on the first matching FC; True if they were learned now."""
         if self.ids is None and self.matches(sysid, compid):
