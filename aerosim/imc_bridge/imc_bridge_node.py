@@ -202,6 +202,7 @@ class ImcBridge(PortNode):
             f'{sum(self.rejects.values())} rejected' if c.kin is not None
             else 'no vehicle_state yet',
             c.counts, [('acoustic_in_flight', len(c.acoustic)),
+                       ('dynamics_params_pending', len(self.gains)),
                        ('control_level', c.arbiter.level),
                        ('leaking', ','.join(c.leaks.active()) or 'none')])
 

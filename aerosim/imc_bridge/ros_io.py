@@ -1,9 +1,12 @@
 """The IMC bridge's ROS side: its commands as ROS messages, the vehicle node's gains by service."""
 
+import collections
 import math
+import time
 
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, SetParametersAtomically
+from rclpy.clock import Clock, ClockType
 
 from aerosim_msgs.msg import AcousticData, AircraftEffectorCommand, AutopilotCommand
 from sim_core.geodesy import KNOT_MPS
@@ -46,7 +49,16 @@ class VehicleGains:
     REQUEST: the gains in force go to report(tas2acc, bank2p, req, addr). SET: the vehicle node
     range-checks (its descriptors and callback) and sets both at once or neither; then the
     REPORT tells the gains in force. Refusals and silence are the node's rejects.
+
+    One request at a time, in arrival order: a ROS service keeps the last 10 requests (the
+    default service QoS, KEEP_LAST 10), so a burst of 50 calls in flight lost up to 40 without
+    a word. Requests wait in a FIFO of at most MAX_PENDING (a request beyond it is refused,
+    counted as 'busy'); a call unanswered for CALL_TIMEOUT_S is refused as 'unavailable' and
+    the next one goes.
     """
+
+    MAX_PENDING = 1000
+    CALL_TIMEOUT_S = 5.0            # s (wall)
 
     def __init__(self, node, vehicle_node: str, report):
         """Clients of vehicle_node's parameter services on node; report(t, b, req, addr)."""
@@ -54,19 +66,59 @@ class VehicleGains:
         self.cli_get = node.create_client(GetParameters, f'{vehicle_node}/get_parameters')
         self.cli_set = node.create_client(SetParametersAtomically,
                                           f'{vehicle_node}/set_parameters_atomically')
+        self.pending = collections.deque()      # (op, msg, addr) not started yet
+        self._call = None           # (future, started [monotonic s]) of the call in flight
+        self.answered = 0
+        node.create_timer(0.5, self._check_timeout,
+                          clock=Clock(clock_type=ClockType.STEADY_TIME))
+
+    def __len__(self) -> int:
+        """Requests waiting or in flight."""
+        return len(self.pending) + (self._call is not None)
 
     def handle(self, op: int, msg, addr) -> None:
-        """Carry out a DynamicsSimParam REQUEST (op 0) or SET (op 1) from addr."""
-        if not (self.cli_get.service_is_ready() and self.cli_set.service_is_ready()):
-            return self.node._reject('unavailable', f'DynamicsSimParam: {self.vehicle_node} '
-                                     'parameter services not available', addr)
-        if op == 0:
-            return self._get(msg, addr)
-        req = SetParametersAtomically.Request(parameters=[
-            Parameter(name=n, value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
-                                                   double_value=float(getattr(msg, n))))
-            for n in GAINS])
-        self.cli_set.call_async(req).add_done_callback(lambda f: self._after_set(f, msg, addr))
+        """Queue a DynamicsSimParam REQUEST (op 0) or SET (op 1) from addr."""
+        if len(self.pending) >= self.MAX_PENDING:
+            return self.node._reject('busy', f'DynamicsSimParam: {self.MAX_PENDING} requests '
+                                     'already waiting for the vehicle node', addr)
+        self.pending.append((op, msg, addr))
+        if self._call is None:
+            self._next()
+
+    def _next(self) -> None:
+        """Start the oldest waiting request, if none is in flight."""
+        self._call = None
+        while self.pending and self._call is None:
+            op, msg, addr = self.pending.popleft()
+            if not (self.cli_get.service_is_ready() and self.cli_set.service_is_ready()):
+                self.node._reject('unavailable', f'DynamicsSimParam: {self.vehicle_node} '
+                                  'parameter services not available', addr)
+                continue
+            if op == 0:
+                self._get(msg, addr)
+                continue
+            req = SetParametersAtomically.Request(parameters=[
+                Parameter(name=n, value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
+                                                       double_value=float(getattr(msg, n))))
+                for n in GAINS])
+            self._start(self.cli_set.call_async(req),
+                        lambda f, m=msg, a=addr: self._after_set(f, m, a), addr)
+
+    def _start(self, fut, done, addr) -> None:
+        token = self._call = (fut, time.monotonic(), addr)
+
+        def finish(f):
+            if self._call is token:     # not refused as timed out meanwhile
+                done(f)
+        fut.add_done_callback(finish)
+
+    def _check_timeout(self) -> None:
+        call = self._call
+        if call is not None and time.monotonic() - call[1] > self.CALL_TIMEOUT_S:
+            self._call = None
+            self.node._reject('unavailable', f'DynamicsSimParam: {self.vehicle_node} did not '
+                              f'answer within {self.CALL_TIMEOUT_S:g} s', call[2])
+            self._next()
 
     def _after_set(self, fut, req, addr):
         res = fut.result()
@@ -83,7 +135,10 @@ class VehicleGains:
         def done(f):
             res = f.result()
             if res is None or len(res.values) != 2:
-                return self.node._reject('unavailable', 'DynamicsSimParam: no gains from '
-                                         f'{self.vehicle_node}', addr)
-            self.report(*(v.double_value for v in res.values), req, addr)
-        self.cli_get.call_async(GetParameters.Request(names=list(GAINS))).add_done_callback(done)
+                self.node._reject('unavailable', 'DynamicsSimParam: no gains from '
+                                  f'{self.vehicle_node}', addr)
+            else:
+                self.answered += 1
+                self.report(*(v.double_value for v in res.values), req, addr)
+            self._next()
+        self._start(self.cli_get.call_async(GetParameters.Request(names=list(GAINS))), done, addr)

@@ -17,7 +17,15 @@ from test_imc_codec import forged
 
 from imc_bridge.core.codec import decode
 
-from conftest import UdpPeer, free_ports, port_counts, probe_node, spin_until, wait_line
+from conftest import (
+    DEADLINE_SCALE,
+    UdpPeer,
+    free_ports,
+    port_counts,
+    probe_node,
+    spin_until,
+    wait_line,
+)
 
 SYS = 0x3F01
 CLIENT_SYS = 0x0022
@@ -389,3 +397,53 @@ def test_imc_bridge_bad_configuration_is_a_clear_error(procs, param, value, mess
     assert p.wait(30.0) == 2
     out = procs.output(p)
     assert 'configuration error' in out and message in out, out[-2000:]
+
+
+def test_a_burst_of_50_requests_of_each_kind_gets_50_answers(procs, ros_context):
+    """50 back-to-back datagrams of each request kind over real UDP: every one is answered.
+
+    DynamicsSimParam answers come from the vehicle node's parameter services: a ROS service
+    keeps only its last 10 requests, so 50 calls at once lost up to 40 (12 of 50 in a run
+    before the bridge queued them) without a refusal or a log line.
+    """
+    from diagnostic_msgs.msg import DiagnosticArray
+    port = free_ports(2)
+    cport = port + 1
+    bridge = start_graph(procs, port, cport)
+    peer = ImcPeer(cport, port)
+    node, ex = probe_node(ros_context, 'imc_burst')
+    diags = []
+    node.create_subscription(DiagnosticArray, '/diagnostics', diags.append, 10)
+    peer.wait_for('SimulatedState', 30.0)
+    dyn = imcpy.DynamicsSimParam.ActionOnTheVehicleSimulationParametersEnum
+
+    def request(kind):
+        if kind == 'DynamicsSimParam':
+            m = imcpy.DynamicsSimParam()
+            m.op = dyn.REQUEST
+        elif kind == 'LeakSimulation':
+            m = imcpy.LeakSimulation()
+            m.op, m.entities = imcpy.LeakSimulation.OperationEnum.ON, ''
+        elif kind == 'EntityList':
+            m = imcpy.EntityList()
+            m.op = imcpy.EntityList.OperationEnum.QUERY
+        else:
+            m = imcpy.UASimulation()
+            m.type, m.speed = imcpy.UASimulation.TypeEnum.PING, 100
+        return m
+
+    for kind in ('LeakSimulation', 'EntityList', 'UASimulation', 'DynamicsSimParam'):
+        peer.drain()
+        for _ in range(50):
+            peer.send(request(kind))
+        answers, deadline = 0, time.monotonic() + 30.0 * DEADLINE_SCALE
+        while answers < 50 and time.monotonic() < deadline:
+            for m, _ in peer.recv(0.5):
+                answers += m.msg_name == kind and m.dst == CLIENT_SYS
+        assert answers == 50, (kind, answers, procs.output(bridge)[-3000:])
+
+    c = {}
+    assert spin_until(node, ex, lambda: c.update(port_counts(diags, 'IMC link')) or
+                      int(c.get('rx', 0)) >= 200, 10.0), c
+    assert int(c['rejected']) == 0 and c['dynamics_params_pending'] == '0', c
+    node.destroy_node()

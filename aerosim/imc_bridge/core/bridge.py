@@ -38,9 +38,10 @@ reject, a DynamicsSimParam to take to the vehicle node's parameter services.
 Every datagram that is not one valid IMC message for us is one reject of a kind: the codec's
 kinds; 'peer' (a system not in allow_system_ids); 'not_for_us' (addressed to another
 system); 'value' (a valid message with values we refuse); 'unhandled' (addressed to us, not
-handled here); the node adds 'unavailable' (the vehicle node did not answer) and 'invalid' (a
-handler raised). Valid broadcast messages we do not use (DUNE's telemetry, 70-80 a second)
-are counted as ignored, not refused.
+handled here); the node adds 'unavailable' (the vehicle node did not answer), 'busy' (more
+DynamicsSimParam requests waiting than the node queues) and 'invalid' (a handler raised).
+Valid broadcast messages we do not use (DUNE's telemetry, 70-80 a second) are counted as
+ignored, not refused.
 """
 
 from dataclasses import dataclass, field
@@ -80,7 +81,7 @@ from sim_core.validate import number, vector
 DUNE_ASV_LEAKS = ('Leak Sensor - Port Pontoon', 'Leak Sensor - Starboard Pontoon')
 # IMC SystemType by lower-case name (usv, uuv, uav, ugv, ccu, ...), from imcpy.
 SYSTEM_TYPES = {k.lower(): int(v) for k, v in imcpy.SystemType.__members__.items()}
-REJECT_KINDS = codec.KINDS + ('not_for_us', 'value', 'unhandled', 'unavailable')
+REJECT_KINDS = codec.KINDS + ('not_for_us', 'value', 'unhandled', 'unavailable', 'busy')
 MAX_SPEED_MPS, MAX_SPEED_PCT = 50.0, 100.0      # DesiredSpeed accepted
 NOTE_PERIOD_S = 60.0            # an expected, frequent event is logged at most this often
 Addr = Tuple[str, int]
