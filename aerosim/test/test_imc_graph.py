@@ -23,6 +23,7 @@ from conftest import (
     free_ports,
     port_counts,
     probe_node,
+    spin_for,
     spin_until,
     wait_line,
 )
@@ -447,3 +448,44 @@ def test_a_burst_of_50_requests_of_each_kind_gets_50_answers(procs, ros_context)
                       int(c.get('rx', 0)) >= 200, 10.0), c
     assert int(c['rejected']) == 0 and c['dynamics_params_pending'] == '0', c
     node.destroy_node()
+
+
+def test_relayed_housekeeping_is_counted_not_warned_about(procs, ros_context):
+    """DUNE relays a console's Heartbeat (addressed to DUNE) and its housekeeping to every node.
+
+    That is IMC traffic for another system, not bad input: counted as relayed on
+    /diagnostics, no warning (it was one warning every warn_period_s: 580 in 13 min). A
+    command for another system is still refused (not_for_us) and warned about.
+    """
+    from diagnostic_msgs.msg import DiagnosticArray
+    port = free_ports(2)
+    cport = port + 1
+    bridge = start_graph(procs, port, cport, warn_period_s=2.0)
+    peer = ImcPeer(cport, port)
+    node, ex = probe_node(ros_context, 'imc_relay')
+    diags = []
+    node.create_subscription(DiagnosticArray, '/diagnostics', diags.append, 10)
+    peer.wait_for('SimulatedState', 30.0)
+    dune, console = 0x3F02, 0x4001
+    for i in range(30):
+        for msg in (imcpy.Heartbeat(), imcpy.EntityState(), imcpy.EntityList()):
+            msg.src, msg.src_ent, msg.dst, msg.dst_ent = console, 0, dune, 0xFF
+            peer.sock.sendto(msg.serialize(), peer.bridge)
+        if i % 10 == 0:
+            spin_for(node, ex, 2.1)              # past warn_period_s: a warning would repeat
+    other = imcpy.SetThrusterActuation()
+    other.value = 1.0
+    peer.send(other, dst=dune)                               # a command for DUNE: refused
+
+    def counts():
+        return port_counts(diags, 'IMC link')
+    assert spin_until(node, ex, lambda: int(counts().get('rejected_not_for_us', 0)) >= 1,
+                      15.0), counts()
+    c = counts()
+    assert int(c['relayed']) == 90 and int(c['rejected_not_for_us']) == 1, c
+    assert int(c['rejected']) == 1 and int(c['commands']) == 0, c
+    node.destroy_node()
+    out = procs.output(bridge)
+    warnings = re.findall(r'IMC input rejected from [\d.:]+ \((\w+),.*', out)
+    assert warnings == ['not_for_us'], out[-3000:]
+    assert 'SetThrusterActuation for system 0x3F02' in out

@@ -37,7 +37,8 @@ reject, a DynamicsSimParam to take to the vehicle node's parameter services.
 
 Every datagram that is not one valid IMC message for us is one reject of a kind: the codec's
 kinds; 'peer' (a system not in allow_system_ids); 'not_for_us' (addressed to another
-system); 'value' (a valid message with values we refuse); 'unhandled' (addressed to us, not
+system; housekeeping such as a Heartbeat DUNE relays is counted as relayed instead);
+'value' (a valid message with values we refuse); 'unhandled' (addressed to us, not
 handled here); the node adds 'unavailable' (the vehicle node did not answer), 'busy' (more
 DynamicsSimParam requests waiting than the node queues) and 'invalid' (a handler raised).
 Valid broadcast messages we do not use (DUNE's telemetry, 70-80 a second) are counted as
@@ -82,6 +83,14 @@ DUNE_ASV_LEAKS = ('Leak Sensor - Port Pontoon', 'Leak Sensor - Starboard Pontoon
 # IMC SystemType by lower-case name (usv, uuv, uav, ugv, ccu, ...), from imcpy.
 SYSTEM_TYPES = {k.lower(): int(v) for k, v in imcpy.SystemType.__members__.items()}
 REJECT_KINDS = codec.KINDS + ('not_for_us', 'value', 'unhandled', 'unavailable', 'busy')
+# Housekeeping every IMC system sends: addressed to another system (DUNE relays a console's
+# Heartbeat to DUNE, and its EntityState/EntityList, to every node) it is counted as relayed,
+# not refused or warned about.
+HOUSEKEEPING = frozenset((
+    'Heartbeat', 'Announce', 'AnnounceService', 'EntityList', 'EntityInfo', 'QueryEntityInfo',
+    'EntityState', 'QueryEntityState', 'EntityActivationState', 'QueryEntityActivationState',
+    'EntityParameters', 'CpuUsage', 'StorageUsage', 'Voltage', 'Current', 'FuelLevel',
+    'Temperature', 'TransportBindings', 'RSSI', 'LinkLatency'))
 MAX_SPEED_MPS, MAX_SPEED_PCT = 50.0, 100.0      # DesiredSpeed accepted
 NOTE_PERIOD_S = 60.0            # an expected, frequent event is logged at most this often
 Addr = Tuple[str, int]
@@ -253,7 +262,7 @@ class ImcBridgeCore:
         self.imc_services = service_uris(*local)
         self.dynamic: Dict[Addr, float] = {}    # dynamic peer -> last heard (monotonic)
         self.counts = {'rx': 0, 'tx': 0, 'simulated_state': 0, 'estimated_state': 0, 'commands': 0,
-                       'ignored': 0, 'ignored_actuators': 0, 'ignored_guidance': 0,
+                       'ignored': 0, 'relayed': 0, 'ignored_actuators': 0, 'ignored_guidance': 0,
                        'level_switches': 0, 'announce_errors': 0}
         self._t_ns: Optional[int] = None
         self._dec_sim = Decimator(cfg.simulated_state_rate_hz)
@@ -358,6 +367,9 @@ class ImcBridgeCore:
                           'allow_system_ids')
             return act
         if msg.dst != self.system_id and msg.dst not in BROADCASTS:
+            if msg.msg_name in HOUSEKEEPING:    # relayed housekeeping: normal IMC traffic
+                self.counts['relayed'] += 1
+                return act
             act.reject = ('not_for_us', f'{msg.msg_name} for system 0x{msg.dst:04X}')
             return act
         self.counts['rx'] += 1
