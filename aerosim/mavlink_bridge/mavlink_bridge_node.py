@@ -143,6 +143,8 @@ class MavlinkBridge(PortNode):
         t0 = time.time()
         for ep, msgs in act.sends:
             ep.send(*msgs)
+        for ep, to, msgs in act.replies:
+            ep.send_to(to, *msgs)
         if act.sample is not None:
             self.split.sent(t0, time.time())
         if act.sample is not None and self.topics is not None:
@@ -293,6 +295,7 @@ class MavlinkBridge(PortNode):
         c = self.core
         fc = c.flight_controller()
         extra = [('mission', f'{c.mission.state} {c.mission.result}'.strip()),
+                 ('mission_refused', c.mission.refused),
                  ('served_fc', c.served.describe()),
                  ('send_errors', sum(ep.link.send_errors for ep in c.endpoints()))]
         if self.mlink:

@@ -62,6 +62,8 @@ def test_pymavlink_fc_in_lockstep_heartbeat_home_mission_and_garbage(procs):
     for m in peer.recv(60.0):
         t = m.get_type()
         seen.setdefault(t, m)
+        if t == 'HEARTBEAT':
+            seen[t] = m         # the latest: before /sim/status arrives the state is STOPPED
         if t == 'HIL_SENSOR':
             times.append(m.time_usec)
             if answered == 0:
@@ -370,6 +372,68 @@ def download_mission(mission_raw, attempts=3):
         except MissionRawError as exc:
             if 'TIMEOUT' not in str(exc) or k == attempts - 1:
                 raise
+
+
+def test_a_gcs_on_another_port_gets_command_and_mission_acks(procs):
+    """pymavlink as a ground station on its own UDP port, the FC's port (fc_address) apart.
+
+    Every command addressed to the bridge is answered with a COMMAND_ACK (mavlink.io command
+    protocol): UNSUPPORTED for what it does not handle, ACCEPTED and the message for
+    MAV_CMD_REQUEST_MESSAGE of HOME_POSITION. The mission protocol's requests are answered
+    with a MISSION_ACK (mavlink.io mission protocol, Errors): INVALID_SEQUENCE for an item the
+    mission does not have, DENIED for an upload or a clear of the scenario's mission (the
+    simulator is its source), ACCEPTED for clearing the fence it does not hold. The answers
+    reach the ground station's port, and the mission is still there to download.
+    """
+    port = free_ports(3)
+    fc = Peer(port + 1, port)                          # the FC's address: nothing answers
+    gcs = Peer(port + 2, port, sysid=255, compid=190)
+    bridge = hil_nodes(procs, port, port + 1)
+    mav = gcs.mav
+    asks = [
+        ('DO_SET_MODE', mav.command_long_encode(51, 1, mavlink.MAV_CMD_DO_SET_MODE, 0,
+                                                1, 4, 0, 0, 0, 0, 0),
+         'COMMAND_ACK', lambda m: (m.command, m.result) == (176, 3)),
+        ('REQUEST_MESSAGE(HOME_POSITION)', mav.command_long_encode(
+            51, 1, mavlink.MAV_CMD_REQUEST_MESSAGE, 0, 242, 0, 0, 0, 0, 0, 0),
+         'COMMAND_ACK', lambda m: (m.command, m.result) == (512, 0)),
+        ('COMMAND_INT DO_REPOSITION', mav.command_int_encode(
+            51, 1, 6, mavlink.MAV_CMD_DO_REPOSITION, 0, 0, -1, 0, 0, 0, 473977420, 85455940,
+            20.0), 'COMMAND_ACK', lambda m: (m.command, m.result) == (192, 3)),
+        ('request of item 99', mav.mission_request_int_encode(51, 1, 99, 0),
+         'MISSION_ACK', lambda m: m.type == mavlink.MAV_MISSION_INVALID_SEQUENCE),
+        ('upload', mav.mission_count_encode(51, 1, 3, 0),
+         'MISSION_ACK', lambda m: (m.type, m.mission_type) == (mavlink.MAV_MISSION_DENIED, 0)),
+        ('clear all', mav.mission_clear_all_encode(51, 1, 0),
+         'MISSION_ACK', lambda m: (m.type, m.mission_type) == (mavlink.MAV_MISSION_DENIED, 0)),
+        ('clear the fence', mav.mission_clear_all_encode(51, 1, 1),
+         'MISSION_ACK', lambda m: (m.type, m.mission_type) == (mavlink.MAV_MISSION_ACCEPTED, 1)),
+        ('download', mav.mission_request_list_encode(51, 1, 0),
+         'MISSION_COUNT', lambda m: m.count == 5),
+    ]
+    seen = {}
+    for what, msg, answer, ok in asks:
+        got = None
+        for _ in range(10):                 # re-sent after a timeout, as the protocol says
+            gcs.send(msg)
+            for m in gcs.recv(3.0):
+                seen.setdefault(m.get_type(), m)
+                if m.get_type() == answer and (m.target_system, m.target_component) == \
+                        (255, 190):
+                    got = m
+                    break
+            if got is not None:
+                break
+        assert got is not None, f'{what}: no {answer}; {procs.output(bridge)[-2000:]}'
+        assert ok(got), (what, got)
+    assert seen['HOME_POSITION'].latitude == 473977420      # the message it asked for
+    assert 'HIL_SENSOR' not in seen                          # the sensors go to the FC
+    out = procs.output(bridge)
+    assert 'COMMAND_LONG MAV_CMD_DO_SET_MODE from 255:190 on the HIL link: answered ' \
+        'UNSUPPORTED' in out, out[-3000:]
+    assert 'upload of 3 items (type 0) from 255:190: answered MAV_MISSION_DENIED' in out
+    assert 'Traceback' not in out
+    fc.sock.close()
 
 
 def test_mavsdk_downloads_the_mission_and_reads_home(procs):

@@ -14,7 +14,13 @@ import pytest
 
 from mavlink_bridge.core import hil
 from mavlink_bridge.core.mav import mavlink, new_mav
-from mavlink_bridge.core.mission import DONE, FAILED, MissionServer, items_from_scenario
+from mavlink_bridge.core.mission import (
+    DONE,
+    FAILED,
+    SENDING,
+    MissionServer,
+    items_from_scenario,
+)
 from mavlink_bridge.core.mixer import ActuatorError, Mixer
 from mavlink_bridge.fc.mission_client import MissionClient
 from sim_core.clock import SimState
@@ -310,8 +316,83 @@ def test_mission_out_of_sequence_and_duplicates(sim, fc):
     assert it1.get_type() == 'MISSION_ITEM_INT' and it1.seq == 1
     other = new_mav(7, 1)
     assert server.on_request(sim, req(2, mav=other), 0.5) == []  # not the transfer's peer
-    assert server.on_request(sim, req(99), 0.6) == []
-    assert server.out_of_sequence == 3
+    assert server.out_of_sequence == 2
+    # an item the mission does not have: MISSION_ACK INVALID_SEQUENCE, to whoever asks; from
+    # the transfer's peer it ends the transfer (an error ends the operation)
+    (nack,) = server.on_request(sim, req(5, mav=other), 0.55)
+    assert (nack.get_type(), nack.type, nack.target_system) == ('MISSION_ACK', 13, 7)
+    assert server.state == SENDING
+    (nack,) = server.on_request(sim, req(99), 0.6)
+    assert (nack.type, nack.target_system, nack.target_component) == (13, *FC)
+    assert server.state == FAILED and 'INVALID_SEQUENCE' in server.result
+    assert server.refused == 2 and server.out_of_sequence == 2
+
+
+def test_mission_uploads_and_clears_are_answered_not_ignored(sim):
+    """The simulator is the mission's source: each upload or clear gets its MISSION_ACK."""
+    server = MissionServer(items_from_scenario(load_scenario('default').mission))
+    gcs = new_mav(255, 190)
+    M, F, R, ALL = (mavlink.MAV_MISSION_TYPE_MISSION, mavlink.MAV_MISSION_TYPE_FENCE,
+                    mavlink.MAV_MISSION_TYPE_RALLY, mavlink.MAV_MISSION_TYPE_ALL)
+    cases = [(gcs.mission_count_encode(*SIM, 3, M), server.on_count, 'DENIED'),
+             (gcs.mission_count_encode(*SIM, 0, M), server.on_count, 'DENIED'),
+             (gcs.mission_count_encode(*SIM, 2, F), server.on_count, 'NO_SPACE'),
+             (gcs.mission_count_encode(*SIM, 0, R), server.on_count, 'ACCEPTED'),
+             (gcs.mission_count_encode(*SIM, 1, 7), server.on_count, 'INVALID'),
+             (gcs.mission_clear_all_encode(*SIM, M), server.on_clear_all, 'DENIED'),
+             (gcs.mission_clear_all_encode(*SIM, ALL), server.on_clear_all, 'DENIED'),
+             (gcs.mission_clear_all_encode(*SIM, F), server.on_clear_all, 'ACCEPTED')]
+    for msg, handler, want in cases:
+        m = wire(msg, gcs)
+        (ack,) = handler(sim, m)
+        assert ack.get_type() == 'MISSION_ACK', ack
+        assert mavlink.enums['MAV_MISSION_RESULT'][ack.type].name == f'MAV_MISSION_{want}'
+        assert (ack.target_system, ack.target_component) == (255, 190)
+        assert ack.mission_type == m.mission_type
+    assert server.refused == 6 and len(server.items) == 5 and server.state == 'idle'
+    lines = list(server.events)
+    assert any('upload of 3 items (type 0) from 255:190: answered MAV_MISSION_DENIED' in e
+               for e in lines), lines
+    # said once per peer and kind: an insisting client is counted, not logged again
+    server.events.clear()
+    server.on_count(sim, wire(gcs.mission_count_encode(*SIM, 3, M), gcs))
+    assert server.events == [] and server.refused == 7
+
+
+def test_commands_to_the_bridge_get_their_command_ack():
+    """COMMAND_LONG / COMMAND_INT for us: ACK with a result; others' not ours to answer."""
+    from mavlink_bridge.core import commands
+    sim, gcs = new_mav(51, 1), new_mav(255, 190)
+    home = wire(sim.home_position_encode(1, 2, 3, 0, 0, 0, [1, 0, 0, 0], 0, 0, 0), sim)
+    offers = {mavlink.MAVLINK_MSG_ID_HOME_POSITION: lambda: home}
+
+    def ask(cmd, p1=0.0, kind='long', offers=offers):
+        if kind == 'long':
+            m = gcs.command_long_encode(51, 1, cmd, 0, p1, 0, 0, 0, 0, 0, 0)
+        else:
+            m = gcs.command_int_encode(51, 1, 0, cmd, 0, 0, p1, 0, 0, 0, 0, 0, 0)
+        out, result = commands.answer(sim, wire(m, gcs), offers)
+        ack = out[-1]
+        assert ack.get_type() == 'COMMAND_ACK' and ack.command == cmd and ack.result == result
+        assert (ack.target_system, ack.target_component) == (255, 190)
+        return [o.get_type() for o in out], result
+    assert ask(mavlink.MAV_CMD_DO_SET_MODE) == (['COMMAND_ACK'], mavlink.MAV_RESULT_UNSUPPORTED)
+    assert ask(mavlink.MAV_CMD_NAV_RETURN_TO_LAUNCH, kind='int') == (
+        ['COMMAND_ACK'], mavlink.MAV_RESULT_UNSUPPORTED)
+    home_id = float(mavlink.MAVLINK_MSG_ID_HOME_POSITION)
+    assert ask(mavlink.MAV_CMD_REQUEST_MESSAGE, home_id) == (
+        ['HOME_POSITION', 'COMMAND_ACK'], mavlink.MAV_RESULT_ACCEPTED)
+    assert ask(mavlink.MAV_CMD_GET_HOME_POSITION) == (
+        ['HOME_POSITION', 'COMMAND_ACK'], mavlink.MAV_RESULT_ACCEPTED)
+    assert ask(mavlink.MAV_CMD_REQUEST_MESSAGE, 30.0) == (['COMMAND_ACK'],
+                                                          mavlink.MAV_RESULT_DENIED)
+    assert ask(mavlink.MAV_CMD_REQUEST_MESSAGE, home_id, offers={}) == (
+        ['COMMAND_ACK'], mavlink.MAV_RESULT_DENIED)
+    # addressed to us: our system, our component or all (PX4's evaluate_target_ok)
+    for target, ours in (((51, 1), True), ((51, 0), True), ((51, 25), False), ((0, 0), False),
+                         ((1, 1), False)):
+        m = wire(gcs.command_long_encode(*target, 176, 0, 0, 0, 0, 0, 0, 0, 0), gcs)
+        assert commands.for_us(m, (51, 1)) == ours, target
 
 
 def test_mission_timeout_fails_after_retries(sim):

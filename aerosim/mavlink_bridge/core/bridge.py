@@ -37,7 +37,8 @@ from datetime import datetime, timezone
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from mavlink_bridge.core import hil, mav_ext
+from mavlink_bridge.core import commands, hil, mav_ext
+from mavlink_bridge.core.autostart import result_name
 from mavlink_bridge.core.endpoint import Endpoint, is_signed
 from mavlink_bridge.core.fc_params import load_params
 from mavlink_bridge.core.fc_session import FcSession
@@ -61,6 +62,7 @@ from sim_dynamics.core.plane import AircraftParams
 from sim_sensors.core.suite import SensorSuite, SuiteConfig
 
 REJECT_KINDS = ('truncated', 'undecodable', 'signed', 'target', 'value', 'invalid')
+MAX_SAID = 1024         # (peer, command, result) kinds logged; the rest only counted
 
 
 @dataclass(frozen=True)
@@ -229,6 +231,7 @@ class Actions:
     """What the node does after a decision: send, command the motors, log, count a reject."""
 
     sends: List[Tuple[Endpoint, tuple]] = field(default_factory=list)
+    replies: List[Tuple[Endpoint, Any, tuple]] = field(default_factory=list)  # (ep, addr, msgs)
     commands: List[Tuple[Sequence[float], int]] = field(default_factory=list)  # (thr, t_ns)
     logs: List[Tuple[str, str]] = field(default_factory=list)   # ('info' | 'warning', text)
     reject: Optional[Tuple[str, str]] = None                    # (kind, text)
@@ -239,6 +242,11 @@ class Actions:
         """Queue msgs for ep."""
         if msgs:
             self.sends.append((ep, msgs))
+
+    def reply(self, ep: Endpoint, addr, *msgs) -> None:
+        """Queue msgs for the sender at addr on ep (untargeted ones too: a requested message)."""
+        if msgs:
+            self.replies.append((ep, addr, msgs))
 
 
 class HilBridge:
@@ -270,7 +278,9 @@ class HilBridge:
             quiet_streams=cfg.quiet_streams)
         self.mission, self.autostart = self.session.mission, self.session.autostart
         self.lock = threading.Lock()      # owner of everything below and the counters
-        self.count = {'rx': 0, 'actuators': 0, 'ignored': 0, 'sensor': 0, 'gps': 0}
+        self.count = {'rx': 0, 'actuators': 0, 'ignored': 0, 'sensor': 0, 'gps': 0,
+                      'commands': 0}
+        self._commands_said: set = set()    # (peer, command, result) logged once
         self.sim_state: Optional[SimState] = None
         self.fast = False               # the simulation runs as fast as possible
         self._last_sensor_ns: Optional[int] = None
@@ -451,6 +461,7 @@ class HilBridge:
                 else:
                     self.count['rx'] += 1
                     ep.link.learn(addr)
+                    ep.heard(src[0], addr)
                     ep.peers.seen(src[0], src[1], now, self.sim_s)
                     why = self._dispatch(act, ep, m, addr, now)
                 problem = problem or why
@@ -482,6 +493,9 @@ class HilBridge:
         if t == 'HEARTBEAT':
             self._on_heartbeat(act, ep, m, addr, now)
             return None
+        if t in ('COMMAND_LONG', 'COMMAND_INT'):
+            self._on_command(act, ep, m, addr)
+            return None
         if ep is not self.mission_ep:
             return None
         sends, lines, wrong = self.session.on_message(
@@ -489,6 +503,30 @@ class HilBridge:
         act.send(ep, *sends)
         self._lines(act, lines)
         return wrong
+
+    def _on_command(self, act: Actions, ep: Endpoint, m, addr) -> None:
+        """A command: answered with its COMMAND_ACK if addressed to us (core/commands.py)."""
+        if not commands.for_us(m, (self.sysid, self.compid)):
+            return          # a broadcast, or another component's (PX4 forwards commands)
+        offers: commands.Offers = {}
+        if ep is self.hil:      # seed 003's HEARTBEAT and HOME_POSITION go on the HIL link
+            t_us = max(self.last_state_ns, 0) // 1000
+            state = self.sim_state if self.sim_state is not None else SimState.STOPPED
+            offers = {mavlink.MAVLINK_MSG_ID_HOME_POSITION:
+                      lambda: hil.home_position(ep.tx, self.scenario.origin, t_us),
+                      mavlink.MAVLINK_MSG_ID_HEARTBEAT: lambda: hil.heartbeat(ep.tx, state)}
+        out, result = commands.answer(ep.tx, m, offers)
+        act.reply(ep, addr, *out)
+        self.count['commands'] += 1
+        src = (m.get_srcSystem(), m.get_srcComponent())
+        key = (src, m.command, result)
+        if key not in self._commands_said and len(self._commands_said) < MAX_SAID:
+            self._commands_said.add(key)
+            what = commands.command_name(m.command) + (
+                f'({int(round(m.param1))})' if m.command == commands.REQUEST_MESSAGE else '')
+            act.logs.append(('info', f'{m.get_type()} {what} from {src[0]}:{src[1]} on the '
+                             f'{ep.name}: answered {result_name(result)} (said once per '
+                             'peer, command and result)'))
 
     def _hil_connection(self) -> int:
         """Connections the HIL link took (a TCP server: PX4 connecting again after a restart)."""

@@ -4,6 +4,12 @@ No rclpy. Sequence numbers are per link: a receiver counts loss per link and sen
 links sharing one counter would each see gaps. The sender is shared by the threads that send
 on the link (the executor's timers, the reader thread) behind its own lock.
 
+Replies find their peer: on UDP, a message addressed to a system (target_system) goes to the
+address that system was last heard from on this link (``heard``), as a MAVLink router routes
+by the systems it has seen; anything else goes to the link's remote. A ground station on
+another port than the FC's gets its COMMAND_ACK, MISSION_ACK and mission download there,
+while the sensors go to the FC.
+
 A UDP link with a configured remote (`fc_address`, `mission_link`) is pinned: the FC lives at
 that address and port, and only what comes from there can be the FC (``at_pin``). PX4 sends
 from the port it binds (SimulatorMavlink: bind INADDR_ANY:port, sendto the simulator; its
@@ -12,7 +18,7 @@ MAVLink instances: bind -u, send to -o), as does the built-in FC (its `bind`).
 
 import socket
 import threading
-from typing import Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from mavlink_bridge.core.mav import new_mav, pack, reset_parser
 from mavlink_bridge.core.peers import PeerTable
@@ -54,7 +60,13 @@ class Endpoint:
         self.rx = new_mav(sysid, compid)
         self.udp = isinstance(link, UdpLink)
         self.pinned = pin_address(link.fixed_remote) if self.udp else None
+        self.routes: Dict[int, Tuple[str, int]] = {}   # sysid -> where it was heard last
         self._tx_lock = threading.Lock()
+
+    def heard(self, sysid: int, addr) -> None:
+        """A message of system sysid came from addr (taken): replies to it go there (UDP)."""
+        if self.udp and sysid:
+            self.routes[sysid] = addr
 
     def at_pin(self, addr) -> bool:
         """True if input from addr (host, port) may be the FC's: the pinned address, or any."""
@@ -67,13 +79,37 @@ class Endpoint:
         return addr[0] == host or (host == '0.0.0.0' and is_loopback(addr[0]))
 
     def send(self, *msgs) -> None:
-        """Send the messages in one datagram (None entries skipped).
+        """Send the messages in one datagram per destination (None entries skipped).
 
-        PX4, MAVSDK and pymavlink parse every frame of a datagram.
+        PX4, MAVSDK and pymavlink parse every frame of a datagram. A message addressed to a
+        system heard at another address than the remote goes there (module docstring).
         """
         with self._tx_lock:
+            if not self.routes:
+                data = b''.join(pack(self.tx, m) for m in msgs if m is not None)
+                if data:
+                    self.link.send(data)
+                return
+            by_addr: Dict[Optional[Tuple[str, int]], List[bytes]] = {}
+            for m in msgs:
+                if m is not None:
+                    to = self.routes.get(getattr(m, 'target_system', 0))
+                    by_addr.setdefault(to, []).append(pack(self.tx, m))
+            for to, frames in by_addr.items():
+                if to is None or to == self.link.remote:
+                    self.link.send(b''.join(frames))
+                else:
+                    self.link.send_to(b''.join(frames), to)
+
+    def send_to(self, addr, *msgs) -> None:
+        """Send the messages in one datagram to addr (UDP; TCP: to the client)."""
+        with self._tx_lock:
             data = b''.join(pack(self.tx, m) for m in msgs if m is not None)
-            if data:
+            if not data:
+                return
+            if self.udp and addr is not None:
+                self.link.send_to(data, addr)
+            else:
                 self.link.send(data)
 
     def parse(self, data: bytes) -> list:

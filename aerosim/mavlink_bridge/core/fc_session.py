@@ -53,12 +53,13 @@ from mavlink_bridge.core.mav import mavlink
 from mavlink_bridge.core.mission import DONE, IDLE, SENDING, ItemInt, MissionServer
 
 TAKING_S = 1.0             # an upload whose FC answered within this long is under way [s, wall]
-MISSION_MSGS = ('MISSION_REQUEST_INT', 'MISSION_REQUEST', 'MISSION_ACK', 'MISSION_REQUEST_LIST')
+MISSION_MSGS = ('MISSION_REQUEST_INT', 'MISSION_REQUEST', 'MISSION_ACK', 'MISSION_REQUEST_LIST',
+                'MISSION_COUNT', 'MISSION_CLEAR_ALL')
 # The message ids the session (and the peer table: HEARTBEAT) reads on the mission link
 READ_IDS = frozenset(
     [getattr(mavlink, f'MAVLINK_MSG_ID_{n}') for n in MISSION_MSGS + (
         'HEARTBEAT', 'COMMAND_ACK', 'PARAM_VALUE', 'STATUSTEXT', 'AUTOPILOT_VERSION',
-        'FILE_TRANSFER_PROTOCOL', 'MISSION_COUNT', 'MISSION_ITEM_INT')]
+        'FILE_TRANSFER_PROTOCOL', 'MISSION_ITEM_INT')]
     + list(mav_ext.BY_ID))
 # ... and what the FC sends that is not a stream (commands to other components, events of the
 # mission): never asked to stop
@@ -185,6 +186,10 @@ class FcSession:
                         self.autostart.mission_accepted(sim_s)
             elif t == 'MISSION_REQUEST_LIST':
                 out += self.mission.on_request_list(mav, m, now)
+            elif t == 'MISSION_COUNT':
+                out += self.mission.on_count(mav, m)
+            elif t == 'MISSION_CLEAR_ALL':
+                out += self.mission.on_clear_all(mav, m)
             else:
                 out += self.mission.on_request(mav, m, now)
         elif not from_fc:

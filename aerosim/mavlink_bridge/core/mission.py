@@ -7,9 +7,23 @@ A transfer starts when the session starts (start()) or when a peer sends MISSION
 Timeouts and retries follow the protocol (1500 ms default, 5 retries): without a request (or the
 final ACK) in time, the last message sent is sent again; after the last retry the transfer fails.
 A re-request of an item already sent is answered again (the peer lost it); requests for items
-ahead of the next expected one are out of sequence and ignored; both are counted. Only one
-transfer runs at a time (a new peer may take over one that got no request yet);
-MISSION_REQUEST_LIST for fence/rally answers an empty count.
+ahead of the next expected one are out of sequence and ignored (recoverable, the spec says);
+both are counted. A request for an item the mission does not have (seq >= count, or any item
+of the empty fence/rally) is answered MISSION_ACK MAV_MISSION_INVALID_SEQUENCE and, from the
+peer of the transfer, ends it (an error ends the operation: mavlink.io mission protocol,
+Errors; PX4 answers the same request MAV_MISSION_ERROR and goes idle,
+MavlinkMissionManager::handle_mission_request_both). Only one transfer runs at a time (a new
+peer may take over one that got no request yet); MISSION_REQUEST_LIST for fence/rally
+answers an empty count.
+
+The simulator is the mission's source (seed 003: "External mission uploads are not yet
+supported"), so what would change it is refused, each answered as the protocol asks, with
+a MISSION_ACK to its sender: an upload (MISSION_COUNT) of a flight plan, or MISSION_CLEAR_ALL
+of the plan or of all types, MAV_MISSION_DENIED ("not accepting any mission commands from
+this communication partner"); fence and rally points, of which we hold none, clear
+(MISSION_CLEAR_ALL, or an upload of 0 items, which the spec makes a clear) ACCEPTED and an
+upload of items MAV_MISSION_NO_SPACE (room for none: what PX4 answers a count above its
+capacity); an unknown mission type MAV_MISSION_INVALID (as PX4's handle_mission_count).
 """
 
 from dataclasses import dataclass
@@ -27,6 +41,14 @@ COMMANDS = {
 }
 FRAME = mavlink.MAV_FRAME_GLOBAL_RELATIVE_ALT_INT   # 6
 MISSION = mavlink.MAV_MISSION_TYPE_MISSION
+KNOWN_TYPES = (MISSION, mavlink.MAV_MISSION_TYPE_FENCE, mavlink.MAV_MISSION_TYPE_RALLY,
+               mavlink.MAV_MISSION_TYPE_ALL)
+
+
+def result_name(result: int) -> str:
+    """MAV_MISSION_RESULT value -> its name (or the number)."""
+    e = mavlink.enums['MAV_MISSION_RESULT'].get(result)
+    return e.name if e else str(result)
 
 
 @dataclass(frozen=True)
@@ -72,6 +94,7 @@ def items_from_scenario(mission: Sequence[MissionItem]) -> List[ItemInt]:
 
 
 IDLE, SENDING, DONE, FAILED = 'idle', 'sending', 'done', 'failed'
+MAX_SAID = 1024         # refusal kinds logged (the rest only counted)
 
 
 class MissionServer:
@@ -89,6 +112,8 @@ class MissionServer:
         self.resent = 0              # re-sends after timeouts, all transfers
         self.rerequests = 0          # items requested again by the peer
         self.out_of_sequence = 0     # requests ignored
+        self.refused = 0             # out-of-range requests, uploads and clears refused
+        self._said: set = set()      # refusals already logged (_say)
         self.transfers = 0
         self.completed = 0
         self.events: List[str] = []
@@ -130,14 +155,18 @@ class MissionServer:
         return self.state == SENDING and (self.target == (0, 0) or src == self.target)
 
     def on_request(self, mav, msg, now: float):
-        """MISSION_REQUEST_INT or MISSION_REQUEST: answer with MISSION_ITEM_INT, or ignore."""
-        if getattr(msg, 'mission_type', MISSION) != MISSION or not self._from_target(msg):
+        """MISSION_REQUEST_INT or MISSION_REQUEST: MISSION_ITEM_INT, a refusal, or nothing."""
+        kind = getattr(msg, 'mission_type', MISSION)
+        src = (msg.get_srcSystem(), msg.get_srcComponent())
+        if msg.seq >= (len(self.items) if kind == MISSION else 0):
+            return self._invalid_sequence(mav, msg, src, kind)
+        if kind != MISSION or not self._from_target(msg):
             self.out_of_sequence += 1
             return []
         if self.target == (0, 0):   # broadcast count: the first requester is the peer
             self.target = (msg.get_srcSystem(), msg.get_srcComponent())
         seq = msg.seq
-        if seq >= len(self.items) or seq > self.next_seq:
+        if seq > self.next_seq:
             self.out_of_sequence += 1
             self.events.append(f'mission: ignored out-of-sequence request {seq} '
                                f'(expected {self.next_seq})')
@@ -151,6 +180,65 @@ class MissionServer:
             self.target[0], self.target[1], seq, it.frame, it.command, 1 if seq == 0 else 0,
             it.autocontinue, it.param1, it.param2, it.param3, it.param4, it.x, it.y, it.z,
             MISSION), now)
+
+    def _invalid_sequence(self, mav, msg, src, kind: int) -> list:
+        """A request for an item the mission does not have: MISSION_ACK INVALID_SEQUENCE."""
+        self.refused += 1
+        have = len(self.items) if kind == MISSION else 0
+        what = f'item {msg.seq} of {have}' + ('' if kind == MISSION else f' (type {kind})')
+        if kind == MISSION and self._from_target(msg) and self.target != (0, 0):
+            self.state = FAILED
+            self.result = (f'{src[0]}:{src[1]} requested {what}: answered '
+                           'MAV_MISSION_INVALID_SEQUENCE, the transfer ended')
+            self.events.append(f'mission: {self.result}')
+        else:
+            self._say(('request', src), f'mission: {src[0]}:{src[1]} requested {what}: '
+                      'answered MAV_MISSION_INVALID_SEQUENCE')
+        return [mav.mission_ack_encode(src[0], src[1], mavlink.MAV_MISSION_INVALID_SEQUENCE,
+                                       kind)]
+
+    def on_count(self, mav, msg) -> list:
+        """MISSION_COUNT (a peer uploads to us): MISSION_ACK, refused (module docstring)."""
+        kind = msg.mission_type
+        if kind == MISSION:
+            res = mavlink.MAV_MISSION_DENIED
+            why = "the simulator serves the scenario's mission (seed 003: no external uploads)"
+        elif kind not in KNOWN_TYPES or kind == mavlink.MAV_MISSION_TYPE_ALL:
+            res, why = mavlink.MAV_MISSION_INVALID, 'not a mission type one uploads'
+        elif msg.count == 0:
+            res, why = mavlink.MAV_MISSION_ACCEPTED, 'empty: none is held'
+        else:
+            res, why = mavlink.MAV_MISSION_NO_SPACE, 'the simulator holds no fence or rally points'
+        return self._answer(mav, msg, res, f'upload of {msg.count} items (type {kind})', why)
+
+    def on_clear_all(self, mav, msg) -> list:
+        """MISSION_CLEAR_ALL: MISSION_ACK (module docstring)."""
+        kind = msg.mission_type
+        if kind in (MISSION, mavlink.MAV_MISSION_TYPE_ALL):
+            res = mavlink.MAV_MISSION_DENIED
+            why = "the scenario's mission cannot be cleared: the simulator is its source"
+        elif kind in KNOWN_TYPES:
+            res, why = mavlink.MAV_MISSION_ACCEPTED, 'none is held'
+        else:
+            res, why = mavlink.MAV_MISSION_INVALID, 'unknown mission type'
+        return self._answer(mav, msg, res, f'clear all (type {kind})', why)
+
+    def _answer(self, mav, msg, result: int, what: str, why: str) -> list:
+        src = (msg.get_srcSystem(), msg.get_srcComponent())
+        if result != mavlink.MAV_MISSION_ACCEPTED:
+            self.refused += 1
+        self._say((what, src, result), f'mission: {what} from {src[0]}:{src[1]}: answered '
+                  f'{result_name(result)} ({why})')
+        return [mav.mission_ack_encode(src[0], src[1], result, msg.mission_type)]
+
+    def _say(self, key, text: str) -> None:
+        """Log text the first time for key (one kind of refusal to one peer).
+
+        The rest are only counted (refused): a client that insists does not flood the log.
+        """
+        if key not in self._said and len(self._said) < MAX_SAID:
+            self._said.add(key)
+            self.events.append(text + ' (said once per peer and kind; all are counted)')
 
     def on_ack(self, msg) -> Optional[str]:
         """MISSION_ACK from the peer: ends the transfer; returns the outcome (or None)."""
@@ -168,9 +256,8 @@ class MissionServer:
             self.completed += 1
             self.result = f'accepted: {len(self.items)} items'
         else:
-            name = mavlink.enums['MAV_MISSION_RESULT'].get(msg.type)
             self.state = FAILED
-            self.result = f'rejected by the peer: {name.name if name else msg.type}'
+            self.result = f'rejected by the peer: {result_name(msg.type)}'
         self.events.append(f'mission: {self.result}')
         return self.result
 
