@@ -202,8 +202,8 @@ def test_shipped_dune_configuration_matches_the_sim_imc_defaults():
     """config/dune/aerosim-usv.ini agrees with sim_imc's defaults.
 
     DUNE's GPS simulator places the boat at its Initial Position + our x/y, so that must be
-    sim_imc's scenario origin; the addresses and ids must be the bridge's defaults, the rudder
-    rate limit above DUNE's stock 1 Hz.
+    sim_imc's scenario origin; the addresses and ids must be the bridge's defaults, DUNE's
+    navigation rate our SimulatedState rate.
     """
     import configparser
     from pathlib import Path
@@ -228,7 +228,12 @@ def test_shipped_dune_configuration_matches_the_sim_imc_defaults():
     assert ini['Simulators.Motor/Port']['Thruster Id'].strip() == str(bridge['thruster_id'])
     assert bridge['rudder_positive'] == 'port' and bridge['control_level'] == 'actuators'
     assert ini['Simulators.VSIM']['Enabled'].strip() == 'Never'
-    assert 'SetServoPosition:10' in ini['Transports.UDP']['Rate Limiters+']
+    # DUNE's navigation (its GPS simulator) at our SimulatedState rate, and its rudder rate
+    # limiter passing every heading output (one per navigation update)
+    from dune_peer import DuneConfig
+    dune = DuneConfig()
+    assert dune.gps_hz == bridge['simulated_state_rate_hz']
+    assert dune.rate_limits()['SetServoPosition'] < 1.0 / dune.gps_hz
 
 
 # --- ImcBridgeCore: the bridge node's decisions, without ROS ----------------------------------
