@@ -70,13 +70,16 @@ class ImcBridge(PortNode):
         self.create_timer(1.0, self._publish_diagnostics, clock=wall)
         self.create_timer(0.01, lambda: self._apply(c.deliver_acoustic(self._sim_s())))
         self._publish_leaks()
+        for text in c.warnings:
+            self.get_logger().warning(text)
         peers = ', '.join(f'{h}:{p}' for h, p in c.static_peers) or 'no static peers'
         self.get_logger().info(
             f'IMC udp {self.link.local[0]}:{self.link.local[1]} as {cfg.system_name} '
             f'(0x{cfg.system_id:04X}, entity {cfg.entity_id}) -> {peers}'
             f'{" + dynamic peers" if cfg.dynamic_peers else ""}; SimulatedState '
             f'{cfg.simulated_state_rate_hz:g} Hz, EstimatedState {cfg.estimated_state_rate_hz:g}'
-            f' Hz; origin {c.origin.lat_deg:.6f} {c.origin.lon_deg:.6f}; leak entities '
+            f' Hz; origin {c.origin.lat_deg:.6f} {c.origin.lon_deg:.6f}, height '
+            f'{c.origin_rad[2]:.2f} m above the ellipsoid; leak entities '
             f'{list(c.leaks.entities)}')
         self.get_logger().info(
             f'IMC discovery: Announce {" ".join(c.imc_services)} to '

@@ -100,7 +100,9 @@ def test_state_presence_and_driving_the_boat_over_imc(procs):
     assert len(states) > 20, counts
     s = states[-1]
     assert (s.src, s.src_ent, s.dst, s.dst_ent) == (SYS, 1, 0xFFFF, 0xFF)
-    assert (s.lat, s.lon) == pytest.approx(ORIGIN) and s.height == 0.0
+    # heights are above the WGS-84 ellipsoid: the harbour origin at sea level, where the geoid
+    # (EGM96) is 55.46 m above the ellipsoid
+    assert (s.lat, s.lon) == pytest.approx(ORIGIN) and s.height == pytest.approx(55.46)
     # the harbour scenario's current: 0.1 m/s to the south; the idle boat drifts with it and
     # does not move through the water (DUNE reads u/v/w as water-relative)
     assert (s.svx, s.svy, s.svz) == pytest.approx((-0.1, 0.0, 0.0), abs=1e-6)
@@ -120,6 +122,8 @@ def test_state_presence_and_driving_the_boat_over_imc(procs):
     ann = peer.last['Announce']
     assert ann.sys_name == 'aerosim-usv' and ann.sys_type == imcpy.SystemType.USV
     assert ann.services == f'imc+udp://127.0.0.1:{port}/'
+    assert ann.height == pytest.approx(55.46 - s.z, abs=0.05)
+    assert peer.last['EstimatedState'].height == pytest.approx(55.46)
     assert counts['EstimatedState'] == pytest.approx(len(states) / 2, abs=3)
 
     q = imcpy.EntityList()

@@ -92,6 +92,12 @@ HOUSEKEEPING = frozenset((
     'EntityParameters', 'CpuUsage', 'StorageUsage', 'Voltage', 'Current', 'FuelLevel',
     'Temperature', 'TransportBindings', 'RSSI', 'LinkLatency'))
 MAX_SPEED_MPS, MAX_SPEED_PCT = 50.0, 100.0      # DesiredSpeed accepted
+# EGM96 geoid height at the harbour scenario's origin (41.185242 N, 8.706139 W) [m]: the 15'
+# EGM96 grid (egm9615) bilinearly interpolated, as DUNE's Coordinates::WMM::height (the WMM
+# library's MAG_GetGeoidHeight) gives it; GPSNavigation's "Convert Height to Geoid Height"
+# subtracts that value from a GPS height above the ellipsoid.
+HARBOUR_ORIGIN_DEG, HARBOUR_GEOID_HEIGHT_M = (41.185242, -8.706139), 55.46
+GEOID_DEFAULT_RADIUS_M = 20e3   # farther from the harbour, the default is worth a warning
 NOTE_PERIOD_S = 60.0            # an expected, frequent event is logged at most this often
 Addr = Tuple[str, int]
 
@@ -130,6 +136,7 @@ class ImcConfig:
     acoustic_range_m: float = 1000.0
     acoustic_loss: float = 0.0
     seed: int = 0
+    origin_geoid_height_m: float = HARBOUR_GEOID_HEIGHT_M
     topside_position_enu: Tuple[float, ...] = (0.0, 0.0, 0.0)
     vehicle_node: str = 'usv_node'
     warn_period_s: float = 2.0
@@ -176,6 +183,11 @@ PARAMETERS: Dict[str, tuple] = {
     'acoustic_range_m': ('Acoustic link range [m]', 1.0, 1e5),
     'acoustic_loss': ('Loss probability per leg [-]', 0.0, 1.0),
     'seed': ('Random seed (acoustic losses)', 0, 2**31 - 1),
+    'origin_geoid_height_m': ('Geoid (EGM96) height above the WGS-84 ellipsoid at the scenario '
+                              'origin [m]: IMC heights are above the ellipsoid = the origin '
+                              'altitude (mean sea level) + this. Default: the harbour origin '
+                              "(55.46 m, the EGM96 grid DUNE's WMM library uses)",
+                              -120.0, 100.0),
     'topside_position_enu': ('Position of the remote modem (senders of UASimulation) [m], '
                              'ENU',),
     'vehicle_node': ('Node whose tas2acc_pgain/bank2p_pgain DynamicsSimParam sets',),
@@ -186,10 +198,14 @@ PARAMETERS: Dict[str, tuple] = {
 ANY_TYPE = ('announce_hosts', 'discovery_ports', 'allow_system_ids')
 
 
-def rad_position(origin, p_ned):
-    """(lat, lon [rad], height [m]) of a NED offset [m] from a GeoOrigin."""
+def rad_position(origin, p_ned, geoid_height_m: float = 0.0):
+    """(lat, lon [rad], height above the ellipsoid [m]) of a NED offset [m] from a GeoOrigin.
+
+    geoid_height_m: geoid height above the ellipsoid at the origin [m] (the origin's altitude
+    is above mean sea level).
+    """
     lat, lon, h = origin.enu_to_geodetic(p_ned[1], p_ned[0], -p_ned[2])
-    return math.radians(lat), math.radians(lon), float(h)
+    return math.radians(lat), math.radians(lon), float(h) + geoid_height_m
 
 
 @dataclass
@@ -256,7 +272,19 @@ class ImcBridgeCore:
         self.addr = codec.Address(cfg.system_id, cfg.entity_id)
         self.scenario = scenario
         o = self.origin = scenario.origin
-        self.origin_rad = (math.radians(o.lat_deg), math.radians(o.lon_deg), o.alt_m)
+        # IMC's height is above the WGS-84 ellipsoid: the origin's altitude above mean sea
+        # level plus the geoid's height there
+        self.origin_rad = (math.radians(o.lat_deg), math.radians(o.lon_deg),
+                           o.alt_m + cfg.origin_geoid_height_m)
+        self.warnings: List[str] = []           # for the node to log at start
+        dlat, dlon = (math.radians(a - b) for a, b in zip((o.lat_deg, o.lon_deg),
+                                                            HARBOUR_ORIGIN_DEG))
+        far = 6371e3 * math.hypot(dlat, dlon * math.cos(math.radians(o.lat_deg)))   # [m]
+        if cfg.origin_geoid_height_m == HARBOUR_GEOID_HEIGHT_M and far > GEOID_DEFAULT_RADIUS_M:
+            self.warnings.append(
+                f"origin_geoid_height_m is the harbour origin's {HARBOUR_GEOID_HEIGHT_M} m, "
+                f'but this origin is {far / 1e3:.0f} km away: IMC heights are off by the '
+                'geoid difference; set origin_geoid_height_m (EGM96 at the origin, m)')
         self.stream = stream_velocity_ned(scenario.environment.current_enu)
         self.topside_ned = np.array([top[1], top[0], -top[2]], dtype=float)
         self.imc_services = service_uris(*local)
@@ -339,7 +367,8 @@ class ImcBridgeCore:
         """Heartbeat and Announce to the peers, Announce to discovery, the leak states."""
         act = Actions()
         t = self.stamper(sim_s)
-        pos = rad_position(self.origin, self.kin.ned) if self.kin else self.origin_rad
+        pos = (rad_position(self.origin, self.kin.ned, self.cfg.origin_geoid_height_m)
+               if self.kin else self.origin_rad)
         ann = codec.announce(self.addr, t, self.cfg.system_name, self.sys_type, pos,
                              self.imc_services)
         act.sends += [(codec.stamp(imcpy.Heartbeat(), self.addr, t), None), (ann, None)]
