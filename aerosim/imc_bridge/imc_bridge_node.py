@@ -9,8 +9,10 @@ Counts are on /diagnostics every second.
 """
 
 import socket
+import struct
 import time
 
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.clock import Clock, ClockType
 from std_msgs.msg import Header
 
@@ -39,7 +41,7 @@ GAINS = ('tas2acc_pgain', 'bank2p_pgain')
 class ImcBridge(PortNode):
     """IMC UDP bridge node: socket, timers, topics and services around an ImcBridgeCore."""
 
-    core = mcast = None             # destroy_node() may run on a half-built node
+    core = mcast = listen = None    # destroy_node() may run on a half-built node
 
     def __init__(self):
         """Declare parameters, bind the socket, create the interfaces."""
@@ -53,6 +55,9 @@ class ImcBridge(PortNode):
             raise ConfigError(str(exc)) from exc
         self.core = c = ib.ImcBridgeCore(cfg, load_scenario(cfg.scenario_file), self.link.local)
         self._noted = {}             # what -> monotonic time of its last info line
+        if self.mcast is not None:
+            c.own_ports.add(self.mcast.getsockname()[1])
+            self.listen = self._discovery_listener(c.discovery_ports[-1])
         self.pub_effector = self.create_publisher(AircraftEffectorCommand, 'effector_command',
                                                   qos.COMMAND)
         self.pub_autopilot = self.create_publisher(AutopilotCommand, 'autopilot_command',
@@ -98,6 +103,34 @@ class ImcBridge(PortNode):
         if now - self._noted.get(what, -1e9) >= max(ib.NOTE_PERIOD_S, self._warn_period):
             self._noted[what] = now
             self.get_logger().info(text)
+
+    def _discovery_listener(self, port: int):
+        """A socket on the discovery group (its last port): other systems' Announce.
+
+        Bound to the group address, it gets only the group's datagrams (never a unicast
+        Announce meant for DUNE's discovery socket on that port); None if it cannot join.
+        """
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind((DISCOVERY_GROUP, port))
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, struct.pack(
+                '4s4s', socket.inet_aton(DISCOVERY_GROUP), socket.inet_aton('0.0.0.0')))
+        except OSError as exc:
+            s.close()
+            self.get_logger().info(f'not listening to {DISCOVERY_GROUP}:{port} for IMC id '
+                                   f'conflicts ({exc.strerror}); a conflicting system is still '
+                                   'seen when it sends us its Announce')
+            return None
+        s.setblocking(False)
+        return s
+
+    def _loud(self, what: str, text: str):
+        """Error line: the first at once, then at most once a minute per `what`."""
+        now = time.monotonic()
+        if now - self._noted.get(what, -1e9) >= ib.NOTE_PERIOD_S:
+            self._noted[what] = now
+            self.get_logger().error(text)
 
     def _multicast_socket(self):
         """A socket for the discovery group: a socket bound to 127.0.0.1 cannot reach it.
@@ -154,6 +187,8 @@ class ImcBridge(PortNode):
             self.get_logger().info(text, throttle_duration_sec=1.0)
         for what, text in act.notes:
             self._note(what, text)
+        for what, text in act.errors:
+            self._loud(what, text)
         if act.leaks_changed:
             self._publish_leaks()
         if act.reject:
@@ -177,6 +212,12 @@ class ImcBridge(PortNode):
     def _poll(self):
         self._read_link(lambda data, addr: self._guarded(self.handle_datagram, data, addr,
                                                          'invalid'))
+        for _ in range(100 if self.listen is not None else 0):
+            try:
+                data, addr = self.listen.recvfrom(65535)
+            except OSError:
+                break
+            self._apply(self.core.on_discovery(data, addr, time.monotonic()))
 
     def handle_datagram(self, data: bytes, addr):
         """Decode one datagram and act on it; every refusal is counted by kind."""
@@ -199,6 +240,7 @@ class ImcBridge(PortNode):
     # --- status ----------------------------------------------------------------------------------
     def _publish_diagnostics(self):
         c = self.core
+        conflicts = c.active_conflicts(time.monotonic())
         self._publish_port_status(
             'IMC link', self.cfg.system_name, c.kin is not None,
             f'{len(self._destinations())} peers, {c.counts["rx"]} in, '
@@ -207,12 +249,24 @@ class ImcBridge(PortNode):
             c.counts, [('acoustic_in_flight', len(c.acoustic)),
                        ('dynamics_params_pending', len(self.gains)),
                        ('control_level', c.arbiter.level),
-                       ('leaking', ','.join(c.leaks.active()) or 'none')])
+                       ('leaking', ','.join(c.leaks.active()) or 'none'),
+                       ('id_conflict', '; '.join(conflicts) or 'none')])
+        if conflicts:           # loud: a status of its own at ERROR
+            arr = DiagnosticArray()
+            arr.header.stamp = self.get_clock().now().to_msg()
+            arr.status = [DiagnosticStatus(
+                level=DiagnosticStatus.ERROR, name=f'{self.get_name()}: IMC id conflict',
+                hardware_id=self.cfg.system_name,
+                message=f'another system announces our IMC id 0x{self.cfg.system_id:04X} or '
+                        f'name {self.cfg.system_name}: {"; ".join(conflicts)}',
+                values=[KeyValue(key='id_conflicts', value=str(c.counts['id_conflicts']))])]
+            self.pub_diag.publish(arr)
 
     def destroy_node(self):
         """Close the discovery socket too."""
-        if self.mcast is not None:
-            self.mcast.close()
+        for s in (self.mcast, self.listen):
+            if s is not None:
+                s.close()
         super().destroy_node()
 
 

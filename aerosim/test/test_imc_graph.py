@@ -493,3 +493,45 @@ def test_relayed_housekeeping_is_counted_not_warned_about(procs, ros_context):
     warnings = re.findall(r'IMC input rejected from [\d.:]+ \((\w+),.*', out)
     assert warnings == ['not_for_us'], out[-3000:]
     assert 'SetThrusterActuation for system 0x3F02' in out
+
+
+def test_another_system_announcing_our_id_or_name_is_an_error(procs, ros_context):
+    """Two default sim_imc share IMC id 0x3F01: each says so (error log, /diagnostics ERROR).
+
+    The second bridge has the first as a peer, so its Announce reaches the first from another
+    address; then a system with another id but our name announces itself.
+    """
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    port = free_ports(3)
+    cport, port_b = port + 1, port + 2
+    bridge = start_graph(procs, port, cport)
+    procs.node('imc_bridge.imc_bridge_node', 'imc_bridge',
+               {'scenario_file': 'harbour', 'bind': f'127.0.0.1:{port_b}',
+                'peers': f'127.0.0.1:{port}', 'announce_multicast': False,
+                'announce_hosts': '', 'use_sim_time': True}, ns='/other')
+    node, ex = probe_node(ros_context, 'imc_conflict')
+    diags = []
+    node.create_subscription(DiagnosticArray, '/diagnostics', diags.append, 50)
+
+    def errors():
+        return [st for arr in diags for st in arr.status
+                if st.name == 'usv/imc_bridge: IMC id conflict' or
+                st.name == 'imc_bridge: IMC id conflict']
+    assert spin_until(node, ex, errors, 30.0), [s.name for a in diags for s in a.status]
+    st = errors()[-1]
+    assert st.level == DiagnosticStatus.ERROR and f'127.0.0.1:{port_b}' in st.message, st
+    assert wait_line(bridge.lines, f'at 127.0.0.1:{port_b} announces our IMC system id and '
+                     'name', 10.0, (bridge,))
+    # another id, our name: from a socket of the test
+    ann = imcpy.Announce()
+    ann.src, ann.dst, ann.sys_name, ann.services = 0x3F09, 0xFFFF, 'aerosim-usv', ''
+    peer = ImcPeer(cport, port)
+    peer.sock.sendto(ann.serialize(), peer.bridge)
+    assert wait_line(bridge.lines, "'aerosim-usv' (0x3F09) at 127.0.0.1:", 10.0, (bridge,))
+    assert spin_until(node, ex, lambda: f'127.0.0.1:{cport}' in errors()[-1].message, 10.0)
+    c = port_counts(diags, 'IMC link')
+    assert int(c['id_conflicts']) >= 2 and 'aerosim-usv (0x3F09)' in c['id_conflict'], c
+    node.destroy_node()
+    out = procs.output(bridge)
+    # loud but not a flood: one error line per conflicting address within a minute
+    assert len(re.findall(r'IMC conflict: .* at 127\.0\.0\.1:%d ' % port_b, out)) == 1, out

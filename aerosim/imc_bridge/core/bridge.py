@@ -67,7 +67,12 @@ from imc_bridge.core.control import (
     rudder_aerosim,
     throttle_aerosim,
 )
-from imc_bridge.core.discovery import DISCOVERY_GROUP, parse_ports, service_uris
+from imc_bridge.core.discovery import (
+    DISCOVERY_GROUP,
+    interface_addresses,
+    parse_ports,
+    service_uris,
+)
 from imc_bridge.core.leaks import LeakState
 from imc_bridge.core.state import ImcKinematics, imc_kinematics, stream_velocity_ned
 from sim_core.decimator import Decimator
@@ -220,6 +225,8 @@ class Actions:
     logs: List[str] = field(default_factory=list)
     throttled: List[str] = field(default_factory=list)  # logged at most once a second
     notes: List[Tuple[str, str]] = field(default_factory=list)  # (what, text): once a minute
+    errors: List[Tuple[str, str]] = field(default_factory=list)  # (what, text): error, then
+    #                                                               once a minute per what
     reject: Optional[Tuple[str, str]] = None
     leaks_changed: bool = False
     gains: Optional[Tuple[int, Any, Addr]] = None       # (op, DynamicsSimParam, sender)
@@ -289,9 +296,14 @@ class ImcBridgeCore:
         self.topside_ned = np.array([top[1], top[0], -top[2]], dtype=float)
         self.imc_services = service_uris(*local)
         self.dynamic: Dict[Addr, float] = {}    # dynamic peer -> last heard (monotonic)
+        # where our own datagrams come from (an Announce from elsewhere with our id or name is
+        # another system's); the node adds its multicast socket's port
+        self.own_ports = {local[1]}
+        self.own_ips = set(interface_addresses()) | {local[0], '127.0.0.1'}
+        self.conflicts: Dict[Addr, Tuple[int, str, float]] = {}    # addr -> (id, name, heard)
         self.counts = {'rx': 0, 'tx': 0, 'simulated_state': 0, 'estimated_state': 0, 'commands': 0,
                        'ignored': 0, 'relayed': 0, 'ignored_actuators': 0, 'ignored_guidance': 0,
-                       'level_switches': 0, 'announce_errors': 0}
+                       'level_switches': 0, 'announce_errors': 0, 'id_conflicts': 0}
         self._t_ns: Optional[int] = None
         self._dec_sim = Decimator(cfg.simulated_state_rate_hz)
         self._dec_est = Decimator(cfg.estimated_state_rate_hz) \
@@ -389,6 +401,8 @@ class ImcBridgeCore:
         except codec.ImcError as exc:
             act.reject = (exc.kind, str(exc))
             return act
+        if msg.msg_name == 'Announce' and self._check_announce(act, msg, addr, now):
+            return act
         if msg.src == self.system_id:
             return act                      # our own (multicast/broadcast echo)
         if self.allow_ids and msg.src not in self.allow_ids:
@@ -414,6 +428,46 @@ class ImcBridgeCore:
         except ValueError as exc:
             act.reject = ('value', f'{msg.msg_name}: {exc}')
         return act
+
+    def on_discovery(self, data: bytes, addr: Addr, now: float) -> Actions:
+        """A datagram on the IMC discovery group: only an Announce matters (our id, name)."""
+        act = Actions()
+        try:
+            msg = codec.decode(data)
+        except codec.ImcError:
+            return act                      # DUNE's discovery drops it too
+        if msg.msg_name == 'Announce':
+            self._check_announce(act, msg, addr, now)
+        return act
+
+    def _check_announce(self, act: Actions, msg, addr: Addr, now: float) -> bool:
+        """Whether msg is another system's Announce of our id or name (then logged, counted).
+
+        Two systems with one IMC id break the network: DUNE takes either's SimulatedState (the
+        boat jumped 50-83 m). An Announce of our id or name that did not come from our sockets
+        is another system's.
+        """
+        ours = addr[1] in self.own_ports and addr[0] in self.own_ips
+        same_id, same_name = msg.src == self.system_id, msg.sys_name == self.cfg.system_name
+        if ours or not (same_id or same_name):
+            return False
+        self.counts['id_conflicts'] += 1
+        self.conflicts[addr] = (msg.src, msg.sys_name, now)
+        what = ('our IMC system id' if same_id else 'our system name') + (
+            ' and name' if same_id and same_name else '')
+        act.errors.append((f'conflict {addr[0]}:{addr[1]}', (
+            f'IMC conflict: {msg.sys_name!r} (0x{msg.src:04X}) at {addr[0]}:{addr[1]} announces '
+            f'{what} ({self.cfg.system_name!r}, 0x{self.system_id:04X}): peers will mix the '
+            "two systems (DUNE takes either one's SimulatedState). Give each instance its own "
+            'system_id and system_name (imc_params, docs/imc_bridge.md); '
+            f'{self.counts["id_conflicts"]} conflicting Announce so far')))
+        return True
+
+    def active_conflicts(self, now: float) -> List[str]:
+        """'name (0xID) at ip:port' of the conflicting systems heard within peer_timeout_s."""
+        return [f'{name} (0x{sid:04X}) at {a[0]}:{a[1]}'
+                for a, (sid, name, t) in self.conflicts.items()
+                if now - t <= self.cfg.peer_timeout_s]
 
     def _on_presence(self, act: Actions, msg, addr: Addr, _sim_s: float, now: float):
         if self.cfg.dynamic_peers and addr not in self.static_peers:
