@@ -449,7 +449,8 @@ def test_a_burst_of_50_requests_of_each_kind_gets_50_answers(procs, ros_context)
 
     c = {}
     assert spin_until(node, ex, lambda: c.update(port_counts(diags, 'IMC link')) or
-                      int(c.get('rx', 0)) >= 200, 10.0), c
+                      int(c.get('rx', 0)) >= 200 and c.get('dynamics_params_pending') == '0',
+                      10.0), c
     assert int(c['rejected']) == 0 and c['dynamics_params_pending'] == '0', c
     node.destroy_node()
 
