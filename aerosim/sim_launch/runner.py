@@ -14,6 +14,7 @@ import threading
 import time
 from typing import List, Optional, Sequence
 
+from sim_launch.entry import restore_sigint
 from sim_launch.graphs import ResolvedNode
 
 STOP_GRACE_S = 5.0
@@ -108,6 +109,11 @@ class Runner:
         at least STOP_GRACE_S. essential False: its death is logged and the graph goes on
         (a fleet's flight controllers: the other vehicles fly on, as under launch_ros).
         """
+        if threading.current_thread() is threading.main_thread():
+            # started as a shell's background job: SIGINT ignored, and an ignored signal stays
+            # ignored across exec. A node would then lose the SIGINT forwarded to it before
+            # rclpy.init installs its handler (its imports: 5 s on a busy machine)
+            restore_sigint()
         popen = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                  stdin=subprocess.DEVNULL, start_new_session=True,
                                  env=env if env is not None else os.environ.copy())
@@ -136,11 +142,18 @@ class Runner:
             if p.popen.poll() is None:
                 self._signal(p, signal.SIGINT)
                 stage[id(p)] = (0, now + p.grace_s)
-        while any(p.popen.poll() is None for p in self.procs):
+        t0 = now
+        while stage:                       # the processes signalled and not yet seen ended
             now = time.monotonic()
             for p in self.procs:
-                k, deadline = stage.get(id(p), (2, 0.0))
-                if p.popen.poll() is None and k < 2 and now >= deadline:
+                if id(p) not in stage:
+                    continue
+                k, deadline = stage[id(p)]
+                if p.popen.poll() is not None:
+                    del stage[id(p)]
+                    self.log(f'{p.name} stopped {now - t0:.1f} s after SIGINT'
+                             + ('' if k == 0 else f' (after {signals[k].name})'))
+                elif k < 2 and now >= deadline:
                     self.log(f'{p.name} still alive {p.grace_s:g} s after '
                              f'{signals[k].name}; escalating to {signals[k + 1].name}')
                     self._signal(p, signals[k + 1])

@@ -37,7 +37,7 @@ def test_env_file_alone_is_enough_for_rclpy_and_the_messages(domain_id):
 
 def test_aerosim_and_every_node_executable_are_on_path(domain_id):
     setup = (REPO_DIR / 'aerosim' / 'setup.py').read_text()
-    scripts = re.findall(r"'(\w+) = [\w.]+:main'", setup)
+    scripts = re.findall(r"'(\w+) = [\w.]+:\w+'", setup)
     assert 'aerosim' in scripts and 'dynamics_node' in scripts and len(scripts) >= 15
     r = fresh_shell('for x in ' + ' '.join(scripts) + '; do command -v $x || echo "MISSING $x"; '
                     'done; aerosim graphs', domain_id, 60.0)

@@ -233,3 +233,22 @@ def test_no_parameter_file_value_is_dead_when_launched(graph_name, overrides):
             if overrides.get('fc') == 'px4':
                 dead -= {'fc_system_id'}
             assert not dead, f'{f}: {sorted(dead)} set by {graph_name} {overrides} anyway'
+
+
+def test_every_console_script_restores_sigint_and_runs_its_graph_node_s_module():
+    """setup.py's node scripts are sim_launch.entry's, each the module the graphs run."""
+    import re
+
+    from sim_launch import entry
+    setup = (Path(__file__).resolve().parents[1] / 'setup.py').read_text()
+    scripts = dict(re.findall(r"'(\w+) = ([\w.]+:\w+)'", setup))
+    assert scripts.pop('aerosim') == 'sim_launch.cli:main'
+    assert scripts == {n: f'sim_launch.entry:{n}' for n in entry.NODES}
+    for graph in GRAPHS.values():
+        for n in graph.nodes:
+            if n.module is not None:
+                assert entry.NODES[n.executable] == n.module, n
+    for module in entry.NODES.values():
+        assert importlib.util.find_spec(module) is not None, module
+    with pytest.raises(AttributeError):
+        entry.no_such_node  # noqa: B018

@@ -87,6 +87,29 @@ def test_cli_ctrl_c_stops_the_real_graph_cleanly(procs):
         assert not alive(pid)
 
 
+def test_ctrl_c_while_the_nodes_start_stops_them_though_the_runner_ran_as_a_background_job(
+        procs):
+    """A shell starts a background job with SIGINT ignored, and exec keeps it ignored.
+
+    The runner's children inherited that: a SIGINT forwarded while a node still imported
+    (before rclpy.init installs its handler) was lost, and the node ran on until SIGTERM.
+    """
+    p = procs.start([PY, '-m', 'sim_launch.cli', 'launch', 'sim_quad', 'camera:=false',
+                     'summary:=false'],
+                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and \
+            sum('(pid ' in line for line in list(p.lines)) < 2:
+        time.sleep(0.01)
+    time.sleep(0.3)                       # the nodes are importing, rclpy not yet initialised
+    os.killpg(p.pid, signal.SIGINT)
+    rc = p.wait(60)
+    out = procs.text(p)
+    assert rc == 0, out[-3000:]
+    assert 'escalating' not in out, out[-3000:]
+    assert out.count('s after SIGINT') == 2, out[-3000:]
+
+
 def test_a_node_of_the_real_graph_killed_ends_the_run_nonzero_without_leftovers(procs):
     """SIGKILL to sensors_node mid-run: the runner says so, stops the rest, exits non-zero."""
     p = procs.start([PY, '-m', 'sim_launch.cli', 'launch', 'sim_quad', 'camera:=false',
@@ -231,3 +254,13 @@ def test_ctrl_c_on_the_hil_graph_ends_every_node_within_its_grace(procs, tmp_pat
     assert rc == 0, out[-3000:]
     assert 'escalating' not in out, out[-3000:]
     assert (tmp_path / 'sim_quad_hil_summary.json').exists(), out[-3000:]
+
+
+def test_a_console_script_started_with_sigint_ignored_stops_on_sigint_while_importing(procs):
+    """ros2 launch run as a background job: its nodes' scripts restore SIGINT first."""
+    p = procs.start([PY, '-c', 'from sim_launch.entry import dynamics_node; dynamics_node()',
+                     '--ros-args', '-p', 'time_scale:=0.0'],
+                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    time.sleep(0.1)                       # importing numba, rclpy: no rclpy handler yet
+    p.send_signal(signal.SIGINT)
+    p.wait(30)                            # before: ran on, until SIGTERM

@@ -71,9 +71,12 @@ def test_every_message_and_service_is_built():
 
 
 def test_every_node_has_console_script_and_main():
+    from sim_launch.entry import NODES
     setup = (PKG_DIR / 'setup.py').read_text()
     for node in PKG_DIR.glob('*/*_node.py'):
         if node.parent.name == 'sim_ros':    # port_node, sim_time_node: node base classes
             continue
-        assert f'{node.stem} = {node.parent.name}.{node.stem}:main' in setup, node
+        # the script runs sim_launch.entry's, which restores SIGINT and runs the module's main
+        assert f'{node.stem} = sim_launch.entry:{node.stem}' in setup, node
+        assert NODES[node.stem] == f'{node.parent.name}.{node.stem}', node
         assert re.search(r'^def main\(', node.read_text(), re.M), node
