@@ -301,3 +301,16 @@ def test_pipeline_refuses_garbage_with_its_kind_and_drops_stale_states():
     p.on_input(json.dumps([26, 1]).encode(), ui, 10.0)
     act = p.check_answers(10.0 + p.cfg.answer_timeout_s + 0.1, listening=False)
     assert act.rejects[0][0] == 'state' and 'no swarm' in act.rejects[0][1]
+
+
+@pytest.mark.parametrize('heading, ok', [(0, True), (359.999, True), (360, False),
+                                         (-0.001, False), (400, False)])
+def test_heading_is_in_0_to_360_open_and_every_refusal_says_so(heading, ok):
+    cfg = parse(json.loads(json.dumps(SEED_INIT)))
+    cmd = [22, 1, 0, 0, 0, 0, 3, 1.0, heading, 0, 0]
+    if ok:
+        assert P.parse_command22(cmd, cfg).heading_deg == heading
+        return
+    with pytest.raises(P.ProtocolError, match=r'must be in \[0, 360\), got '):
+        P.parse_command22(cmd, cfg)
+

@@ -45,6 +45,7 @@ TASKS = {int(t): t for t in Task}
 MOTIONS = {int(m): m for m in Motion}
 # Command 22 layout: [22, id, task, target, route, reserved, mode, a, b, changed, n, wp...]
 CMD22_HEAD = 11
+HEADING_FIELD = '22.para8 (heading deg)'
 WAYPOINT_FIELDS = 3
 # Command 21: values per boat (para2..para21) and the decimals sent.
 CMD21_PER_BOAT = 20
@@ -152,10 +153,7 @@ def parse_command22(arr: List, config: SwarmConfig,
         if mode in (Motion.HEADING_SPEED, Motion.WAYPOINT_VARIABLE_SPEED):
             order['speed_mps'] = number(a, '22.para7 (speed m/s)', 0.0, MAX_SPEED_MPS)
         if mode == Motion.HEADING_SPEED:
-            order['heading_deg'] = number(b, '22.para8 (heading deg)', 0.0, 360.0)
-            if b == 360.0:
-                raise ProtocolError('value', '22.para8 (heading deg): must be in [0, 360), '
-                                    'got 360')
+            order['heading_deg'] = heading(b)
         wps = []
         last_t = 0.0
         for k in range(n):
@@ -177,6 +175,14 @@ def parse_command22(arr: List, config: SwarmConfig,
     except FieldError as exc:
         raise _wire(exc) from None
     return Order(waypoints=tuple(wps), **order)
+
+
+def heading(v) -> float:
+    """22.para8 in mode 3: a compass heading in [0, 360) degrees, as the seed gives it."""
+    h = number(v, HEADING_FIELD)
+    if not 0.0 <= h < 360.0:
+        raise ProtocolError('value', f'{HEADING_FIELD}: must be in [0, 360), got {h:g}')
+    return h
 
 
 def parse_command26(arr: List) -> int:
