@@ -286,7 +286,7 @@ def test_pipeline_refuses_garbage_with_its_kind_and_drops_stale_states():
     ui = ('127.0.0.1', 9922)
     act = p.on_input(b'[21, 0]', ui, 0.0)
     assert not act.accepted and act.rejects[0][0] == 'command'
-    assert act.replies[0][1] == {'reply': 21, 'ok': False, 'kind': 'command',
+    assert act.replies[0][1] == {'reply': 21, 'seq': 1, 'ok': False, 'kind': 'command',
                                  'error': act.rejects[0][1]}
     assert p.on_input(b'{not json', ui, 0.0).rejects[0][0] == 'json'
     # an init applied: states from before it are stale
@@ -301,6 +301,27 @@ def test_pipeline_refuses_garbage_with_its_kind_and_drops_stale_states():
     p.on_input(json.dumps([26, 1]).encode(), ui, 10.0)
     act = p.check_answers(10.0 + p.cfg.answer_timeout_s + 0.1, listening=False)
     assert act.rejects[0][0] == 'state' and 'no swarm' in act.rejects[0][1]
+
+
+def test_pipeline_answers_each_ui_in_its_input_order_with_its_number_and_boat():
+    p = pipeline()
+    ui, other = ('127.0.0.1', 9922), ('127.0.0.1', 9923)
+    replies = []
+    for data in ([22, 1, 0, 0, 0, 0, 3, 1.0, 10, 0, 0], [22, 1, 0, 0, 0, 0, 3, 1.0, 400, 0, 0],
+                 [22, 'x'], [22, 7.0, 0, 0, 0, 0, 3, 1.0, 10, 0, 0]):
+        act = p.on_input(json.dumps(data).encode(), ui, 0.0)
+        replies += act.replies
+    assert replies == []                    # the refusals wait for the answer to input 1
+    act = p.on_input(b'[26, 9]', other, 0.0)
+    assert [(a, r['seq']) for a, r in act.replies] == [(other, 1)]   # another UI: its own
+    p.flush(0.0, True)
+    act = p.on_results([(1, True, '', 'boat 1: heading 10 deg, speed 1 m/s')])
+    got = [r for _, r in act.replies]
+    assert [(r['seq'], r['ok'], r.get('boat', '-')) for r in got] == \
+        [(1, True, 1), (2, False, 1), (3, False, None), (4, False, 7)]
+    assert got[1]['error'] == '22.para8 (heading deg): must be in [0, 360), got 400'
+    assert got[3]['kind'] == 'unknown_id'
+    assert p.counts['inputs'] == 5 and p.counts['rx'] == 1
 
 
 @pytest.mark.parametrize('heading, ok', [(0, True), (359.999, True), (360, False),

@@ -116,8 +116,8 @@ def test_init_session_and_control_with_21_at_its_rate(procs, ros_context):
     node.create_subscription(SwarmState, 'state', states.append, qos.STATE)
     node.create_subscription(Odometry, 'boat_1/odom', odom.append, qos.SENSOR_SUB)
     rep = ui.send_init(sample(), procs, bridge)           # the reply names the counts
-    assert rep == {'reply': 'init', 'seq': 1, 'ok': True, 'boats': 5, 'obstacles': 2,
-                   'ignored': []}
+    assert rep == {'reply': 'init', 'seq': ui.probes + 1, 'ok': True, 'boats': 5,
+                   'obstacles': 2, 'ignored': []}       # every input numbered: the probes too
     # no session yet: no command 21
     assert not [m for m in ui.messages(1.0) if isinstance(m, list) and m[0] == 21]
     ui.send([26, 2])
@@ -244,12 +244,13 @@ def test_tcp_transport_carries_the_same_commands_one_per_line(procs):
         if isinstance(m, dict):
             answers[m['reply']] = m
     assert answers[26]['ok'] and answers['unknown'] == {
-        'reply': 'unknown', 'ok': False, 'kind': 'json', 'error': answers['unknown']['error']}
+        'reply': 'unknown', 'seq': 3, 'ok': False, 'kind': 'json',
+        'error': answers['unknown']['error']}
     sock.sendall(b'[22, 3, 0, 0, 0, 0, 2, 100, 10, 0, 0]\n')
     for _ in range(200):
         m = json.loads(f.readline())
         if isinstance(m, dict):
-            assert m == {'reply': 22, 'seq': 3, 'ok': True, 'boat': 3,
+            assert m == {'reply': 22, 'seq': 4, 'ok': True, 'boat': 3,
                          'applied': 'boat 3: rudder 10 deg, throttle 100 %'}
             continue
         boats, ts = P.decode_21(m)
@@ -335,7 +336,8 @@ def test_a_burst_of_1000_commands_over_udp_is_applied_whole_and_in_order(procs):
                 break
         assert time.monotonic() < deadline
     # every command answered as applied, in the order sent; every boat shows its last one
-    assert seqs == list(range(3, 3 + len(cmds))), (len(seqs), seqs[:5])
+    first = ui.probes + 3                       # probes, init, 26, then the burst
+    assert seqs == list(range(first, first + len(cmds))), (len(seqs), seqs[:5])
     assert best == 200, best
 
 
@@ -377,7 +379,7 @@ def test_init_26_22_back_to_back_are_applied_in_order_and_21_shows_the_new_swarm
     five = sample()
     one = sample(boats=five['boats'][:1])
     ui.send_init(five, procs, bridge)
-    seq = 1
+    seq = ui.probes + 1
     for i in range(200):
         cfg = one if i % 2 else five
         heading = float(i % 360)

@@ -1,16 +1,20 @@
 """The USV UI bridge's decisions, without ROS: the ordered input stream, answers, states out.
 
 In (from the UI): the init object, commands 22 and 26, one UTF-8 JSON text per datagram (TCP:
-per line). Each is checked against the wire (usv_bridge.core.protocol: types, ranges, ids,
-naming the field); a refused input is counted by kind, logged (rate-limited), answered, and
-changes nothing. An accepted input goes to the swarm numbered, in the order received: one
-ordered stream for init, 26 and 22, so an init, its 26 and the 22 after them are applied in
-that order. At most `window` inputs are out without an answer; the rest wait here (up to
-`max_pending`), so no burst can overflow the topic's history. Every input is answered to its
-sender once the swarm applied or refused it: ``{"reply": 22, "seq": 7, "ok": true,
-"applied": "..."}`` or ``{"reply": 22, "seq": 7, "ok": false, "kind": "state", "error": "boat
-3 is out of action (health 0)"}`` (an init: ``"reply": "init"`` with its boat and obstacle
-counts).
+per line). Every input is numbered on arrival, valid or not, per UI (its sender address; on
+TCP its connection), from 1: that number is the ``seq`` of its answer, and a UI's answers go
+out in the order of its inputs (a refusal waits for the answers to the inputs before it).
+Each input is checked against the wire (usv_bridge.core.protocol: types, ranges, ids, naming
+the field); a refused input is counted by kind, logged (rate-limited), answered, and changes
+nothing. An accepted input goes to the swarm numbered (the stream's own numbers), in the order
+received: one ordered stream for init, 26 and 22, so an init, its 26 and the 22 after them are
+applied in that order. At most `window` inputs are out without an answer; the rest wait here
+(up to `max_pending`), so no burst can overflow the topic's history. Every input is answered
+to its sender once the swarm applied or refused it: ``{"reply": 22, "seq": 7, "ok": true,
+"boat": 3, "applied": "..."}`` or ``{"reply": 22, "seq": 8, "ok": false, "boat": 3, "kind":
+"state", "error": "boat 3 is out of action (health 0)"}`` (an init: ``"reply": "init"`` with
+its boat and obstacle counts; an answer to a 22 always names its boat, null if para1 is not
+an integer).
 
 Out (to the UI): command 21 of every swarm state, ``[21, n, <n boats>, ts]``: one UDP datagram
 (an init whose 21 could exceed `max_datagram_bytes` is refused over UDP: use TCP), or one TCP
@@ -25,7 +29,7 @@ UiPipeline is called from the node's one executor thread; a state is read by duc
 (input_source, input_seq, session), so this module imports no message package.
 """
 
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 import datetime
 import json
@@ -38,6 +42,9 @@ from usv_bridge.core import protocol as P
 # are taken as lost and the oldest goes out without them (200 = 2 s of a 10 Hz swarm at 10x)
 MAX_HELD = 200
 MAX_UDP_PAYLOAD = 65507
+# UIs (sender addresses) whose input numbers are kept; beyond, the longest idle one with no
+# answer due is forgotten (it starts again at 1): only a flood of spoofed sources gets there
+MAX_SENDERS = 4096
 
 
 @dataclass(frozen=True)
@@ -73,7 +80,7 @@ PARAMETERS: Dict[str, tuple] = {
                            'be larger is refused (use TCP)', 1000, MAX_UDP_PAYLOAD),
     'timestamps': ("Command 21 timestamp: 'sim' (the init's hour today + session sim time) or "
                    "'wall' (local time now)",),
-    'replies': ('Answer every input: {"reply": ..., "ok": ...}',),
+    'replies': ('Answer every input ({"reply": ..., "seq": ..., "ok": ...}): docs/usv_ui.md',),
     'window': ('Inputs out to the swarm without an answer, at most (the input topic keeps '
                '1000)', 1, 900),
     'max_pending': ('Inputs waiting for the window, at most (beyond: refused as busy)',
@@ -84,13 +91,36 @@ PARAMETERS: Dict[str, tuple] = {
 }
 
 
+class Slot:
+    """The answer to one input, in its UI's order: its number, and the answer once known."""
+
+    __slots__ = ('seq', 'queue', 'reply')
+
+    def __init__(self, seq: int, queue: deque) -> None:
+        """seq: the input's number for its UI; queue: that UI's answers not yet sent."""
+        self.seq, self.queue = seq, queue
+        self.reply: Optional[dict] = None
+
+
+class Sender:
+    """A UI's input count and its answers waiting for those of its earlier inputs."""
+
+    __slots__ = ('count', 'queue')
+
+    def __init__(self) -> None:
+        """No input yet."""
+        self.count = 0
+        self.queue: Deque[Slot] = deque()
+
+
 @dataclass
 class Input:
     """An accepted input on its way to the swarm.
 
-    code: 'init', 26 or 22; payload: the init object (its JSON), the session code, or the
-    Order; addr: its sender; t: when it was queued or last sent [s, monotonic]; info: what
-    its answer adds (an init's counts and hour).
+    code: 'init', 26 or 22; seq: its number in the stream to the swarm; payload: the init
+    object (its JSON), the session code, or the Order; addr: its sender; t: when it was
+    queued or last sent [s, monotonic]; slot: its answer's place for its UI; info: what its
+    answer adds (an init's counts and hour).
     """
 
     code: Any
@@ -98,6 +128,7 @@ class Input:
     payload: Any
     addr: Any
     t: float
+    slot: Slot
     info: dict = field(default_factory=dict)
 
 
@@ -105,7 +136,8 @@ class Input:
 class Actions:
     """What the node does after a decision of the pipeline."""
 
-    replies: List[Tuple[Any, dict]] = field(default_factory=list)    # (addr, JSON object)
+    # (addr, JSON object): answers in each UI's input order
+    replies: List[Tuple[Any, dict]] = field(default_factory=list)
     rejects: List[Tuple[str, str, Any]] = field(default_factory=list)  # (kind, text, addr)
     batches: List[List[Input]] = field(default_factory=list)   # each one SwarmInputs, in order
     states: list = field(default_factory=list)        # states whose 21 goes out now
@@ -121,8 +153,8 @@ class UiPipeline:
         """types: the TypeTable; swarm_config: the init in force; source: our stream's id."""
         self.cfg, self.types, self.source = cfg, types, source
         self.tcp = cfg.transport == 'tcp'
-        self.counts = {'rx': 0, 'init': 0, 'cmd22': 0, 'cmd26': 0, 'applied': 0, 'refused': 0,
-                       'resent': 0, 'cmd21': 0, 'released_unanswered': 0}
+        self.counts = {'inputs': 0, 'rx': 0, 'init': 0, 'cmd22': 0, 'cmd26': 0, 'applied': 0,
+                       'refused': 0, 'resent': 0, 'cmd21': 0, 'released_unanswered': 0}
         self._set_config(swarm_config)
         self._hour = swarm_config.hour          # of the init in force (applied)
         self._seq = 0
@@ -130,6 +162,7 @@ class UiPipeline:
         self.out: Dict[int, Input] = {}         # seq -> sent, not answered yet
         self._accept_from = 0                   # states from before this input are stale
         self.held: deque = deque()              # states waiting for their inputs' answers
+        self.senders: 'OrderedDict[Any, Sender]' = OrderedDict()   # by address, idlest first
 
     def _set_config(self, cfg) -> None:
         """The config the next inputs are checked against (the latest init queued)."""
@@ -146,12 +179,41 @@ class UiPipeline:
         return need
 
     # --- input -----------------------------------------------------------------------------------
+    def _number(self, addr) -> Slot:
+        """The next number of addr's inputs, and its answer's place in addr's order."""
+        self.counts['inputs'] += 1
+        sender = self.senders.pop(addr, None)
+        if sender is None:
+            sender = Sender()
+            if len(self.senders) >= MAX_SENDERS:
+                idle = next((a for a, s in self.senders.items() if not s.queue), None)
+                if idle is not None:
+                    del self.senders[idle]
+        self.senders[addr] = sender             # the most recent last
+        sender.count += 1
+        slot = Slot(sender.count, sender.queue)
+        sender.queue.append(slot)
+        return slot
+
+    def _answer(self, act: Actions, addr, slot: Slot, reply: dict) -> None:
+        """The answer to slot is known: out with those after it, once all before it went."""
+        slot.reply = reply
+        q = slot.queue
+        while q and q[0].reply is not None:
+            act.replies.append((addr, q.popleft().reply))
+
     def on_input(self, data: bytes, addr, now: float) -> Actions:
-        """Decode and check one input, then queue it for the swarm; refusals answered."""
+        """Number one input, decode and check it, then queue it for the swarm.
+
+        Refusals are answered, in the UI's order.
+        """
         act = Actions()
-        code = None
+        slot = self._number(addr)
+        code = boat = None
         try:
             code, obj = P.decode(data)
+            if code == P.CMD_CONTROL:
+                boat = P.boat_of(obj)
             if code == P.CMD_STATE:
                 raise P.ProtocolError('command', '21 is sent by the simulator, not to it')
             info: Dict[str, Any] = {}
@@ -159,7 +221,6 @@ class UiPipeline:
                 cfg = P.parse_init(obj, self.types.boats, self.types.obstacles,
                                    self.cfg.max_boats)
                 self.fits([b.id for b in cfg.boats])
-                self._set_config(cfg)
                 payload: Any = json.dumps(obj)
                 info = {'boats': len(cfg.boats), 'obstacles': len(cfg.obstacles),
                         'ignored': list(cfg.ignored), 'hour': cfg.hour}
@@ -169,31 +230,37 @@ class UiPipeline:
                 payload = P.parse_command26(obj)
             else:
                 payload = P.parse_command22(obj, self.config, self.ids)
+            if len(self.pending) >= self.cfg.max_pending:
+                raise P.ProtocolError('busy', f'{len(self.pending)} inputs already wait for '
+                                      'the simulation')
         except FieldError as exc:
-            self._refuse(act, code, exc, addr)
+            self._refuse(act, code, exc, addr, slot, boat)
             return act
-        if len(self.pending) >= self.cfg.max_pending:
-            self._refuse(act, code, P.ProtocolError(
-                'busy', f'{len(self.pending)} inputs already wait for the simulation'), addr)
-            return act
+        if code == 'init':
+            self._set_config(cfg)           # the next inputs are checked against it
         self.counts['rx'] += 1
         self._seq += 1
-        self.pending.append(Input(code, self._seq, payload, addr, now, info))
+        self.pending.append(Input(code, self._seq, payload, addr, now, slot, info))
         act.accepted = True
         return act
 
     def refuse(self, exc: FieldError, addr) -> Actions:
         """An input refused before it was decoded (a TCP line too long)."""
         act = Actions()
-        self._refuse(act, None, exc, addr)
+        self._refuse(act, None, exc, addr, self._number(addr))
         return act
 
-    def _refuse(self, act: Actions, code, exc: FieldError, addr, seq=None) -> None:
-        """Count, log and answer an input that is refused (nothing changed)."""
+    def _refuse(self, act: Actions, code, exc: FieldError, addr, slot: Slot,
+                boat=None) -> None:
+        """Count, log and answer an input that is refused (nothing changed).
+
+        An answer to a 22 names its boat (boat: para1 as sent, None if not an integer).
+        """
         act.rejects.append((exc.kind, str(exc), addr))
-        act.replies.append((addr, {'reply': code if code is not None else 'unknown',
-                                   **({'seq': seq} if seq else {}), 'ok': False,
-                                   'kind': exc.kind, 'error': str(exc)}))
+        self._answer(act, addr, slot, {
+            'reply': code if code is not None else 'unknown', 'seq': slot.seq, 'ok': False,
+            **({'boat': boat} if code == P.CMD_CONTROL else {}), 'kind': exc.kind,
+            'error': str(exc)})
 
     def flush(self, now: float, listening: bool) -> Actions:
         """Send queued inputs (one batch) while the window has room and a swarm listens."""
@@ -226,7 +293,7 @@ class UiPipeline:
                 item = self.pending.popleft()
                 self._refuse(act, item.code, P.ProtocolError(
                     'state', 'no swarm simulation (usv_swarm_node) is listening'), item.addr,
-                    item.seq)
+                    item.slot, _boat(item))
         return act
 
     def on_results(self, results) -> Actions:
@@ -246,10 +313,10 @@ class UiPipeline:
         if not applied:
             self.counts['refused'] += 1
             return self._refuse(act, item.code, P.ProtocolError(refusal or 'state', text),
-                                item.addr, seq)
+                                item.addr, item.slot, _boat(item))
         self.counts['applied'] += 1
         self.counts[{'init': 'init', P.CMD_SESSION: 'cmd26'}.get(item.code, 'cmd22')] += 1
-        reply: Dict[str, Any] = {'reply': item.code, 'seq': seq, 'ok': True}
+        reply: Dict[str, Any] = {'reply': item.code, 'seq': item.slot.seq, 'ok': True}
         if item.code == P.CMD_CONTROL:
             reply.update(boat=item.payload.boat_id, applied=text)
         else:
@@ -261,7 +328,7 @@ class UiPipeline:
             else:
                 reply['session'] = P.SESSION_NAMES[item.payload]
             act.logs.append(('info', f'{item.code}: {text}'))
-        act.replies.append((item.addr, reply))
+        self._answer(act, item.addr, item.slot, reply)
 
     # --- output ----------------------------------------------------------------------------------
     def _waits(self, state) -> bool:
@@ -301,3 +368,8 @@ class UiPipeline:
             start = datetime.datetime.combine(datetime.date.today(), datetime.time(self._hour))
             wall = start + datetime.timedelta(seconds=session_s)
         return P.encode_21(columns, P.timestamp(wall))
+
+
+def _boat(item: Input):
+    """The boat of a queued 22 (None for init and 26)."""
+    return item.payload.boat_id if item.code == P.CMD_CONTROL else None

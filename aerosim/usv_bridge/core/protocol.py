@@ -185,6 +185,16 @@ def heading(v) -> float:
     return h
 
 
+def boat_of(arr: List):
+    """A 22's boat as sent (para1) if it is an integer, else None: named in its answer."""
+    v = arr[1] if len(arr) > 1 else None
+    if isinstance(v, float) and v.is_integer():    # 3.0 (NaN and infinities are not)
+        v = int(v)
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) <= MAX_ID:
+        return v
+    return None
+
+
 def parse_command26(arr: List) -> int:
     """Validate [26, x]: the session code 0..3."""
     if len(arr) != 2:
