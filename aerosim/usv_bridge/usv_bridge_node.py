@@ -8,7 +8,9 @@ start). What is checked, refused, answered, held and sent, and in what order: th
 (usv_bridge.core.pipeline); this node wires the socket, the topics and the timers. The state
 topic is the pipeline's (reliable, deep): no state is skipped, so 21 stamps are exactly the
 state period apart; a bridge that cannot keep up holds the swarm node back through DDS flow
-control. Refusals are counted by kind on /diagnostics and logged (rate-limited).
+control. Refusals are counted by kind on /diagnostics and logged (rate-limited). The UDP link
+(usv_bridge.ui_link) has a receive buffer sized for the promised burst and counts the
+kernel's drops (/diagnostics `kernel_drops`, a warning).
 """
 
 import datetime
@@ -21,6 +23,7 @@ from rclpy.clock import Clock, ClockType
 
 from aerosim_msgs.msg import SwarmInput, SwarmInputResults, SwarmInputs, SwarmState
 from sim_core.errors import ConfigError
+from sim_core.link import parse_endpoint
 from sim_core.timeutil import NS_PER_S
 from sim_dynamics.core.swarm_config import load_swarm_config
 from sim_dynamics.core.usv_swarm import TypeTable
@@ -32,6 +35,7 @@ from sim_ros.port_node import PortNode
 from sim_ros.run import run_node
 from usv_bridge.core import pipeline as pl
 from usv_bridge.core import protocol as P
+from usv_bridge.ui_link import SMALL_DATAGRAM_BYTES, UiUdpLink
 
 KINDS = {'init': SwarmInput.KIND_INIT, P.CMD_SESSION: SwarmInput.KIND_SESSION,
          P.CMD_CONTROL: SwarmInput.KIND_COMMAND}
@@ -47,9 +51,7 @@ class UsvBridge(PortNode):
         try:
             if cfg.timestamps not in ('sim', 'wall'):
                 raise ValueError(f"timestamps: 'sim' or 'wall', got {cfg.timestamps!r}")
-            # a UI that stops reading for 5 s is dropped (it may connect again), not waited for
-            self.link = self._open_link(cfg.transport, cfg.bind, cfg.tcp_bind, cfg.ui_address,
-                                        'ui_address', send_timeout_s=5.0)
+            self.link = self._open_ui_link(cfg)
         except (ValueError, OSError) as exc:
             raise ConfigError(str(exc)) from exc
         self.tcp = cfg.transport == 'tcp'
@@ -64,6 +66,8 @@ class UsvBridge(PortNode):
             raise ConfigError(f'sim_config {cfg.sim_config}: {exc}') from None
         self.counts = self.core.counts
         self._buf = b''
+        self._drops = 0                 # kernel drops already reported
+        self._drops_rose = False        # since the last status
         self.pub_input = self.create_publisher(SwarmInputs, 'input', qos.INPUT)
         self.create_subscription(SwarmInputResults, 'input_result', self._on_results,
                                  qos.INPUT)
@@ -79,6 +83,35 @@ class UsvBridge(PortNode):
             f'{cfg.timestamps} timestamps; inputs to the swarm in order, {cfg.window} '
             f'unanswered at most; {len(swarm.boats)} boats from {cfg.sim_config} until an '
             'init arrives')
+        if not self.tcp:
+            self._check_buffer()
+
+    def _open_ui_link(self, cfg: pl.UiConfig):
+        """The UI's link (ValueError/OSError if misconfigured), filtered by allow_peers."""
+        if cfg.transport not in ('udp', 'tcp'):
+            raise ValueError(f"transport: must be 'udp' or 'tcp', got {cfg.transport!r}")
+        if cfg.transport == 'udp':
+            local = parse_endpoint(cfg.bind, 'bind')
+            return UiUdpLink(local, parse_endpoint(cfg.ui_address, 'ui_address'),
+                             self._allowlist([local[0]]), self._refused, cfg.udp_rcvbuf_bytes)
+        # a UI that stops reading for 5 s is dropped (it may connect again), not waited for
+        return self._open_link(cfg.transport, cfg.bind, cfg.tcp_bind, send_timeout_s=5.0)
+
+    def _check_buffer(self):
+        """Say what burst the UDP receive buffer holds; warn if the kernel granted less."""
+        link, log = self.link, self.get_logger()
+        burst = f'a burst of ~{link.burst()} back-to-back inputs of up to ' \
+            f'{SMALL_DATAGRAM_BYTES} bytes'
+        if link.rcvbuf_bytes < link.rcvbuf_wanted:
+            log.warning(f'UDP receive buffer: the kernel granted {link.rcvbuf_bytes} of '
+                        f'{link.rcvbuf_wanted} bytes (udp_rcvbuf_bytes), {burst}; raise '
+                        f'net.core.rmem_max to {link.rcvbuf_wanted // 2} or use transport tcp')
+        else:
+            log.info(f'UDP receive buffer {link.rcvbuf_bytes} bytes: {burst} (more: use '
+                     'transport tcp)')
+        if not link.counts_drops:
+            log.warning('this kernel does not report dropped datagrams (SO_RXQ_OVFL): '
+                        'inputs lost in a full receive buffer are not counted')
 
     def _listening(self) -> bool:
         return self.pub_input.get_subscription_count() > 0
@@ -86,6 +119,8 @@ class UsvBridge(PortNode):
     # --- input -----------------------------------------------------------------------------------
     def _poll(self):
         self._read_link(self._on_data)
+        if not self.tcp:
+            self._count_drops()
         now = time.monotonic()
         self._apply(self.core.flush(now, self._listening()))
         self._apply(self.core.check_answers(now, self._listening()))
@@ -102,6 +137,18 @@ class UsvBridge(PortNode):
         for line in lines:
             if line.strip():
                 self._guarded(self.handle_input, line, addr, 'value')
+
+    def _count_drops(self):
+        """Warn (rate-limited) when the kernel dropped UI datagrams: they get no answer."""
+        drops = self.link.kernel_drops()
+        if drops <= self._drops:
+            return
+        new, self._drops, self._drops_rose = drops - self._drops, drops, True
+        self.get_logger().warning(
+            f'{new} UI datagrams dropped by the kernel ({drops} so far): the receive buffer '
+            f'({self.link.rcvbuf_bytes} bytes, ~{self.link.burst()} small inputs) was full; '
+            'they get no answer. Send larger bursts over transport tcp',
+            throttle_duration_sec=self._warn_period)
 
     def handle_input(self, data: bytes, addr):
         """Decode and check one input, then queue it for the swarm; refusals answered."""
@@ -174,11 +221,18 @@ class UsvBridge(PortNode):
         c = self.core
         counts = dict(c.counts, pending=len(c.pending), unanswered=len(c.out),
                       held_states=len(c.held))
-        self._publish_port_status(
-            'USV UI link', 'usv_ui', up,
-            f'{c.counts["rx"]} in, {sum(self.rejects.values())} rejected, '
-            f'{c.counts["cmd21"]} states out' if up else 'no UI address yet', counts,
-            [('send_errors', self.link.send_errors)])
+        extra = [('send_errors', self.link.send_errors)]
+        message = f'{c.counts["rx"]} in, {sum(self.rejects.values())} rejected, ' \
+            f'{c.counts["cmd21"]} states out' if up else 'no UI address yet'
+        if not self.tcp:
+            counts['kernel_drops'] = self._drops
+            extra.append(('udp_rcvbuf_bytes', self.link.rcvbuf_bytes))
+        rose, self._drops_rose = self._drops_rose, False
+        if rose:
+            message = f'UI datagrams dropped by the kernel: {self._drops} so far (receive ' \
+                'buffer full; use transport tcp for larger bursts)'
+        self._publish_port_status('USV UI link', 'usv_ui', up and not rose, message, counts,
+                                  extra)
 
 
 def main(args=None):
