@@ -44,9 +44,17 @@ def restore_sigint() -> None:
 
 
 def run(module: str) -> None:
-    """Restore SIGINT, then import module and run its main()."""
+    """Restore SIGINT, then import module and run its main().
+
+    Ctrl-C while the module imports is a normal stop: exit 0, no traceback (launch reported
+    the node as died with exit code -2, and printed the import's stack).
+    """
     restore_sigint()
-    importlib.import_module(module).main()
+    try:
+        main = importlib.import_module(module).main
+    except KeyboardInterrupt:
+        raise SystemExit(0) from None
+    main()
 
 
 def __getattr__(name: str) -> Callable[[], None]:

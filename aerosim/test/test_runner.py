@@ -263,4 +263,5 @@ def test_a_console_script_started_with_sigint_ignored_stops_on_sigint_while_impo
                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     time.sleep(0.1)                       # importing numba, rclpy: no rclpy handler yet
     p.send_signal(signal.SIGINT)
-    p.wait(30)                            # before: ran on, until SIGTERM
+    rc = p.wait(30)                       # before: ran on, until SIGTERM
+    assert rc == 0 and 'Traceback' not in procs.text(p), procs.text(p)[-2000:]
