@@ -335,3 +335,30 @@ def test_heading_is_in_0_to_360_open_and_every_refusal_says_so(heading, ok):
     with pytest.raises(P.ProtocolError, match=r'must be in \[0, 360\), got '):
         P.parse_command22(cmd, cfg)
 
+
+def test_pipeline_one_ui_at_a_time_over_udp():
+    p = pipeline(ui_timeout_s=10.0, warn_period_s=1.0)
+    a, b = ('127.0.0.1', 1), ('127.0.0.1', 2)
+    assert p.on_input(b'[26, 2]', a, 0.0).accepted and p.ui == a
+    act = p.on_input(b'[26, 1]', b, 5.0)       # a sent 5 s ago: it keeps control
+    assert not act.accepted and act.rejects[0][0] == 'other_ui'
+    assert act.replies[0][0] == a and act.replies[0][1]['notice'] == 'other_ui'
+    assert act.replies[1] == (b, {'reply': 26, 'seq': 1, 'ok': False, 'kind': 'other_ui',
+                                  'error': act.rejects[0][1]})
+    assert '127.0.0.1:1 has control' in act.rejects[0][1]
+    act = p.on_input(b'[26, 1]', b, 5.5)       # told once per warn_period_s
+    assert [x for x, _ in act.replies] == [b]
+    p.on_input(b'garbage', a, 6.0)              # anything from the UI keeps it in control
+    assert p.on_input(b'[26, 1]', b, 15.0).rejects[0][0] == 'other_ui'
+    act = p.on_input(b'[26, 1]', b, 16.5)      # 10.5 s of silence: b takes control
+    assert act.accepted and p.ui == b
+    assert act.replies == [(a, {'notice': 'ui_changed', 'ui': '127.0.0.1:2',
+                                'text': act.replies[0][1]['text']})]
+    assert any('UI 127.0.0.1:2 has control now' in t for _, t in act.logs)
+    assert p.on_input(b'[26, 0]', b, 17.0).accepted and p.ui is None   # ended: released
+    assert p.on_input(b'[26, 2]', a, 17.1).accepted and p.ui == a
+    # a refused init does not become the config the next commands are checked against
+    two = json.loads(json.dumps(SEED_INIT))
+    two['boats'][0]['id'] = 5
+    assert p.on_input(json.dumps(two).encode(), b, 17.2).rejects[0][0] == 'other_ui'
+    assert p.on_input(b'[22, 1, 0, 0, 0, 0, 3, 1.0, 10, 0, 0]', a, 17.3).accepted

@@ -1,16 +1,19 @@
-"""The USV UI session over real sockets: answers a UI can match, bursts.
+"""The USV UI session over real sockets: answers a UI can match, bursts, a second UI.
 
 usv_swarm_node + usv_bridge, a UI played from the seed (004) and docs/usv_ui.md: every input
 is numbered per UI (valid or not) and answered in the order sent, with its boat; a UDP burst
 up to the promised size is answered whole, and what the kernel drops beyond it is counted on
-/diagnostics with a warning.
+/diagnostics with a warning; a second UI is refused, both are told, and the log says so.
 """
 
+import json
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
 import pytest
 from test_usv_swarm_graph import UiPeer, sample, start_graph
+
+from usv_bridge.core import protocol as P
 
 from conftest import (
     DEADLINE_SCALE,
@@ -18,6 +21,7 @@ from conftest import (
     port_counts,
     probe_node,
     spin_until,
+    tcp_client,
     wait_line,
 )
 
@@ -137,3 +141,90 @@ def test_kernel_drops_are_counted_on_diagnostics_with_a_warning(procs, ros_conte
     assert wait_line(bridge.lines, 'dropped by the kernel', 10.0 * DEADLINE_SCALE), \
         procs.output(bridge)[-3000:]
 
+
+def test_a_second_udp_ui_is_refused_and_both_are_told(procs):
+    """Before: a second UI's [26, 2] restarted the first UI's session, and nobody knew."""
+    port = free_ports(3)
+    swarm, bridge = start_graph(procs, port, port + 1, ui_timeout_s=4.0)
+    ui = UiPeer(port + 1, port)
+    ui.send_init(sample(), procs, bridge)
+    ui.send([26, 2])
+    assert answers(ui, 1, 30.0)[0]['ok']
+    other = UiPeer(port + 2, port)
+    other.raw(b'[26, 9]')                            # garbage is refused for what it is
+    assert answers(other, 1, 30.0)[0]['kind'] == 'value'
+    other.send([26, 2])
+    m = answers(other, 1, 30.0)[0]
+    assert (m['reply'], m['seq'], m['ok'], m['kind']) == (26, 2, False, 'other_ui'), m
+    assert f'127.0.0.1:{port + 1}' in m['error']
+    notice = next(m for m in ui.messages(10.0 * DEADLINE_SCALE)
+                  if isinstance(m, dict) and 'notice' in m)
+    assert notice['notice'] == 'other_ui' and notice['ui'] == f'127.0.0.1:{port + 2}', notice
+    # the first UI's session goes on, and it keeps control while it sends
+    ui.send(good22(1, 90.0))
+    assert answers(ui, 1, 30.0)[0]['ok']
+    # silent for ui_timeout_s, it is released: the other UI takes over, both are told
+    time.sleep(4.5)
+    other.send([26, 2])
+    assert answers(other, 1, 30.0)[0]['ok']
+    notice = next(m for m in ui.messages(10.0 * DEADLINE_SCALE)
+                  if isinstance(m, dict) and m.get('notice') == 'ui_changed')
+    assert notice['ui'] == f'127.0.0.1:{port + 2}', notice
+    out = procs.output(bridge)
+    assert f'rejected from 127.0.0.1:{port + 2} (other_ui' in out, out[-3000:]
+    assert f'127.0.0.1:{port + 1} has control (its last input' in out, out[-3000:]
+    assert f'UI 127.0.0.1:{port + 2} has control now' in out, out[-3000:]
+
+
+def test_a_second_tcp_ui_is_refused_and_the_first_keeps_its_connection(procs):
+    """Before: the second connection replaced the first, which got EOF; no log line."""
+    port = free_ports(2)
+    swarm, bridge = start_graph(procs, port, port + 1, transport='tcp')
+    first = tcp_client(port, 30.0 * DEADLINE_SCALE)
+    f1 = first.makefile('rb')
+    first.sendall(json.dumps(sample()).encode() + b'\n[26, 2]\n')
+    got = [json.loads(f1.readline()) for _ in range(2)]
+    assert [m['reply'] for m in got] == ['init', 26] and all(m['ok'] for m in got)
+    second = tcp_client(port, 30.0 * DEADLINE_SCALE)
+    f2 = second.makefile('rb')
+    m = json.loads(f2.readline())
+    assert m['notice'] == 'refused' and m['kind'] == 'other_ui', m
+    assert f2.readline() == b''                      # then closed
+    seen_notice = False
+    for _ in range(200):                              # the first is told, and still served
+        m = json.loads(f1.readline())
+        if isinstance(m, dict):
+            assert m['notice'] == 'other_ui', m
+            seen_notice = True
+        elif seen_notice:
+            assert P.decode_21(m)[0]
+            break
+    assert seen_notice
+    first.sendall(json.dumps(good22(1, 45.0)).encode() + b'\n')
+    for _ in range(200):
+        m = json.loads(f1.readline())
+        if isinstance(m, dict):
+            assert m['reply'] == 22 and m['ok'] and m['seq'] == 3, m
+            break
+    f1.close()
+    first.close()                       # (with its file open too, the socket stays open)
+    # once the first has gone, a new UI is taken (numbered from 1 on its connection)
+    deadline = time.monotonic() + 30.0 * DEADLINE_SCALE
+    while True:
+        third = tcp_client(port, 30.0 * DEADLINE_SCALE)
+        f3 = third.makefile('rb')
+        third.sendall(b'[26, 1]\n')
+        m = json.loads(f3.readline() or b'{}')
+        while isinstance(m, list):
+            m = json.loads(f3.readline())
+        if m.get('notice') != 'refused':
+            break
+        f3.close()
+        third.close()                   # the bridge had not seen the first one go yet
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    assert m == {'reply': 26, 'seq': 1, 'ok': True, 'session': 'practice'}, m
+    f3.close()
+    third.close()
+    out = procs.output(bridge)
+    assert 'refused a second UI' in out and 'UI disconnected' in out, out[-3000:]

@@ -1,4 +1,4 @@
-"""The USV UI's UDP link (pure sockets, no rclpy): sim_core.link's, with what a UI port needs.
+"""The USV UI's links (pure sockets, no rclpy): sim_core.link's, with what a UI port needs.
 
 UiUdpLink: a receive buffer sized for the largest burst we promise (``udp_rcvbuf_bytes``), and
 the datagrams the kernel dropped because it was full (Linux): each datagram carries the
@@ -6,11 +6,19 @@ socket's drop count as it was queued (SO_RXQ_OVFL, in recvmsg's ancillary data),
 count now is read at will (SO_MEMINFO: drops after the last datagram received show there
 first). What the kernel dropped never reaches the bridge, so it gets no answer: counted, it is
 at least known (/diagnostics, a warning).
+
+UiTcpLink: one UI at a time. A second client while one is connected gets one refusal line and
+is closed; the one connected keeps its connection (sim_core's TcpServerLink replaces it: a UI
+would lose its session to any later connection, silently). Connections, refusals and
+disconnections are reported (``on_event``) so the node can log them and tell the UI. A dead
+peer (a UI's host gone without closing) is found by TCP keepalive within about 11 s and
+dropped, so it does not lock the port.
 """
 
 import socket
 import struct
-from typing import Callable, Optional
+import time
+from typing import Callable, List, Optional, Tuple
 
 from sim_core.link import (
     MAX_DATAGRAM,
@@ -18,8 +26,10 @@ from sim_core.link import (
     STAMP_SPACE,
     Address,
     Allowlist,
+    TcpServerLink,
     UdpLink,
     arrival,
+    stamp_arrivals,
     wait_readable,
 )
 
@@ -34,6 +44,13 @@ OVFL_SPACE = socket.CMSG_SPACE(4)                       # __u32
 # rcvbuf / truesize datagrams the bridge has not read yet.
 SMALL_DATAGRAM_BYTES = 190
 SMALL_DATAGRAM_TRUESIZE = 832
+# TCP keepalive on a UI's connection: first probe after 5 s idle, then every 2 s, 3 unanswered
+KEEPALIVE = (('TCP_KEEPIDLE', 5), ('TCP_KEEPINTVL', 2), ('TCP_KEEPCNT', 3))
+# A refused client is read (and what it sent dropped) until it closes, for at most this long
+# [s]: closed with its input unread, the kernel would reset the connection, and the client
+# could lose the refusal line before reading it.
+REFUSED_LINGER_S = 2.0
+CLOSED_BY_PEER = 'it closed the connection'
 
 
 def size_receive_buffer(sock, want: int) -> int:
@@ -112,3 +129,125 @@ class UiUdpLink(UdpLink):
     def describe(self) -> str:
         """As UdpLink's, with the receive buffer."""
         return f'{super().describe()}, receive buffer {self.rcvbuf_bytes} bytes'
+
+
+class UiTcpLink(TcpServerLink):
+    """TcpServerLink that keeps its client and refuses a second one (module docstring).
+
+    on_event(what, addr, other): 'connected' (other None), 'second' (other: the client
+    connected; returns the line sent to addr before it is closed), 'disconnected' (other:
+    why, text).
+    """
+
+    def __init__(self, bind: Address, allow: Allowlist, on_refused: Callable[[Address], None],
+                 send_timeout_s: Optional[float], on_event: Callable):
+        """Listen now (OSError if it can't)."""
+        super().__init__(bind, allow, on_refused, send_timeout_s)
+        self.on_event = on_event
+        self.refused_clients = 0
+        self._closing: List[Tuple[socket.socket, float]] = []   # (refused client, deadline)
+
+    def _drop(self, c, why: str = 'it took no data (send failed or timed out)') -> None:
+        with self._lock:
+            was = self.remote if self.client is c else None
+        super()._drop(c)
+        if was is not None:
+            self.on_event('disconnected', was, why)
+
+    def recv(self, timeout_s: float, spin_s: float = 0.0):
+        """As TcpServerLink.recv, but a new client while one is connected is refused."""
+        if self._closing:
+            self._linger()
+        with self._lock:
+            c = self.client
+        socks = [self.server] + ([c] if c else [])
+        r = wait_readable(socks, timeout_s, spin_s)
+        if self.server in r:
+            try:
+                new, addr = self.server.accept()
+            except OSError:
+                return None, None
+            if not self.allow.permits(addr):
+                new.close()
+                self.on_refused(addr)
+                return None, None
+            if c is not None:
+                self._refuse(new, addr)
+                return None, None
+            new.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            _keepalive(new)
+            stamp_arrivals(new)
+            new.settimeout(self.send_timeout_s)
+            with self._lock:
+                self.client, self.remote = new, addr
+            self.clients += 1
+            self.on_event('connected', addr, None)
+            return None, None
+        if c is not None and c in r:
+            try:
+                data, anc, _, _ = c.recvmsg(MAX_DATAGRAM, STAMP_SPACE)
+                why = CLOSED_BY_PEER
+            except OSError as exc:
+                data, why = b'', f'connection error: {exc.strerror or exc}'
+            if not data:
+                self._drop(c, why)
+                return None, None
+            self.rx_stamp = arrival(anc)
+            return data, self.remote
+        return None, None
+
+    def _refuse(self, new, addr) -> None:
+        """A second client: its refusal line (from on_event), then our end shut (FIN)."""
+        self.refused_clients += 1
+        line = self.on_event('second', addr, self.remote)
+        try:
+            new.settimeout(1.0)
+            if line:
+                new.sendall(line)
+            new.shutdown(socket.SHUT_WR)
+            new.setblocking(False)
+        except OSError:
+            new.close()
+            return
+        self._closing.append((new, time.monotonic() + REFUSED_LINGER_S))
+
+    def _linger(self) -> None:
+        """Read and drop what refused clients send; close each at its EOF or deadline."""
+        now, keep = time.monotonic(), []
+        for s, deadline in self._closing:
+            try:
+                while s.recv(65536):
+                    pass
+                done = True                     # EOF
+            except BlockingIOError:
+                done = now > deadline
+            except OSError:
+                done = True
+            if done:
+                s.close()
+            else:
+                keep.append((s, deadline))
+        self._closing = keep
+
+    def close(self) -> None:
+        """Close the client (no event), the refused ones and the server."""
+        self.on_event = _quiet
+        for s, _ in self._closing:
+            s.close()
+        self._closing = []
+        super().close()
+
+
+def _quiet(*_args):
+    return None
+
+
+def _keepalive(sock) -> None:
+    """Turn on TCP keepalive with short intervals (where the options exist)."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        for name, value in KEEPALIVE:
+            if hasattr(socket, name):
+                sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, name), value)
+    except OSError:
+        pass

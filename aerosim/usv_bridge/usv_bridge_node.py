@@ -8,9 +8,10 @@ start). What is checked, refused, answered, held and sent, and in what order: th
 (usv_bridge.core.pipeline); this node wires the socket, the topics and the timers. The state
 topic is the pipeline's (reliable, deep): no state is skipped, so 21 stamps are exactly the
 state period apart; a bridge that cannot keep up holds the swarm node back through DDS flow
-control. Refusals are counted by kind on /diagnostics and logged (rate-limited). The UDP link
-(usv_bridge.ui_link) has a receive buffer sized for the promised burst and counts the
-kernel's drops (/diagnostics `kernel_drops`, a warning).
+control. Refusals are counted by kind on /diagnostics and logged (rate-limited). The links
+(usv_bridge.ui_link): UDP with a receive buffer sized for the promised burst and the kernel's
+drops counted (/diagnostics `kernel_drops`, a warning); TCP with one UI at a time (a second
+is refused, both are told, the log says so).
 """
 
 import datetime
@@ -35,7 +36,7 @@ from sim_ros.port_node import PortNode
 from sim_ros.run import run_node
 from usv_bridge.core import pipeline as pl
 from usv_bridge.core import protocol as P
-from usv_bridge.ui_link import SMALL_DATAGRAM_BYTES, UiUdpLink
+from usv_bridge.ui_link import CLOSED_BY_PEER, SMALL_DATAGRAM_BYTES, UiTcpLink, UiUdpLink
 
 KINDS = {'init': SwarmInput.KIND_INIT, P.CMD_SESSION: SwarmInput.KIND_SESSION,
          P.CMD_CONTROL: SwarmInput.KIND_COMMAND}
@@ -94,8 +95,10 @@ class UsvBridge(PortNode):
             local = parse_endpoint(cfg.bind, 'bind')
             return UiUdpLink(local, parse_endpoint(cfg.ui_address, 'ui_address'),
                              self._allowlist([local[0]]), self._refused, cfg.udp_rcvbuf_bytes)
+        local = parse_endpoint(cfg.tcp_bind, 'tcp_bind')
         # a UI that stops reading for 5 s is dropped (it may connect again), not waited for
-        return self._open_link(cfg.transport, cfg.bind, cfg.tcp_bind, send_timeout_s=5.0)
+        return UiTcpLink(local, self._allowlist([local[0]]), self._refused, 5.0,
+                         self._on_link_event)
 
     def _check_buffer(self):
         """Say what burst the UDP receive buffer holds; warn if the kernel granted less."""
@@ -112,6 +115,20 @@ class UsvBridge(PortNode):
         if not link.counts_drops:
             log.warning('this kernel does not report dropped datagrams (SO_RXQ_OVFL): '
                         'inputs lost in a full receive buffer are not counted')
+
+    def _on_link_event(self, what: str, addr, other):
+        """The TCP link's connections: logged; a second UI refused, both told."""
+        log = self.get_logger()
+        if what == 'connected':
+            log.info(f'UI connected from {pl.endpoint(addr)}')
+        elif what == 'disconnected':             # other: why
+            (log.info if other == CLOSED_BY_PEER else log.warning)(
+                f'UI disconnected: {pl.endpoint(addr)} ({other})')
+        elif what == 'second':
+            act, refusal = self.core.second_tcp_ui(addr, other)
+            self._apply(act)
+            return json.dumps(refusal).encode() + b'\n'
+        return None
 
     def _listening(self) -> bool:
         return self.pub_input.get_subscription_count() > 0
@@ -196,7 +213,8 @@ class UsvBridge(PortNode):
             return
         data = json.dumps(obj).encode()
         if self.tcp:
-            self.link.send(data + b'\n')
+            if addr == self.link.remote:        # not to a client that connected since
+                self.link.send(data + b'\n')
         elif addr is not None:
             self.link.send_to(data, addr)
 
@@ -224,9 +242,12 @@ class UsvBridge(PortNode):
         extra = [('send_errors', self.link.send_errors)]
         message = f'{c.counts["rx"]} in, {sum(self.rejects.values())} rejected, ' \
             f'{c.counts["cmd21"]} states out' if up else 'no UI address yet'
-        if not self.tcp:
+        if self.tcp:
+            extra.append(('refused_clients', self.link.refused_clients))
+        else:
             counts['kernel_drops'] = self._drops
-            extra.append(('udp_rcvbuf_bytes', self.link.rcvbuf_bytes))
+            extra += [('udp_rcvbuf_bytes', self.link.rcvbuf_bytes),
+                      ('ui', pl.endpoint(c.ui) if c.ui else '')]
         rose, self._drops_rose = self._drops_rose, False
         if rose:
             message = f'UI datagrams dropped by the kernel: {self._drops} so far (receive ' \

@@ -16,6 +16,14 @@ to its sender once the swarm applied or refused it: ``{"reply": 22, "seq": 7, "o
 its boat and obstacle counts; an answer to a 22 always names its boat, null if para1 is not
 an integer).
 
+One UI at a time (UDP; on TCP the link has one client and refuses a second): the sender of
+the first valid input has control; a valid input from another address is refused (kind
+``other_ui``) while the UI in control sent anything within `ui_timeout_s`, and the UI in
+control is told (``{"notice": "other_ui", ...}``, at most once per `warn_period_s`). After
+that silence, or once its ``[26, 0]`` is taken, the next UI takes control; the one before is
+told (``{"notice": "ui_changed", ...}``) and the log says so. Garbage is refused for what it
+is, whoever sends it (it changes nothing).
+
 Out (to the UI): command 21 of every swarm state, ``[21, n, <n boats>, ts]``: one UDP datagram
 (an init whose 21 could exceed `max_datagram_bytes` is refused over UDP: use TCP), or one TCP
 line. After an init or a 26 is applied, states from before it are not forwarded: the first 21
@@ -64,6 +72,7 @@ class UiConfig:
     window: int = 200
     max_pending: int = 100000
     answer_timeout_s: float = 5.0
+    ui_timeout_s: float = 30.0
     udp_rcvbuf_bytes: int = 8388608
     warn_period_s: float = 2.0
 
@@ -81,19 +90,28 @@ PARAMETERS: Dict[str, tuple] = {
                            'be larger is refused (use TCP)', 1000, MAX_UDP_PAYLOAD),
     'timestamps': ("Command 21 timestamp: 'sim' (the init's hour today + session sim time) or "
                    "'wall' (local time now)",),
-    'replies': ('Answer every input ({"reply": ..., "seq": ..., "ok": ...}): docs/usv_ui.md',),
+    'replies': ('Answer every input ({"reply": ..., "seq": ..., "ok": ...}) and send notices '
+                '({"notice": ...}): docs/usv_ui.md',),
     'window': ('Inputs out to the swarm without an answer, at most (the input topic keeps '
                '1000)', 1, 900),
     'max_pending': ('Inputs waiting for the window, at most (beyond: refused as busy)',
                     1, 10000000),
     'answer_timeout_s': ('Wall time without an answer after which the inputs out are sent '
                          'again (a swarm restarted) or, with no swarm, refused [s]', 0.1, 600.0),
+    'ui_timeout_s': ('UDP: the UI in control keeps it while it sends anything within this '
+                     'wall time; after it, another UI may take control (TCP: while connected) '
+                     '[s]', 1.0, 86400.0),
     'udp_rcvbuf_bytes': ("UDP receive buffer [bytes, the kernel's count, as getsockopt "
                          'reports it]: 8 MiB holds a back-to-back burst of 10,000 inputs of '
                          'up to 190 bytes; the kernel caps it at 2 x net.core.rmem_max unless '
                          'the node may use SO_RCVBUFFORCE (CAP_NET_ADMIN)', 65536, 1 << 30),
     'warn_period_s': ('Minimum period of repeated warnings [s]', 0.1, 600.0),
 }
+
+
+def endpoint(addr) -> str:
+    """'host:port' of a socket address."""
+    return f'{addr[0]}:{addr[1]}' if addr else '-'
 
 
 class Slot:
@@ -141,7 +159,7 @@ class Input:
 class Actions:
     """What the node does after a decision of the pipeline."""
 
-    # (addr, JSON object): answers in each UI's input order
+    # (addr, JSON object): answers in each UI's input order, and notices
     replies: List[Tuple[Any, dict]] = field(default_factory=list)
     rejects: List[Tuple[str, str, Any]] = field(default_factory=list)  # (kind, text, addr)
     batches: List[List[Input]] = field(default_factory=list)   # each one SwarmInputs, in order
@@ -168,6 +186,9 @@ class UiPipeline:
         self._accept_from = 0                   # states from before this input are stale
         self.held: deque = deque()              # states waiting for their inputs' answers
         self.senders: 'OrderedDict[Any, Sender]' = OrderedDict()   # by address, idlest first
+        self.ui = None                          # UDP: the address of the UI in control
+        self._ui_seen = 0.0                     # its last input [s, monotonic]
+        self._told_at = -1e9                    # the last other_ui notice to it [s]
 
     def _set_config(self, cfg) -> None:
         """The config the next inputs are checked against (the latest init queued)."""
@@ -210,10 +231,13 @@ class UiPipeline:
     def on_input(self, data: bytes, addr, now: float) -> Actions:
         """Number one input, decode and check it, then queue it for the swarm.
 
-        Refusals are answered, in the UI's order.
+        Refusals are answered (in the UI's order); a valid input from a UI other than the one
+        in control (UDP) is refused as other_ui.
         """
         act = Actions()
         slot = self._number(addr)
+        if addr == self.ui:
+            self._ui_seen = now
         code = boat = None
         try:
             code, obj = P.decode(data)
@@ -238,6 +262,9 @@ class UiPipeline:
             if len(self.pending) >= self.cfg.max_pending:
                 raise P.ProtocolError('busy', f'{len(self.pending)} inputs already wait for '
                                       'the simulation')
+            if not self.tcp:
+                self._take_control(act, addr, slot, now, code == P.CMD_SESSION and
+                                   payload == P.SESSION_END)
         except FieldError as exc:
             self._refuse(act, code, exc, addr, slot, boat)
             return act
@@ -249,11 +276,58 @@ class UiPipeline:
         act.accepted = True
         return act
 
+    def _take_control(self, act: Actions, addr, slot: Slot, now: float, ends: bool) -> None:
+        """A valid input of addr: it has control, takes it, or is refused (ProtocolError).
+
+        ends: the input is [26, 0], which releases control once taken.
+        """
+        ui, timeout = self.ui, self.cfg.ui_timeout_s
+        idle = now - self._ui_seen
+        if ui is not None and addr != ui:
+            if idle <= timeout:
+                if now - self._told_at >= self.cfg.warn_period_s:
+                    self._told_at = now
+                    act.replies.append((ui, {
+                        'notice': 'other_ui', 'ui': endpoint(addr),
+                        'text': f'input {slot.seq} of {endpoint(addr)} refused: you have '
+                                'control'}))
+                raise P.ProtocolError(
+                    'other_ui', f'{endpoint(ui)} has control (its last input {idle:.1f} s '
+                    f'ago): one UI at a time; it is released by its [26, 0] or after '
+                    f'{timeout:g} s without input')
+            act.replies.append((ui, {'notice': 'ui_changed', 'ui': endpoint(addr),
+                                     'text': f'{endpoint(addr)} has control now: yours ended '
+                                             f'after {idle:.0f} s without input'}))
+        if addr != ui:
+            act.logs.append(('warning' if ui else 'info', f'UI {endpoint(addr)} has control now'
+                             + (f' ({endpoint(ui)} sent nothing for {idle:.0f} s)' if ui
+                                else '')))
+        self.ui, self._ui_seen = addr, now
+        if ends:
+            self.ui = None
+            act.logs.append(('info', f'UI {endpoint(addr)} ended the session ([26, 0]): '
+                             'another UI may take control'))
+
     def refuse(self, exc: FieldError, addr) -> Actions:
         """An input refused before it was decoded (a TCP line too long)."""
         act = Actions()
         self._refuse(act, None, exc, addr, self._number(addr))
         return act
+
+    def second_tcp_ui(self, addr, current) -> Tuple[Actions, dict]:
+        """A second TCP client while current is connected: (its notice to current, refusal).
+
+        The refusal is what the link sends the second client before closing it.
+        """
+        act = Actions()
+        text = f'refused a second UI: {endpoint(current)} is connected (one UI at a time)'
+        act.rejects.append(('other_ui', text, addr))
+        act.replies.append((current, {'notice': 'other_ui', 'ui': endpoint(addr),
+                                      'text': f'{endpoint(addr)} tried to connect: refused, '
+                                              'you keep control'}))
+        return act, {'notice': 'refused', 'ok': False, 'kind': 'other_ui',
+                     'error': f'{endpoint(current)} is connected: one UI at a time; connect '
+                              'again when it has gone'}
 
     def _refuse(self, act: Actions, code, exc: FieldError, addr, slot: Slot,
                 boat=None) -> None:

@@ -32,9 +32,10 @@ from sim_dynamics.core.swarm_orders import (
 )
 
 # Reject kinds (counters): what went wrong with an input. 'state': the simulation refused it
-# (no session, a boat out of action); 'busy': more inputs queued than max_pending.
+# (no session, a boat out of action); 'busy': more inputs queued than max_pending; 'other_ui':
+# a valid input from a second UI while another one has control.
 REJECT_KINDS = ('size', 'encoding', 'json', 'command', 'arity', 'type', 'value',
-                'unknown_id', 'state', 'busy')
+                'unknown_id', 'state', 'busy', 'other_ui')
 CMD_STATE, CMD_CONTROL, CMD_SESSION = 21, 22, 26
 # Command 26 codes.
 SESSION_END, SESSION_PRACTICE, SESSION_SIMULATION, SESSION_REAL = 0, 1, 2, 3
