@@ -7,6 +7,7 @@ up to the promised size is answered whole, and what the kernel drops beyond it i
 """
 
 import json
+import threading
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -111,8 +112,10 @@ def test_a_udp_burst_of_10000_commands_is_answered_whole(procs, ros_context):
     ui.send([26, 2])
     answers(ui, 1, 30.0)
     n = 10000
-    for k in range(n):                              # back to back, no pause
-        ui.send(good22((1, 2, 3, 11, 12)[k % 5], float(k % 360)))
+    burst = [json.dumps(good22((1, 2, 3, 11, 12)[k % 5], float(k % 360))).encode()
+             for k in range(n)]
+    # back to back, no pause; the UI reads its answers meanwhile (its own buffer is finite)
+    threading.Thread(target=lambda: [ui.raw(d) for d in burst], daemon=True).start()
     got = answers(ui, n, 60.0)
     assert all(m['ok'] for m in got) and got[-1]['seq'] - got[0]['seq'] == n - 1
     c = _diag(node, ex, diags, lambda c: c.get('cmd22') == str(n))
