@@ -208,7 +208,7 @@ def graph(n=1000, wall_s=10.0):
         def reply(to):
             while True:
                 m = json.loads(f.readline())
-                if isinstance(m, dict) and m['reply'] == to:
+                if isinstance(m, dict) and m.get('reply') == to:
                     return m
         sock.sendall(json.dumps(swarm_config(n)).encode() + b'\n')
         if not reply('init').get('ok'):
@@ -224,7 +224,7 @@ def graph(n=1000, wall_s=10.0):
         applied = 0
         while applied < n:
             m = json.loads(f.readline())
-            applied += isinstance(m, dict) and m['reply'] == 22 and m['ok']
+            applied += isinstance(m, dict) and m.get('reply') == 22 and m['ok']
         burst = n / (time.monotonic() - t0)
         # 21 rate and sim/wall
         stamps, t_first = [], None
