@@ -375,7 +375,7 @@ def download_mission(mission_raw, attempts=3):
 
 
 def test_a_gcs_on_another_port_gets_command_and_mission_acks(procs):
-    """pymavlink as a ground station on its own UDP port, the FC's port (fc_address) apart.
+    """A ground station (pymavlink) on its own UDP port, apart from the FC's (fc_address).
 
     Every command addressed to the bridge is answered with a COMMAND_ACK (mavlink.io command
     protocol): UNSUPPORTED for what it does not handle, ACCEPTED and the message for
