@@ -31,7 +31,6 @@ import rclpy.logging
 from aerosim_msgs.msg import AircraftEffectorCommand, MavlinkLinkStatus, SimStatus, VehicleState
 from mavlink_bridge.core import bridge as hb
 from mavlink_bridge.core.endpoint import Endpoint
-from mavlink_bridge.core.mixer import PLANE_OUTPUTS
 from mavlink_bridge.core.step_split import StepSplit
 from mavlink_bridge.status import link_status
 from sim_core import realtime as rt
@@ -122,8 +121,7 @@ class MavlinkBridge(PortNode):
             f'{" (autostart: arm and start it when the FC is ready)" if c.autostart else ""}'
             + (f'; FC parameters first: {len(c.session.params.params)} from '
                f'{c.session.params.source}' if c.session.params else '')
-            + (f'; fixed-wing mixer: controls[] {dict(zip(PLANE_OUTPUTS, c.mixer.channels))}, '
-               f'reversed {c.mixer.reversed}' if c.plane else
+            + (f'; fixed-wing mixer: {c.mixer.describe()}' if c.plane else
                f'; mixer motor channels {c.mixer.motor_channels}'))
         self._publish_status()
 

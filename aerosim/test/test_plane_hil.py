@@ -13,15 +13,25 @@ Pa, when fields_updated has 0x400).
 
 import json
 import math
+import socket
 import sys
+import threading
+import time
 
 import pytest
 
 from mavlink_bridge.core import hil
 from mavlink_bridge.core.mav import DIFF_PRESS, new_mav, pack
-from mavlink_bridge.core.mixer import ActuatorError, FixedWingMixer, fixed_wing_servos
+from mavlink_bridge.core.mixer import (
+    ActuatorError,
+    FixedWingMixer,
+    FourChannelMixer,
+    fixed_wing_servos,
+    plane_mixer,
+)
 from mavlink_bridge.fc.offline import fly_plane
 from mavlink_bridge.fc.plane import calibrated_airspeed_kts
+from sim_core.errors import ConfigError
 from sim_core.geodesy import KNOT_MPS
 from sim_core.scenario import load_scenario
 from sim_dynamics.core.plane import AircraftParams, Plane
@@ -105,6 +115,60 @@ def test_mixer_channel_tables_are_checked():
         FixedWingMixer(reversed=(16,))
 
 
+def test_the_aetr4_layout_takes_seed_003s_four_channels_0_to_1():
+    """Seed 003: only controls[0..3], each 0..1; a plane in the AETR order flies on them."""
+    a = AircraftParams.from_yaml(load_scenario('circuit').vehicle_file)
+    m = plane_mixer('aetr4', a)
+    assert isinstance(m, FourChannelMixer) and m.channels == (0, 1, 2, 3)
+    neutral = m.command([0.5, 0.5, 0.0, 0.5])
+    assert neutral.throttle == (0.0,) and neutral.wheel_brake == (1.0,)   # parked at idle
+    assert m.command([0.5, 0.5, 0.2, 0.5]).wheel_brake == (0.0,)
+    assert all(x == pytest.approx(0.0, abs=1e-12) for x in
+               neutral.aileron_rad + neutral.elevator_rad + neutral.rudder_rad + neutral.flap_rad)
+    full = m.command([1.0] * 4 + [0.0] * 12)
+    assert full.throttle == (1.0,)
+    left, right = (math.degrees(x) for x in full.aileron_rad)   # roll right: left TE down
+    assert left == pytest.approx(15.0) and right == pytest.approx(-15.0)   # as PX4's full roll
+    assert math.degrees(full.elevator_rad[0]) == pytest.approx(a.elevator_deg[0])  # TE up
+    assert math.degrees(full.rudder_rad[0]) == pytest.approx(-a.rudder_deg)     # TE right
+    assert math.degrees(full.wheel_steer_rad[0]) == pytest.approx(-a.steer_deg)  # nose right
+    low = m.command([0.0] * 4)                                  # the other way, engine idle
+    assert low.throttle == (0.0,)
+    assert math.degrees(low.rudder_rad[0]) == pytest.approx(a.rudder_deg)
+    assert m.idle().wheel_brake == (1.0,)          # before the first answer
+    # the same four channels in PX4's layout (the default) drive no engine: throttle is on 4
+    assert plane_mixer('px4', a).command([1.0] * 4 + [0.0] * 12).throttle == (0.0,)
+    for bad in ([1.5, 0.5, 0.5, 0.5], [0.5, -0.2, 0.5, 0.5], [0.5, 0.5, math.nan, 0.5],
+                [0.5, 0.5, 0.5]):
+        with pytest.raises(ActuatorError, match=r'outside \[0, 1\]|is nan|need 4'):
+            m.command(bad)
+    # through the plane: full throttle on channel 2 accelerates it down the runway
+    pl = Plane(a, load_scenario('circuit').origin, 1 / 125.0)
+    pl.reset((0.0, 0.0, 0.0), 40.0)
+    for _ in range(625):                                        # 5 s
+        pl.apply_effectors(pl.check_effectors(m.command([0.5, 0.5, 1.0, 0.5])))
+        pl.step()
+    assert math.hypot(*pl.sample(0).v_enu[:2]) > 5.0
+
+
+@pytest.mark.parametrize('layout,channels,message', [
+    ('aert', None, "mixer_plane_layout: 'aert' is not a layout; one of 'px4'"),
+    ('', None, "'aetr4' (seed 003's four channels)"),
+    ('aetr4', (0, 1, 2, 3, 4, 5, 6, 7), "'aetr4' has its own order"),
+    ('px4', (0, 0, 1, 2, 3, 4, 5), '8 distinct channels'),
+])
+def test_the_plane_channel_map_refuses_garbage_with_a_clear_error(layout, channels, message):
+    from mavlink_bridge.core.bridge import BridgeConfig, make_mixer
+    kw = {'mixer_plane_layout': layout}
+    if channels is not None:
+        kw['mixer_plane_channels'] = channels
+    with pytest.raises(ConfigError, match=message.replace('(', r'\(').replace(')', r'\)')):
+        make_mixer(BridgeConfig(**kw), load_scenario('circuit'))
+    if channels is None:        # a typo is an error whatever the vehicle
+        with pytest.raises(ConfigError, match='mixer_plane_layout'):
+            make_mixer(BridgeConfig(**kw), load_scenario('default'))
+
+
 def test_the_pitot_reaches_px4_as_its_differential_pressure():
     sc = load_scenario('circuit')
     a = AircraftParams.from_yaml(sc.vehicle_file)
@@ -165,6 +229,93 @@ def test_plane_fc_refuses_a_nan_frame_and_holds_its_outputs():
     out = fc.hil_sensor(bad)
     assert fc.rejected == 1 and len(out) == 16 and all(math.isfinite(x) for x in out)
     assert not fc.armed
+
+
+@pytest.mark.parametrize('layout', ['aetr4', None])
+def test_a_client_written_from_seed_003_drives_the_plane_with_the_aetr4_layout(procs, ros_context,
+                                                                            layout):
+    """plane_plant over real UDP; the client knows only seed 003's actuator rules.
+
+    It answers each HIL_SENSOR with HIL_ACTUATOR_CONTROLS whose first four channels are 1.0
+    (full throttle among them, in any order) and mode 0 (the seed says nothing of arming),
+    and reads the speed from HIL_STATE_QUATERNION. With mixer_plane_layout 'aetr4' the plane
+    accelerates; PX4's layout (the default) has the throttle on controls[4]: it does not move.
+    The parameter services say the layout in use and what it means (`ros2 param describe`).
+    """
+    from rcl_interfaces.srv import DescribeParameters, GetParameters
+
+    from conftest import call_service, free_ports, probe_node, spin_until
+
+    node, ex = probe_node(ros_context, 'layout_probe')
+    port = free_ports(2)
+    params = {'scenario_file': 'circuit', 'lockstep': True, 'time_scale': 0.0,
+              'lockstep_timeout_s': 30.0, 'bind': f'127.0.0.1:{port}',
+              'fc_address': f'127.0.0.1:{port + 1}'}
+    if layout:
+        params['mixer_plane_layout'] = layout
+    plant = procs.node('mavlink_bridge.plane_plant', None, params, ns='/plane')
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(('127.0.0.1', port + 1))
+    sock.settimeout(0.2)
+    speeds, stop, idle = [], threading.Event(), threading.Event()
+
+    def client():
+        """The seed's client: answers every HIL_SENSOR until stopped (lockstep waits on it)."""
+        mav, rx, t0 = new_mav(1, 1), new_mav(0, 0), None
+        while not stop.is_set():
+            try:
+                data = sock.recv(65535)
+            except socket.timeout:
+                continue
+            for m in rx.parse_buffer(data) or []:
+                if m.get_type() == 'HIL_STATE_QUATERNION' and t0 is not None:
+                    speeds.append((m.time_usec - t0, m.true_airspeed / 100.0))
+                if m.get_type() == 'HIL_SENSOR':
+                    t0 = m.time_usec if t0 is None else t0
+                    # all four at 1.0 (the issue's input: full throttle, full deflections),
+                    # then neutral and idle: a C172 ground-looping at full deflection for
+                    # ~20-45 s more diverges in JSBSim (a plane-model problem, reported)
+                    controls = [0.5, 0.5, 0.0, 0.5] if idle.is_set() else [1.0] * 4
+                    sock.sendto(mav.hil_actuator_controls_encode(
+                        m.time_usec, controls + [0.0] * 12, 0, 0).pack(mav),
+                        ('127.0.0.1', port))
+    th = threading.Thread(target=client, daemon=True)
+    th.start()
+    try:
+        deadline = time.monotonic() + 120.0
+        while time.monotonic() < deadline and not (speeds and speeds[-1][0] >= 15_000_000):
+            time.sleep(0.1)                                     # 15 s of sim time
+        idle.set()
+        out = ''.join(plant.lines)                  # procs.output(plant) would stop it
+        assert speeds and speeds[-1][0] >= 15_000_000, out[-3000:]
+        top = max(v for _, v in speeds)
+        print(f'\nlayout {layout or "px4 (default)"}: speed after 15 s {speeds[-1][1]:.1f} '
+              f'm/s, max {top:.1f} m/s')
+        if layout != 'aetr4':
+            assert top < 0.5, speeds[-10:]
+        else:
+            assert "fixed-wing mixer: aetr4 (seed 003): controls[] {'aileron': 0" in out, out
+            assert top > 10.0, speeds[-10:]
+            # what `ros2 param describe` and `get` say: the layout in use and what it means
+            got = []
+            for srv, service in ((DescribeParameters, 'describe_parameters'),
+                                 (GetParameters, 'get_parameters')):
+                cli = node.create_client(srv, f'/plane/mavlink_bridge/{service}')
+                assert spin_until(node, ex, cli.service_is_ready, 30.0), cli.srv_name
+                got.append(call_service(ex, cli, srv.Request(names=['mixer_plane_layout']),
+                                        cli.srv_name))
+            (desc,), (value,) = got[0].descriptors, got[1].values
+            assert value.string_value == 'aetr4' and desc.read_only
+            assert "'aetr4': seed 003's four channels: only controls[0..3], each 0.0..1.0: " \
+                '[0] aileron, [1] elevator, [2] throttle, [3] rudder' in desc.description
+            assert "'px4': PX4 v1.16's SITL plane" in desc.description
+            node.destroy_node()
+    finally:
+        stop.set()
+        th.join(5.0)
+        sock.close()
+    out = procs.output(plant)
+    assert 'HIL_ACTUATOR_CONTROLS rejected' not in out and 'Traceback' not in out
 
 
 def test_sim_plane_hil_graph_flies_the_circuit_with_the_builtin_fc(procs, tmp_path):

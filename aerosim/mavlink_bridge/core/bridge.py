@@ -45,11 +45,13 @@ from mavlink_bridge.core.fc_session import FcSession
 from mavlink_bridge.core.mav import mavlink
 from mavlink_bridge.core.mission import items_from_scenario
 from mavlink_bridge.core.mixer import (
+    PLANE_LAYOUTS,
     PX4_PLANE,
     PX4_PLANE_REVERSED,
     ActuatorError,
-    FixedWingMixer,
     Mixer,
+    check_layout,
+    plane_mixer,
 )
 from mavlink_bridge.core.peers import ServedFc, is_flight_controller
 from sim_core.clock import SimState
@@ -90,6 +92,7 @@ class BridgeConfig:
     mission_timeout_s: float = 1.5
     mission_retries: int = 5
     mixer_motor_channels: Tuple[int, ...] = (0, 1, 2, 3)
+    mixer_plane_layout: str = 'px4'
     mixer_plane_channels: Tuple[int, ...] = PX4_PLANE
     mixer_plane_reversed: Tuple[int, ...] = PX4_PLANE_REVERSED
     gps_utc_start: str = ''
@@ -141,15 +144,18 @@ PARAMETERS: Dict[str, tuple] = {
     'mission_retries': ('Mission protocol retries [-]', 0, 100),
     'mixer_motor_channels': ('controls[] channel driving each motor (motor index order of the '
                              'model)',),
-    'mixer_plane_channels': ('Planes: controls[] channel of the throttle, left aileron, right '
-                             'aileron, elevator, rudder, left flap, right flap, nose wheel '
-                             "(default: PX4 v1.16's SITL plane, airframe 1030: outputs 5, 6, 7, "
-                             '8, 3, 4, 9, and output 10 for the nose wheel as '
+    'mixer_plane_layout': ('Planes: what HIL_ACTUATOR_CONTROLS.controls[] carry. '
+                           + ' '.join(f"'{k}': {v}." for k, v in PLANE_LAYOUTS.items()),),
+    'mixer_plane_channels': ("Planes, mixer_plane_layout 'px4' (aetr4 has its own order and "
+                             'refuses another table): controls[] channel of the throttle, left '
+                             'aileron, right aileron, elevator, rudder, left flap, right flap, '
+                             "nose wheel (default: PX4 v1.16's SITL plane, airframe 1030: "
+                             'outputs 5, 6, 7, 8, 3, 4, 9, and output 10 for the nose wheel as '
                              'config/px4/c172r.params sets it, PWM_MAIN_FUNC10 440; -1 = no '
                              'nose-wheel channel: it turns with the rudder where the aircraft '
                              'links them)',),
-    'mixer_plane_reversed': ('Planes: controls[] channels whose value is negated first (PX4 '
-                             'PWM_MAIN_REV; airframe 1030 reverses output 9)',),
+    'mixer_plane_reversed': ("Planes, layout 'px4': controls[] channels whose value is negated "
+                             'first (PX4 PWM_MAIN_REV; airframe 1030 reverses output 9)',),
     'gps_utc_start': ("UTC at sim time 0 for HIL_GPS, ISO-8601; '' = now",),
     'peer_timeout_s': ('Peer silence before it is dropped [s] (wall and sim time both, while '
                        'the simulation runs)', 0.5, 600.0),
@@ -202,10 +208,11 @@ def vehicle_scenario(cfg: BridgeConfig) -> Scenario:
 def make_mixer(cfg: BridgeConfig, scenario: Scenario):
     """The scenario's vehicle's mixer: motors (multirotor) or surfaces (plane); ConfigError."""
     try:
+        check_layout(cfg.mixer_plane_layout)     # a typo is an error on any vehicle
         if scenario.vehicle_kind == 'plane':
             a = AircraftParams.from_yaml(scenario.vehicle_file)
-            return FixedWingMixer.for_aircraft(a, cfg.mixer_plane_channels,
-                                               cfg.mixer_plane_reversed)
+            return plane_mixer(cfg.mixer_plane_layout, a, cfg.mixer_plane_channels,
+                               cfg.mixer_plane_reversed)
         return Mixer(tuple(int(c) for c in cfg.mixer_motor_channels))
     except (TypeError, ValueError) as exc:
         raise ConfigError(str(exc)) from exc

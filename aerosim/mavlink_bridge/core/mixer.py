@@ -1,14 +1,19 @@
-"""Actuator channel -> motor mapping for HIL_ACTUATOR_CONTROLS (pure).
+"""Actuator channel -> motor or surface mapping for HIL_ACTUATOR_CONTROLS (pure).
 
-Only controls[0..3] are used. The table lists, per motor index of the vehicle model, the
-actuator channel that drives it. The vehicle models order their motors the PX4 Quad X way
-(0 front-right CCW, 1 rear-left CCW, 2 front-left CW, 3 rear-right CW), so the default table
-is the identity (0, 1, 2, 3).
+Multirotors (Mixer): only controls[0..3] are used. The table lists, per motor index of the
+vehicle model, the actuator channel that drives it. The vehicle models order their motors the
+PX4 Quad X way (0 front-right CCW, 1 rear-left CCW, 2 front-left CW, 3 rear-right CW), so the
+default table is the identity (0, 1, 2, 3).
 
 Validation (the vehicle never flies on garbage):
 - NaN or infinite values in the used channels: rejected;
 - values outside [-1, 1] (the field's documented range): rejected;
 - values in [-1, 0): clamped to 0 (PX4 sends -1 for a disarmed motor); (1, 1]: n/a.
+
+Planes, by layout (`mixer_plane_layout`, PLANE_LAYOUTS): 'px4', PX4 v1.16's SITL plane
+(FixedWingMixer: its outputs on the channels of `mixer_plane_channels`, servos -1..1); 'aetr4',
+seed 003's four channels (FourChannelMixer: controls[0..3] = aileron, elevator, throttle,
+rudder, each 0..1).
 """
 
 from dataclasses import dataclass
@@ -135,6 +140,10 @@ class FixedWingMixer:
                    a.aileron_deg, a.elevator_deg, a.rudder_deg, a.flap_deg, a.steer_deg,
                    a.steer_with_rudder)
 
+    def describe(self) -> str:
+        """The table, as the start-up log line says it."""
+        return f'controls[] {dict(zip(PLANE_OUTPUTS, self.channels))}, reversed {self.reversed}'
+
     def idle(self) -> EffectorCommand:
         """Engine idle, surfaces neutral, brakes set: before the FC's first answer."""
         return EffectorCommand((0.0,), (0.0, 0.0), (0.0,), (0.0,), flap_rad=(0.0,),
@@ -186,6 +195,119 @@ class FixedWingMixer:
             flap_rad=(flap,),
             wheel_steer_rad=self._wheel(v),
             wheel_brake=(0.0 if armed else 1.0,))
+
+
+# Seed 003's actuator input: "Only the first four float channels are used; values are
+# normalized to 0.0-1.0". It names no order for a plane; this is the 4-channel order of
+# fixed-wing autopilots and radios, AETR: ArduPilot Plane's default outputs SERVO1..4_FUNCTION
+# = 4 aileron, 19 elevator, 70 throttle, 21 rudder (ardupilot.org/plane/docs/
+# servo-functions.html).
+AETR4 = (0, 1, 2, 3)
+AETR4_INPUTS = ('aileron', 'elevator', 'throttle', 'rudder')
+PLANE_LAYOUTS = {
+    'px4': "PX4 v1.16's SITL plane (airframe 1030): its outputs on the channels of "
+           'mixer_plane_channels, reversed as mixer_plane_reversed; servos -1..1 (+1 trailing '
+           'edge up, rudder right), throttle 0..1, flaps, the nose wheel; the wheel brakes set '
+           'while HIL_ACTUATOR_CONTROLS.mode says disarmed',
+    'aetr4': "seed 003's four channels: only controls[0..3], each 0.0..1.0: [0] aileron, [1] "
+             "elevator, [2] throttle, [3] rudder (AETR, ArduPilot Plane's default outputs 1-4); "
+             'a surface at 0.5 is neutral, 1.0 rolls right, pitches the nose up, yaws it right '
+             '(full travel), 0.0 the other way; throttle 0 idle, 1 full; no flaps, the nose '
+             'wheel with the rudder where the aircraft links them; the wheel brakes set while '
+             'the throttle is 0 (the seed has no brake or arming: at idle the aircraft is '
+             'parked, and stops after a landing)',
+}
+
+
+@dataclass(frozen=True)
+class FourChannelMixer:
+    """Seed 003's four 0..1 channels of a plane (AETR4 order) -> surface angles and throttle.
+
+    A surface channel v in [0, 1] is the normalized command 2 v - 1 (roll right, nose up, nose
+    right positive); it drives the surfaces as PX4's outputs of that command would
+    (fixed_wing_servos -> FixedWingMixer: the same surface signs and aircraft ranges). The
+    seed has no brake and no arming: the wheel brakes are set while the throttle is 0 (the
+    C172 at idle rolls for kilometres unbraked). channels: the controls[] index of aileron,
+    elevator, throttle, rudder. Values outside [0, 1], NaN or infinite are refused
+    (ActuatorError).
+    """
+
+    surfaces: FixedWingMixer
+    channels: Tuple[int, ...] = AETR4
+
+    def __post_init__(self):
+        """Validate: four distinct channels in 0..15."""
+        ch = tuple(self.channels)
+        if len(ch) != len(AETR4_INPUTS) or len(set(ch)) != len(ch) or \
+                not all(0 <= c < N_ALL for c in ch):
+            raise ConfigError(f'mixer: the aetr4 layout needs 4 distinct channels in 0..15 '
+                              f'({", ".join(AETR4_INPUTS)}), got {ch}')
+
+    @classmethod
+    def for_aircraft(cls, a: AircraftParams) -> 'FourChannelMixer':
+        """Aircraft a's mixer: its surface ranges; the nose wheel with the rudder if linked."""
+        return cls(FixedWingMixer.for_aircraft(a, PX4_PLANE[:-1], PX4_PLANE_REVERSED))
+
+    @property
+    def reversed(self) -> tuple:
+        """No channel is reversed (the sign is the layout's)."""
+        return ()
+
+    def describe(self) -> str:
+        """The table, as the start-up log line says it."""
+        return (f'aetr4 (seed 003): controls[] {dict(zip(AETR4_INPUTS, self.channels))}, each '
+                '0..1, surfaces neutral at 0.5, brakes set at throttle 0')
+
+    def idle(self) -> EffectorCommand:
+        """Engine idle, surfaces neutral, brakes set: before the client's first answer."""
+        return self.surfaces.idle()
+
+    def command(self, controls: Sequence[float], armed: bool = True):
+        """Map controls[0..3] to the plane's EffectorCommand; raise ActuatorError."""
+        if controls is None or len(controls) <= max(self.channels):
+            raise ActuatorError(f'need {max(self.channels) + 1} control channels, got '
+                                f'{0 if controls is None else len(controls)}')
+        v = {}
+        for name, c in zip(AETR4_INPUTS, self.channels):
+            x = float(controls[c])
+            if not math.isfinite(x):
+                raise ActuatorError(f'controls[{c}] ({name}) is {x}')
+            if not 0.0 <= x <= 1.0:
+                raise ActuatorError(f'controls[{c}] ({name}) = {x:g} outside [0, 1] (aetr4 '
+                                    'layout, seed 003)')
+            v[name] = x
+        s = self.surfaces
+        servos = fixed_wing_servos(v['throttle'], 2.0 * v['aileron'] - 1.0,
+                                   2.0 * v['elevator'] - 1.0, 2.0 * v['rudder'] - 1.0, 0.0,
+                                   channels=s.channels, reversed_=s.reversed)
+        return s.command(servos, armed=v['throttle'] > 0.0)    # brakes set at idle
+
+
+def plane_mixer(layout: str, a: AircraftParams, channels: Sequence[int] = PX4_PLANE,
+                reversed_: Sequence[int] = PX4_PLANE_REVERSED):
+    """Aircraft a's mixer for a layout of PLANE_LAYOUTS; ConfigError on a bad table.
+
+    channels and reversed_ are the px4 layout's; aetr4 has its own order and refuses any
+    other px4 table than the default (it would not be used).
+    """
+    check_layout(layout)
+    if layout == 'aetr4':
+        if tuple(channels) != PX4_PLANE or tuple(reversed_) != PX4_PLANE_REVERSED:
+            raise ConfigError('mixer_plane_channels and mixer_plane_reversed are the px4 '
+                              "layout's table; mixer_plane_layout 'aetr4' has its own order "
+                              f'(controls[] {dict(zip(AETR4_INPUTS, AETR4))}): leave them at '
+                              'their defaults')
+        return FourChannelMixer.for_aircraft(a)
+    return FixedWingMixer.for_aircraft(a, channels, reversed_)
+
+
+def check_layout(layout: str) -> str:
+    """Return layout if it is one of PLANE_LAYOUTS; else raise ConfigError naming them."""
+    if layout not in PLANE_LAYOUTS:
+        raise ConfigError(f'mixer_plane_layout: {layout!r} is not a layout; one of '
+                          + '; '.join(f"'{k}' ({v.split(':')[0]})"
+                                      for k, v in PLANE_LAYOUTS.items()))
+    return layout
 
 
 def fixed_wing_servos(power: float, roll: float, pitch: float, yaw: float, flap: float,
