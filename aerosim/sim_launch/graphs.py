@@ -268,7 +268,8 @@ HIL_ARGS = (
               'PX4 SITL connects to; always tcp with fc:=px4)', ('udp', 'tcp')),
     LaunchArg('bind', '127.0.0.1:14560', 'Bridge UDP address host:port'),
     LaunchArg('fc_address', '127.0.0.1:14561',
-              "Flight controller UDP address host:port ('' = reply to the first sender)"),
+              "Flight controller UDP address host:port; the FC's frames are taken from this "
+              "address and port only ('' = the FC known by its ids, replies to its sender)"),
     LaunchArg('tcp_bind', '', "Bridge TCP server address host:port; '' = 127.0.0.1:4560 "
               '(+ px4_instance with fc:=px4)'),
     LaunchArg('mission_link', '', "UDP host:port of the FC's MAVLink instance that takes the "

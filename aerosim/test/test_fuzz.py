@@ -44,11 +44,13 @@ WARN_PERIOD_S = 0.5
 CONFIG = Path(__file__).resolve().parent.parent / 'config'
 
 
-def fuzz_port(procs, ros_context, node_proc, diag_name, port, inputs, quiet, paused=True):
+def fuzz_port(procs, ros_context, node_proc, diag_name, port, inputs, quiet, paused=True,
+              from_port=None):
     """Blast N inputs at 127.0.0.1:port; return (families, rejects by kind, drops).
 
     quiet: {topic: message type} that garbage must not make anything publish on (latched
     topics: only what they held before). paused: the sim is paused and must not step.
+    from_port: send from this port (a fuzzer speaking as the FC comes from its address).
     """
     node, ex = probe_node(ros_context, 'fuzz_probe')
     diags, heard, status = [], {t: [] for t in quiet}, []
@@ -68,6 +70,8 @@ def fuzz_port(procs, ros_context, node_proc, diag_name, port, inputs, quiet, pau
     before = {t: list(v) for t, v in heard.items()}
     steps = status[-1].steps
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    if from_port is not None:
+        sock.bind(('127.0.0.1', from_port))
     fams, drops, wall = blast(sock, ('127.0.0.1', port), inputs, N)
     assert wait_drained(port), 'the bridge stopped reading'
     expected = N - drops
@@ -109,7 +113,8 @@ def test_fuzz_mavlink_port(procs, ros_context):
                          'warn_period_s': WARN_PERIOD_S})
     fams, rejects, drops = fuzz_port(procs, ros_context, bridge, 'MAVLink HIL link', port,
                                      MavlinkInputs(seed=11),
-                                     {'/quad/effector_command': AircraftEffectorCommand})
+                                     {'/quad/effector_command': AircraftEffectorCommand},
+                                     from_port=port + 1)   # as the FC, from fc_address
     if drops == 0:                       # which kinds, exactly
         assert rejects['value'] == fams['bad_value'], (rejects, fams)
         assert rejects['target'] == fams['not_for_us'], (rejects, fams)
