@@ -285,3 +285,18 @@ def test_imc_core_leak_simulation_replies_and_reports_the_entities():
     states = [m for m, to in act.sends if to is None]
     assert len(states) == len(core.leaks.entities)
     assert all(m.state == imcpy.EntityState.StateEnum.FAILURE for m in states)
+
+
+def test_our_own_announce_is_no_conflict_from_any_of_our_addresses_even_0_0_0_0():
+    """A multicast route on lo with no source address echoes our Announce from 0.0.0.0."""
+    import imcpy
+    core = imc_core()
+    a = imcpy.Announce()
+    a.sys_name = core.cfg.system_name
+    a.services = ''
+    ours = imc_bytes(a, src=core.system_id, dst=0xFFFF)
+    for ip in ('127.0.0.1', '0.0.0.0'):
+        assert not core.on_discovery(ours, (ip, 6003), 1.0).errors, ip
+    assert core.counts['id_conflicts'] == 0
+    other = core.on_discovery(ours, ('127.0.0.1', 6010), 2.0)     # another port: another
+    assert other.errors and core.counts['id_conflicts'] == 1

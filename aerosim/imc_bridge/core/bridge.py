@@ -447,7 +447,9 @@ class ImcBridgeCore:
         boat jumped 50-83 m). An Announce of our id or name that did not come from our sockets
         is another system's.
         """
-        ours = addr[1] in self.own_ports and addr[0] in self.own_ips
+        # a multicast route on lo without a source address: our own Announce comes back
+        # from 0.0.0.0 (checked with a real DUNE's machine set up so)
+        ours = addr[1] in self.own_ports and (addr[0] in self.own_ips or addr[0] == '0.0.0.0')
         same_id, same_name = msg.src == self.system_id, msg.sys_name == self.cfg.system_name
         if ours or not (same_id or same_name):
             return False
