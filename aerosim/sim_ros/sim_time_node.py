@@ -33,7 +33,7 @@ from sim_core.clock import (
     validate_time_scale,
 )
 from sim_core.decimator import Decimator
-from sim_core.errors import ConfigError
+from sim_core.errors import ConfigError, ModelDiverged
 from sim_core.timeutil import NS_PER_S
 from sim_ros import qos
 from sim_ros.convert import time_msg
@@ -46,6 +46,7 @@ MAX_BATCH_WALL_S = 0.005
 # Wall time one call may spend pacing steps in lockstep before it yields [s] (see _run_steps).
 MAX_PACED_WALL_S = 0.05
 MAX_STEP_REQUEST = 1_000_000
+DIVERGED = 'stopped, the model diverged: '
 # Timer period once lockstep drives the steps (paced or as fast as possible) [s]: the answers
 # step the simulation, the timer only has to notice lockstep timeouts. An executor wake-up
 # costs ~0.5 ms of Python: at the step rate (250 Hz) it took a third of the loop's process.
@@ -294,6 +295,8 @@ class SimTimeNode(Node):
                     due = self.clock.due_steps(now)
                     continue
                 self._step_once()
+                if self.clock.state == SimState.STOPPED:
+                    return              # stop_after_s, or the model diverged
                 due -= 1
                 now = self._now()
                 if self._unpublished or (fast and now > t_end):
@@ -328,7 +331,14 @@ class SimTimeNode(Node):
         return self._direct and bool(self.state_listeners)
 
     def _step_once(self):
-        self._integrate(self.clock.dt)
+        try:
+            self._integrate(self.clock.dt)
+        except ModelDiverged as exc:       # stop with the reason; nothing more is published
+            self.clock.set_state(SimState.STOPPED, self._now())
+            self._message = f'{DIVERGED}{exc}'
+            self.get_logger().error(self._message)
+            self._publish_status()
+            return
         self.clock.advance()
         self._unpublished = True
         if self.state_listeners:
@@ -472,8 +482,12 @@ class SimTimeNode(Node):
         else:
             for _ in range(req.steps):
                 self._step_once()
-            self._message = f'stepped {req.steps}'
-            resp.success, resp.message = True, self._message
+                if self.clock.state == SimState.STOPPED:
+                    break               # stop_after_s, or the model diverged
+            ok = not self._message.startswith(DIVERGED)
+            if ok:
+                self._message = f'stepped {req.steps}'
+            resp.success, resp.message = ok, self._message
             self._publish_status()
         resp.sim_time = time_msg(self.clock.t_ns)
         return resp

@@ -390,3 +390,21 @@ def test_flight_plan_run_pause_stop_as_aerosims_autopilotcommand():
     ap.pause()
     ap.stop()
     assert ap.mode == 'stopped'
+
+
+def test_a_state_running_away_stops_the_model_with_a_clear_error_not_garbage():
+    """A speed no C172 reaches stops the model with ModelDiverged.
+
+    JSBSim diverged (full surfaces and throttle on the ground: positions ~1e18 m), and the
+    HIL_SENSOR pack raised OverflowError in plane_plant.
+    """
+    from sim_core.errors import ModelDiverged
+    pl = plane(alt_m=1000.0, speed_mps=50.0)
+    for _ in range(10):
+        pl.step()                                  # a normal flight steps on
+    f = pl.fdm
+    f['ic/h-sl-ft'] = f['position/h-sl-ft']
+    f['ic/vc-kts'] = 5000.0                        # a state no aircraft model should reach
+    f.run_ic()
+    with pytest.raises(ModelDiverged, match='ran away'):
+        pl.step()

@@ -27,7 +27,7 @@ import os
 from pathlib import Path
 from typing import NamedTuple, Sequence, Tuple
 
-from sim_core.errors import ConfigError
+from sim_core.errors import ConfigError, ModelDiverged
 from sim_core.frames import VehicleSample, euler_ned_to_q_enu_flu
 from sim_core.geodesy import KNOT_MPS, GeoOrigin
 from sim_core.paths import read_yaml
@@ -292,11 +292,19 @@ class Plane:
         self._a_enu = (0.0, 0.0, 0.0)
         return 'air' if airborne else 'ground'
 
+    # faster than this [m/s] the model has run away: a C172 never exceeds ~85 m/s (Vne 163 kts)
+    MAX_SPEED_MPS = 340.0
+
     def step(self) -> None:
-        """Advance one step of dt."""
+        """Advance one step of dt; ModelDiverged if JSBSim's state ran away."""
         self.fdm.run()
         self.steps += 1
         v = self._v_enu()
+        speed = math.sqrt(sum(c * c for c in v))
+        if not speed <= self.MAX_SPEED_MPS:          # also NaN
+            raise ModelDiverged(
+                f'JSBSim at t = {self.t:.2f} s: speed {speed:.3g} m/s (faster than '
+                f'{self.MAX_SPEED_MPS:g} m/s: the aircraft model ran away)')
         self._a_enu = tuple((a - b) / self.dt for a, b in zip(v, self._v_prev))
         self._v_prev = v
 
