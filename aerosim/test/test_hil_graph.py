@@ -546,7 +546,10 @@ def test_builtin_fc_port_reports_its_rejects_and_refuses_strangers(procs, ros_co
     ('scenario_file', 'no_such_scenario', "file 'no_such_scenario' not found"),
 ])
 def test_bridge_bad_configuration_is_a_clear_error(procs, param, value, message):
-    p = procs.node('mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge', {param: value})
+    port = free_ports(2)          # not the default 14560 another run on the machine may hold
+    params = {'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'}
+    params[param] = value
+    p = procs.node('mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge', params)
     assert p.wait(30.0) == 2
     out = procs.output(p)
     assert 'configuration error' in out and message in out, out[-2000:]
