@@ -19,7 +19,7 @@ import pytest
 
 from mavlink_bridge.core.mav import mavlink, new_mav
 
-from conftest import UdpPeer, free_ports, mavsdk_gcs, tcp_client
+from conftest import DEADLINE_SCALE, UdpPeer, free_ports, mavsdk_gcs, tcp_client
 
 
 def hil_nodes(procs, port, peer_port, **bridge):
@@ -295,6 +295,14 @@ def test_composed_plant_publishes_the_sensor_topics_of_the_frames_it_sends(procs
     # answer engages lockstep; the free-run backlog is then read unanswered until the link is
     # quiet (the plant waits for the answer to its latest frame), and from there each answer
     # is one step: those stepped frames are checked one by one.
+    # the plant publishes a topic only to its subscribers: wait until the probe's are matched
+    # (an imu message of the free run arrived; DDS discovery takes seconds on a busy machine,
+    # and a stepped frame sent before it had no imu message for the probe)
+    deadline = time.monotonic() + 60.0 * DEADLINE_SCALE
+    while not got['imu'] and time.monotonic() < deadline:
+        take(0.05, answer=False)           # keep reading the free run: no kernel drops
+        ex.spin_once(timeout_sec=0.0)
+    assert got['imu'], procs.output(plant)[-2000:]
     assert take(30.0, answer=True) is not None, procs.output(plant)[-2000:]
     deadline, last = time.monotonic() + 60.0, None
     while time.monotonic() < deadline:
