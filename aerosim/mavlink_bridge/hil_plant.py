@@ -78,8 +78,8 @@ def compose_with(make_model, sink: str):
                     model, sink, i, namespace='/' + v.name,
                     parameter_overrides=[Parameter(k, value=x) for k, x in over.items()]))
             if model.fleet_start_timeout_s > 0.0:
-                # the vehicles start together: time begins once every FC is heard and has
-                # taken its mission (or waits for sim time to answer: FcSession.taking)
+                # the vehicles start together: time begins once every FC is ready to fly its
+                # mission (FcSession.waiting_for)
                 model.hold_start(lambda: _not_ready(model, bridges), model.fleet_start_timeout_s)
         else:
             bridges.append(attach_bridge(model, sink))
@@ -91,14 +91,16 @@ def compose_with(make_model, sink: str):
 
 
 def _not_ready(model, bridges) -> list:
-    """The vehicles of a fleet whose FC is not heard yet, or takes its mission (hold_start)."""
+    """The vehicles of a fleet whose FC is not ready to fly its mission yet (hold_start)."""
     now = time.monotonic()
     out = []
     for v, b in zip(model.vehicles, bridges):
         if b.core.flight_controller() is None:
-            out.append('/' + v.name)
-        elif b.core.session.taking(now):
-            out.append(f'/{v.name} (taking its mission)')
+            out.append(f'/{v.name} (its FC not heard)')
+        else:
+            why = b.core.waiting_for(now)
+            if why:
+                out.append(f'/{v.name} (waiting for {why})')
     return out
 
 

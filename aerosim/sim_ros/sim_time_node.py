@@ -224,7 +224,7 @@ class SimTimeNode(Node):
             self._message = f'started without {", ".join(missing)}'
         else:
             self.get_logger().info(f"every vehicle's controller heard after {now - since:.1f} "
-                                   's, its uploads settled: the clock starts')
+                                   's and ready to fly its mission: the clock starts')
             self._message = 'every controller heard: started'
         self._publish_status()
         return False

@@ -493,6 +493,45 @@ def test_an_upload_under_way_is_taking_until_done_or_the_fc_goes_quiet():
     assert withp.params.state == 'sending' and withp.taking(0.5 * TAKING_S)
 
 
+def test_a_fleet_member_is_ready_when_its_mission_is_accepted_and_its_checks_pass():
+    """FcSession.waiting_for (a fleet's clock stays at 0 until every member is ready).
+
+    An FC on the wall clock (the built-in FC, autopilot GENERIC) is not ready while it is
+    silent mid-upload (it fell behind on a loaded machine: the clock must not start, as it did
+    after 1 s of silence), nor after the mission until its HEARTBEAT says STANDBY. PX4 (which
+    waits for sim time in lockstep) is ready once its upload went quiet.
+    """
+    from mavlink_bridge.core.fc_session import TAKING_S
+    items = items_from_scenario(load_scenario('default').mission)
+    mav, fc = new_mav(51, 1), new_mav(1, 1)
+
+    def hb(se, autopilot, status):
+        (m,) = parsed(pack(fc, fc.heartbeat_encode(mavlink.MAV_TYPE_QUADROTOR, autopilot, 0, 0,
+                                                   status)), mav)
+        se.heartbeat(m)
+
+    se = FcSession(items, (51, 1), PX4)
+    assert se.waiting_for(0.0)                          # not begun
+    hb(se, mavlink.MAV_AUTOPILOT_GENERIC, mavlink.MAV_STATE_UNINIT)
+    se.begin(mav, 10.0)
+    assert 'mission' in se.waiting_for(10.0)
+    assert 'mission' in se.waiting_for(10.0 + 5 * TAKING_S)     # silent: still not ready
+    for seq in range(len(items)):
+        (req,) = parsed(pack(fc, fc.mission_request_int_encode(51, 1, seq, 0)), mav)
+        se.on_message(mav, req, 20.0, 0.0, True, 1)
+    (ack,) = parsed(pack(fc, fc.mission_ack_encode(51, 1, 0, 0)), mav)
+    se.on_message(mav, ack, 20.0, 0.0, True, 1)
+    assert 'pre-flight' in se.waiting_for(20.0)         # accepted, checks not passed yet
+    hb(se, mavlink.MAV_AUTOPILOT_GENERIC, mavlink.MAV_STATE_STANDBY)
+    assert se.waiting_for(20.0) == ''
+    # PX4: quiet mid-upload is ready (its answers wait for sim time)
+    px = FcSession(items, (51, 1), PX4)
+    hb(px, mavlink.MAV_AUTOPILOT_PX4, mavlink.MAV_STATE_UNINIT)
+    px.begin(mav, 10.0)
+    assert px.waiting_for(10.0 + 0.5 * TAKING_S)
+    assert px.waiting_for(10.0 + 1.1 * TAKING_S) == ''
+
+
 def test_the_session_sets_the_parameters_before_the_mission_and_stops_on_a_refused_one():
     plist = (Param('NAV_DLL_ACT', 0, INT32),)
     se = FcSession(items_from_scenario(load_scenario('default').mission), (51, 1), PX4,

@@ -609,6 +609,11 @@ class HilBridge:
                         seen[key] = p
         return [seen[k] for k in sorted(seen)]
 
+    def waiting_for(self, now: float) -> str:
+        """What keeps the served FC from flying its mission from t = 0, or '' (FcSession)."""
+        with self.lock:
+            return self.session.waiting_for(now)
+
     def flight_controller(self) -> Optional[Tuple[int, int]]:
         """(sysid, compid) of a flight controller heard on any link, or None."""
         with self.lock:
