@@ -7,7 +7,7 @@ from setuptools import find_packages, setup
 PACKAGE = 'aerosim'
 PYTHON_PACKAGES = [
     'sim_core', 'sim_ros', 'sim_launch', 'sim_report', 'sim_bag', 'sim_viz', 'sim_dynamics',
-    'sim_sensors', 'mavlink_bridge', 'imc_bridge', 'usv_bridge', 'sim_autopilot',
+    'sim_sensors', 'mavlink_bridge', 'imc_bridge', 'usv_bridge', 'sim_autopilot', 'sim_world',
 ]
 
 setup(

@@ -6,7 +6,8 @@
     2 protocol / view  mavlink_bridge.core, mavlink_bridge.fc (the FC's pure parts),
                        imc_bridge.core, usv_bridge.core, sim_viz.core
     3 report cores     sim_report.core (judges on ground truth, plots with the views' palette)
-    4 pure harness     mavlink_bridge.fc.offline (model + sensors + FC + judge, one process)
+    4 pure harness     mavlink_bridge.fc.offline (model + sensors + FC + judge, one process),
+                       sim_world.core (the vehicle-kind registry, any mix of kinds stepped)
     5 ROS runtime      sim_ros (node bases, parameters, QoS, conversions, main())
     6 nodes            every other module: the nodes and their ROS-side helpers
     7 launcher         sim_launch, launch/*.launch.py
@@ -26,10 +27,10 @@ from conftest import PKG_DIR
 
 FIRST_PARTY = ('sim_core', 'sim_ros', 'sim_launch', 'sim_report', 'sim_bag', 'sim_viz',
                'sim_dynamics', 'sim_sensors', 'mavlink_bridge', 'imc_bridge', 'usv_bridge',
-               'sim_autopilot')
+               'sim_autopilot', 'sim_world')
 # most specific prefix first
 LAYERS = (
-    ('mavlink_bridge.fc.offline', 4), ('mavlink_bridge.fc.fc_node', 6),
+    ('mavlink_bridge.fc.offline', 4), ('mavlink_bridge.fc.fc_node', 6), ('sim_world.core', 4),
     ('sim_core', 0),
     ('sim_dynamics.core', 1), ('sim_sensors.core', 1), ('sim_bag.core', 1),
     ('sim_autopilot.core', 1),
@@ -47,7 +48,8 @@ NODE_MODULES = {
     'usv_bridge.usv_bridge_node', 'sim_bag.recorder', 'sim_bag.player', 'sim_viz.viz_node',
     'sim_viz.foxglove_node', 'sim_report.summary_node', 'sim_report.flight_report',
     'sim_report.monitor', 'sim_dynamics.plane_node', 'sim_autopilot.autopilot_node',
-    'sim_report.plane_report', 'mavlink_bridge.plane_plant',
+    'sim_report.plane_report', 'mavlink_bridge.plane_plant', 'sim_world.world_node',
+    'sim_world.world_plant', 'sim_report.world_report',
 }
 COMPOSITIONS = {
     # module -> (node modules it may import, why)

@@ -1,0 +1,99 @@
+"""Vehicle kinds: the enum, each kind's plain facts, and the model contract (pure, no rclpy).
+
+What a kind *brings* (its parameters loader, model, mixer, view shape, judge) is registered in
+`sim_world.core.kinds` (layer 4: it sees every layer's parts). This module holds what every
+layer may know about a kind without importing those parts: where its files live, how its
+vehicles are named, which controllers fly it, what it moves in; and `VehicleModel`, the typed
+contract a kind's model fulfils so that one world steps any mix of kinds (no method names
+passed as strings, no duck typing).
+"""
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Dict, Protocol, Sequence, Tuple
+
+from sim_core.errors import ConfigError
+from sim_core.frames import VehicleSample
+
+
+class VehicleKind(str, Enum):
+    """A kind of vehicle (its value is the scenario's `kind:` string)."""
+
+    MULTIROTOR = 'multirotor'
+    PLANE = 'plane'
+    BOAT = 'boat'
+
+
+AIR, WATER = 'air', 'water'
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    """The plain facts of a kind (no code): see the module docstring."""
+
+    folder: str                     # config/<folder>/<params>.yaml: its parameter files
+    prefix: str                     # namespace of vehicle i of the kind: <prefix><i>
+    controllers: Tuple[str, ...]    # who may fly it (the first is the default)
+    mavlink: Tuple[str, ...]        # those of them reached over the MAVLink HIL bridge
+    medium: str                     # AIR (ground impacts) or WATER (on the surface)
+    pitot: bool                     # its sensor suite has an airspeed sensor
+
+
+KINDS: Dict[VehicleKind, KindInfo] = {
+    VehicleKind.MULTIROTOR: KindInfo('vehicles', 'quad', ('builtin', 'px4', 'external'),
+                                     ('builtin', 'px4', 'external'), AIR, False),
+    VehicleKind.PLANE: KindInfo('aircraft', 'plane', ('autopilot', 'builtin', 'px4'),
+                                ('builtin', 'px4'), AIR, True),
+    VehicleKind.BOAT: KindInfo('boats', 'boat', ('waypoint', 'imc'), (), WATER, False),
+}
+
+
+def kind_of(value, where: str = 'kind') -> VehicleKind:
+    """The VehicleKind named by value (a string or a kind); ConfigError naming where."""
+    try:
+        return VehicleKind(value)
+    except ValueError:
+        raise ConfigError(f'{where}: must be one of {", ".join(k.value for k in VehicleKind)}, '
+                          f'got {value!r}') from None
+
+
+def info(kind) -> KindInfo:
+    """The KindInfo of kind (a VehicleKind or its string)."""
+    return KINDS[kind_of(kind)]
+
+
+def controller_of(kind, value, where: str = 'controller') -> str:
+    """The controller named by value for kind ('' = the kind's default); ConfigError."""
+    k = info(kind)
+    if value in (None, ''):
+        return k.controllers[0]
+    if value not in k.controllers:
+        raise ConfigError(f'{where}: a {kind_of(kind).value} is flown by one of '
+                          f'{", ".join(k.controllers)}, got {value!r}')
+    return str(value)
+
+
+class VehicleModel(Protocol):
+    """What one world needs of a vehicle's model, whatever its kind (sim_world).
+
+    Positions and velocities are ENU [m, m/s]; the model keeps its own command (set by its
+    controller through the kind's own methods) and integrates it in step().
+    """
+
+    mass_kg: float                  # for the contact impulse
+    radius_m: float                 # contact shape: a sphere around the body [m]
+
+    def reset(self) -> None:
+        """Back to the scenario's start (pose, speed, commands at rest)."""
+
+    def step(self, dt_s: float) -> None:
+        """Integrate dt_s [s] with the command in force."""
+
+    def sample(self, t_ns: int) -> VehicleSample:
+        """The state now, stamped t_ns."""
+
+    def push(self, dp_enu: Sequence[float], dv_enu: Sequence[float]) -> None:
+        """Move by dp_enu [m] and change the velocity by dv_enu [m/s] (a contact)."""
+
+    def on_surface(self) -> bool:
+        """Resting on what carries it: the ground (air vehicles), the water (boats)."""
