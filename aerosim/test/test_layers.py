@@ -48,8 +48,7 @@ NODE_MODULES = {
     'usv_bridge.usv_bridge_node', 'sim_bag.recorder', 'sim_bag.player', 'sim_viz.viz_node',
     'sim_viz.foxglove_node', 'sim_report.summary_node', 'sim_report.flight_report',
     'sim_report.monitor', 'sim_dynamics.plane_node', 'sim_autopilot.autopilot_node',
-    'sim_report.plane_report', 'mavlink_bridge.plane_plant', 'sim_world.world_node',
-    'sim_world.world_plant', 'sim_report.world_report',
+    'sim_report.plane_report', 'mavlink_bridge.plane_plant',
 }
 COMPOSITIONS = {
     # module -> (node modules it may import, why)
