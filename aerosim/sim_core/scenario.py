@@ -12,12 +12,13 @@ from typing import Optional
 
 from sim_core.errors import ConfigError
 from sim_core.geodesy import GeoOrigin
+from sim_core.kinds import KINDS, controller_of, kind_of
 from sim_core.paths import read_yaml, resolve_config_path
 from sim_core.validate import number, vector
 
 MISSION_COMMANDS = ('takeoff', 'waypoint', 'land', 'rtl')
-# Vehicle kinds and the config/ folder their parameter files live in.
-VEHICLE_KINDS = {'multirotor': 'vehicles', 'boat': 'boats', 'plane': 'aircraft'}
+# Vehicle kinds and the config/ folder their parameter files live in (sim_core.kinds).
+VEHICLE_KINDS = {k.value: i.folder for k, i in KINDS.items()}
 # Turbulence intensities (MIL-F-8785C) of environment.turbulence (planes).
 TURBULENCE = ('none', 'light', 'moderate', 'severe')
 # Items that end on the ground (judged at rest with the motors stopped).
@@ -75,15 +76,20 @@ class SceneObject:
 
 @dataclass(frozen=True)
 class FleetEntry:
-    """One vehicle of the scenario's `vehicles:` list (a fleet; see sim_core.fleet).
+    """One vehicle of the scenario's `vehicles:` list (sim_core.fleet, sim_core.members).
 
-    mission None: the scenario's mission, moved with the vehicle's start position.
+    A fleet of one kind, or a world of several kinds. mission None: the scenario's mission,
+    moved with the vehicle's start position. kind: a VehicleKind value (default the
+    scenario's vehicle.kind); controller '' = the kind's default (sim_core.kinds).
     """
 
     vehicle_file: Path
     initial_position_enu: tuple
     initial_yaw_deg: float
     mission: Optional[tuple] = None
+    kind: str = 'multirotor'
+    controller: str = ''
+    initial_speed_mps: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -152,10 +158,7 @@ def scenario_from_dict(d: dict, base_dir: Optional[Path] = None,
     origin = GeoOrigin(_num(o, 'lat_deg', 'origin'), _num(o, 'lon_deg', 'origin'),
                        _num(o, 'alt_m', 'origin', default=0.0))
     v = _map(d, 'vehicle', 'scenario', required=True)
-    kind = v.get('kind', 'multirotor')
-    if kind not in VEHICLE_KINDS:
-        raise ConfigError(f'vehicle.kind: must be one of {", ".join(VEHICLE_KINDS)}, got '
-                          f'{kind!r}')
+    kind = kind_of(v.get('kind', 'multirotor'), 'vehicle.kind').value
     vfile = v.get('params')
     if not isinstance(vfile, str):
         raise ConfigError(f'vehicle.params: must be a vehicle file name, got {vfile!r}')
@@ -224,35 +227,37 @@ MAX_FLEET = 32
 
 def _fleet(entries, kind: str, vehicle_file: Path, init_yaw: float,
            base_dir: Optional[Path], origin: GeoOrigin) -> tuple:
-    """Validate the `vehicles:` list: start pose, vehicle file and mission of each vehicle.
+    """Validate the `vehicles:` list: kind, controller, start, vehicle file, mission of each.
 
-    `vehicle:` gives the defaults (kind, params, yaw); each entry needs its start position.
+    `vehicle:` gives the defaults (kind, params, yaw); each entry needs its start position. An
+    entry of another kind than vehicle.kind names its own params (a world: sim_world).
     """
     if entries is None:
         return ()
     if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_FLEET:
         raise ConfigError(f'scenario.vehicles: must be a list of 1..{MAX_FLEET} vehicles, got '
                           f'{entries!r:.60}')
+    fields = ('kind', 'controller', 'params', 'initial_position_enu', 'initial_yaw_deg',
+              'initial_speed_mps', 'mission')
     out = []
     for i, e in enumerate(entries):
         w = f'vehicles[{i}]'
         if not isinstance(e, dict):
-            raise ConfigError(f'{w}: must be a mapping (initial_position_enu, initial_yaw_deg, '
-                              f'params, mission), got {e!r:.40}')
-        unknown = sorted(set(e) - {'initial_position_enu', 'initial_yaw_deg', 'params',
-                                   'mission', 'kind'})
+            raise ConfigError(f'{w}: must be a mapping ({", ".join(fields)}), got {e!r:.40}')
+        unknown = sorted(set(e) - set(fields))
         if unknown:
-            raise ConfigError(f'{w}.{unknown[0]}: unknown field (initial_position_enu, '
-                              'initial_yaw_deg, params, kind, mission)')
-        if e.get('kind', kind) != kind:
-            raise ConfigError(f'{w}.kind: every vehicle of a fleet is a {kind} (vehicle.kind), '
-                              f'got {e.get("kind")!r}')
+            raise ConfigError(f'{w}.{unknown[0]}: unknown field ({", ".join(fields)})')
+        k = kind_of(e.get('kind', kind), f'{w}.kind').value
+        controller = controller_of(k, e.get('controller'), f'{w}.controller') \
+            if 'controller' in e else ''
         vfile = vehicle_file
         if 'params' in e:
             if not isinstance(e['params'], str):
                 raise ConfigError(f'{w}.params: must be a vehicle file name, got '
                                   f'{e["params"]!r}')
-            vfile = resolve_config_path(e['params'], base_dir, VEHICLE_KINDS[kind])
+            vfile = resolve_config_path(e['params'], base_dir, VEHICLE_KINDS[k])
+        elif k != kind:
+            raise ConfigError(f'{w}.params: required for a {k} (vehicle.params is for a {kind})')
         if 'initial_position_enu' not in e:
             raise ConfigError(f'{w}.initial_position_enu: required (each vehicle its own start)')
         pos = _vec3(e, 'initial_position_enu', w, lim=1e5)
@@ -263,8 +268,23 @@ def _fleet(entries, kind: str, vehicle_file: Path, init_yaw: float,
         if 'mission' in e:
             mission = _mission(e['mission'], f'{w}.mission', f'{w}.mission', origin)
         out.append(FleetEntry(vfile, pos, _num(e, 'initial_yaw_deg', w, init_yaw, -360.0,
-                                               360.0), mission))
+                                               360.0), mission, k, controller,
+                              _num(e, 'initial_speed_mps', w, 0.0, 0.0, 300.0)))
     return tuple(out)
+
+
+def kinds_in(scenario: Scenario) -> tuple:
+    """The vehicle kinds a scenario flies (its `vehicles:` list, else vehicle.kind), in order."""
+    ks = [e.kind for e in scenario.fleet] or [scenario.vehicle_kind]
+    return tuple(dict.fromkeys(ks))
+
+
+def check_one_kind(scenario: Scenario, kind: str, who: str) -> None:
+    """ConfigError unless every vehicle of scenario is a kind (a graph of one kind: who)."""
+    others = [k for k in kinds_in(scenario) if k != kind]
+    if others:
+        raise ConfigError(f'scenario {scenario.name}: {who} flies {kind}s only, the scenario '
+                          f'also has a {others[0]} (a mix of kinds runs in sim_world)')
 
 
 def load_scenario(path) -> Scenario:

@@ -70,3 +70,50 @@ def test_garbage_files_give_config_errors_not_crashes(tmp_path):
 def test_missing_file_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match='not found'):
         load_scenario(os.path.join(tmp_path, 'nope.yaml'))
+
+
+# --- a world of several kinds (sim_core.members) ------------------------------------------------
+def test_a_world_lists_vehicles_of_several_kinds_each_named_by_its_kind_and_controller():
+    from sim_core.kinds import VehicleKind
+    from sim_core.members import world_members
+    s = load_scenario('harbour_ops')
+    ms = world_members(s)
+    assert [(m.name, m.kind, m.controller, m.link) for m in ms] == [
+        ('quad0', VehicleKind.MULTIROTOR, 'builtin', 0),
+        ('quad1', VehicleKind.MULTIROTOR, 'builtin', 1),
+        ('plane0', VehicleKind.PLANE, 'autopilot', -1),     # in-process: no MAVLink instance
+        ('boat0', VehicleKind.BOAT, 'waypoint', -1)]
+    plane, boat = ms[2].scenario, ms[3].scenario
+    assert plane.vehicle_kind == 'plane' and plane.vehicle_file.name == 'c172r.yaml'
+    assert plane.initial_position_enu == (0.0, -1000.0, 300.0) and len(plane.mission) == 4
+    assert boat.vehicle_kind == 'boat' and boat.vehicle_file.parent.name == 'boats'
+    assert all(m.scenario.fleet == () for m in ms)
+    # copies of a one-vehicle scenario: the kind's default controller, one link each
+    assert [(m.name, m.controller, m.link) for m in world_members(load_scenario('default'), 2)] \
+        == [('quad0', 'builtin', 0), ('quad1', 'builtin', 1)]
+
+
+@pytest.mark.parametrize('entry,match', [
+    ({'kind': 'submarine', 'initial_position_enu': [0, 0, 0]}, r'vehicles\[0\]\.kind'),
+    ({'kind': 'boat', 'initial_position_enu': [0, 0, 0]}, r'vehicles\[0\]\.params: required'),
+    ({'kind': 'boat', 'params': 'wamv', 'controller': 'px4', 'initial_position_enu': [0, 0, 0]},
+     r'vehicles\[0\]\.controller: a boat is flown by one of waypoint, imc'),
+    ({'controller': 'autopilot', 'initial_position_enu': [0, 0, 0]},
+     r'vehicles\[0\]\.controller'),
+    ({'kind': 'plane', 'params': 'c172r', 'initial_position_enu': [0, 0, 300],
+      'initial_speed_mps': 400}, r'vehicles\[0\]\.initial_speed_mps'),
+])
+def test_a_bad_world_entry_is_refused_naming_the_field(entry, match):
+    d = good()
+    d['vehicles'] = [entry]
+    with pytest.raises(ConfigError, match=match):
+        scenario_from_dict(d, base_dir=load_scenario('default').path.parent)
+
+
+def test_a_graph_of_one_kind_refuses_a_scenario_that_mixes_kinds():
+    from sim_core.scenario import check_one_kind
+    s = load_scenario('harbour_ops')
+    check_one_kind(load_scenario('fleet'), 'multirotor', 'sim_quad_hil')
+    with pytest.raises(ConfigError, match='sim_quad_hil flies multirotors only, the scenario '
+                       'also has a plane'):
+        check_one_kind(s, 'multirotor', 'sim_quad_hil')
