@@ -64,6 +64,7 @@ from sim_dynamics.core.plane import AircraftParams
 from sim_sensors.core.suite import SensorSuite, SuiteConfig
 
 REJECT_KINDS = ('truncated', 'undecodable', 'signed', 'target', 'value', 'invalid')
+PX4_AUTOPILOT = mavlink.MAV_AUTOPILOT_PX4     # 12
 MAX_SAID = 1024         # (peer, command, result) kinds logged; the rest only counted
 
 
@@ -610,9 +611,20 @@ class HilBridge:
         return [seen[k] for k in sorted(seen)]
 
     def waiting_for(self, now: float) -> str:
-        """What keeps the served FC from flying its mission from t = 0, or '' (FcSession)."""
+        """What keeps the served FC from flying its mission from t = 0, or '' (ready).
+
+        Not heard yet: its FC. PX4 (autopilot 12 in its HEARTBEAT on any link) runs every
+        module on the clock our HIL_SENSOR sets (SimulatorMavlink, lockstep): with time held
+        at 0 it is silent on its MAVLink links (its HEARTBEAT and mission manager run on that
+        clock), so it is ready once heard on the HIL link and any upload of ours went quiet.
+        Any other FC: FcSession.waiting_for (its mission accepted, its checks passed).
+        """
         with self.lock:
-            return self.session.waiting_for(now)
+            fc = next((p for ep in self.endpoints() for p in ep.peers.active()
+                       if is_flight_controller(p.mav_type, p.autopilot)), None)
+            if fc is None:
+                return 'its FC to be heard'
+            return self.session.waiting_for(now, lockstep=fc.autopilot == PX4_AUTOPILOT)
 
     def flight_controller(self) -> Optional[Tuple[int, int]]:
         """(sysid, compid) of a flight controller heard on any link, or None."""

@@ -104,7 +104,6 @@ class FcSession:
         self._stopped_at = 0.0          # when the last one was asked [s, wall]
         self._moved_at = -1e9           # the last step of an upload (ours or the FC's) [s, wall]
         self.fc_status: Optional[int] = None    # MAV_STATE of the FC's last HEARTBEAT here
-        self.fc_autopilot: Optional[int] = None  # MAV_AUTOPILOT of the FC's last HEARTBEAT
 
     def set_target(self, target: Tuple[int, int]) -> None:
         """The served FC's ids (learned from its first HEARTBEAT)."""
@@ -145,26 +144,26 @@ class FcSession:
             self.params is not None and self.params.state == PARAMS_SENDING)
         return self.started and busy and now - self._moved_at < TAKING_S
 
-    def waiting_for(self, now: float) -> str:
+    def waiting_for(self, now: float, lockstep: bool = False) -> str:
         """What keeps the FC from flying its mission from sim time 0, or '' (ready).
 
-        now: wall time [s]. A fleet's clock stays at 0 until every member's FC is ready
-        (hil_plant): an FC that takes its uploads on the wall clock (the built-in FC, any FC not
-        in lockstep) is ready once it accepted the mission and its HEARTBEAT says it passed its
-        pre-flight checks (MAV_STATE_STANDBY, or ACTIVE: flying); waiting less started a late
-        FC's mission 1.2-2.5 s of sim after the others' on a loaded machine, and copies of one
-        mission met where their paths cross. PX4 SITL runs every module on the clock our
-        HIL_SENSOR sets (SimulatorMavlink, lockstep: px4_clock_settime), so with time held at 0
-        its upload goes quiet and its checks cannot pass: it is ready once heard and its upload
-        went quiet for TAKING_S (it takes the mission in the first sim seconds, as the others
-        do, on the same clock). An FC that will not fly (failure()) holds no one.
+        now: wall time [s]; lockstep: the FC's clock is the simulation's (PX4 SITL). A fleet's
+        clock stays at 0 until every member's FC is ready (hil_plant). An FC that takes its
+        uploads on the wall clock (the built-in FC) is ready once it accepted the mission and
+        its HEARTBEAT says it passed its pre-flight checks (MAV_STATE_STANDBY, or ACTIVE:
+        flying); starting the clock after a second without an answer started a late FC's
+        mission 1.2-2.5 s of sim after the others' on a loaded machine, and copies of one
+        mission met where their paths cross. A lockstep FC can neither take the mission nor
+        pass its checks while time is held: it is ready once no upload of ours is under way
+        with answers (taking); it takes the mission in the first sim seconds, on the same
+        clock as the others. An FC that will not fly (failure()) holds no one.
         """
         if self.failure():
             return ''
+        if lockstep:
+            return 'its uploads' if self.taking(now) else ''
         if not self.started:
-            return 'the FC to be heard on the mission link'
-        if self.fc_autopilot == mavlink.MAV_AUTOPILOT_PX4:
-            return 'its uploads (PX4: until they wait for sim time)' if self.taking(now) else ''
+            return 'the FC on the mission link'
         if self.params is not None and self.params.state != PARAMS_DONE:
             return 'its parameters'
         if self.mission.state != DONE:
@@ -274,7 +273,7 @@ class FcSession:
     def heartbeat(self, m) -> None:
         """The served FC's HEARTBEAT on this link (its readiness and armed flag)."""
         self.heard = True
-        self.fc_status, self.fc_autopilot = int(m.system_status), int(m.autopilot)
+        self.fc_status = int(m.system_status)
         if self.autostart is not None:
             self.autostart.heartbeat(m)
 
