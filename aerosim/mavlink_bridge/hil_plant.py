@@ -11,102 +11,124 @@ Both nodes keep their names, parameters (each its own YAML section) and topics: 
 odom, /clock, effector_command and the sensors are still published for the tools, /sim/*
 services are served. Start it without a node-name remap (it would rename both nodes).
 
-A fleet (vehicles:=N, N >= 2) composes one dynamics_node stepping the N quads and one bridge
-per vehicle, /quad0/mavlink_bridge ... each with the links of its instance
-(sim_core.fleet.member_ports: its own FC, UDP ports + 2 i, PX4 TCP 4560 + i) and its vehicle's
-start and mission. Lockstep waits for every vehicle's FC (sim_core.clock.FleetGate). The
-process then runs in the root namespace: the nodes name their own.
+The model node is a Plant (sim_ros.plant): the composition takes its vehicles, each one's
+answer and its state listeners through that typed contract only. A fleet (vehicles:=N,
+N >= 2) composes one dynamics_node stepping the N quads and one bridge per vehicle,
+/quad0/mavlink_bridge ... each with the links of its instance (sim_core.fleet.member_ports:
+its own FC, UDP ports + 2 i, PX4 TCP 4560 + i) and its vehicle's start and mission. Lockstep
+waits for every vehicle's FC (sim_core.clock.FleetGate). The process then runs in the root
+namespace: the nodes name their own.
 """
 
+import inspect
 import time
+from typing import Callable, List, Tuple
 
 from rclpy.parameter import Parameter
 
-from mavlink_bridge.core.bridge import BridgeConfig
 from mavlink_bridge.mavlink_bridge_node import MavlinkBridge
 from sim_core.fleet import member_ports
 from sim_dynamics.dynamics_node import DynamicsNode
+from sim_ros.plant import Plant, PlantMember
 from sim_ros.run import run_node
 
+# The link parameters of a fleet's vehicle 0 that member_ports moves for vehicle i: its own
+# parameters (every one is a bridge parameter, BridgeConfig's field of that name).
+LINK_PARAMETERS = tuple(p for p in inspect.signature(member_ports).parameters if p != 'i')
 
-def attach_bridge(model, sink: str, member: int = 0, **node_kw) -> MavlinkBridge:
-    """A bridge for vehicle member of the model node: its states in, its answers out.
 
-    sink: the model's method taking the answers (command, stamp_ns[, member]); node_kw: the
-    bridge node's namespace and parameter_overrides (a fleet's vehicle).
+def attach_bridge(plant: Plant, member: PlantMember, **node_kw) -> MavlinkBridge:
+    """A bridge for one vehicle of the plant: its states in, its answers out.
+
+    node_kw: the bridge node's namespace and parameter_overrides (a fleet's vehicle).
     """
     bridge = MavlinkBridge(direct_state=True, **node_kw)
-    model.add_state_listener(bridge.on_state, member)
-    fn = getattr(model, sink)
-    bridge.command_sink = fn if not node_kw else (lambda cmd, t_ns: fn(cmd, t_ns, member))
+    plant.add_state_listener(bridge.on_state, member.index)
+    bridge.command_sink = member.answer
     return bridge
 
 
-def _link_base(node) -> dict:
-    """Vehicle 0's link parameters as the process was given them (-p), else the defaults.
+def link_parameters(bridge: MavlinkBridge) -> dict:
+    """The link parameters of a bridge as it declared them (vehicle 0's: the launch's)."""
+    return {k: getattr(bridge.cfg, k) for k in LINK_PARAMETERS}
 
-    They are the bridge's, not the node's: rclpy keeps every override of the process, declared
-    or not, and the launch arguments own these (no YAML sets them).
+
+def compose_with(make_plant: Callable[[], Plant]) -> Tuple:
+    """A time-source model node and its bridge(s), connected; returns (bridge, ..., plant).
+
+    make_plant() builds the model node with direct commands (a sim_ros.plant.Plant). Each of
+    its members flown over MAVLink (link >= 0) gets a bridge whose answers go to the member's
+    own answer (a quad's throttles, a plane's surfaces). A fleet's bridges live in their
+    vehicles' namespaces, each with the links of its instance: vehicle 0's bridge is built
+    first with the process's parameters (the launch's -p, the YAML), and the others' links are
+    moved from the ones it declared (sim_core.fleet.member_ports). run_node destroys them in
+    this order: the bridges first, which stop and join their reader threads; they call into
+    the model node (each answer steps it), so none may still be inside it while its
+    publishers are destroyed and rclpy shuts down.
     """
-    base = BridgeConfig()
-    given = node._parameter_overrides    # noqa: SLF001 (rclpy keeps no public accessor)
-    return {k: given[k].value if k in given else getattr(base, k)
-            for k in ('bind', 'fc_address', 'tcp_bind', 'mission_link', 'mission_bind',
-                      'fc_system_id')}
-
-
-def compose_with(make_model, sink: str):
-    """A time-source model node and its bridge(s), connected; returns (bridge, ..., model).
-
-    make_model() builds the model node with direct commands; sink: its method taking the
-    bridge's answers. A fleet's model (vehicles) gets one bridge per vehicle, each in the
-    vehicle's namespace with the links of its instance (member_ports from vehicle 0's). run_node
-    destroys them in this order: the bridges first, which stop and join their reader threads;
-    they call into the model node (each answer steps it), so none may still be inside it
-    while its publishers are destroyed and rclpy shuts down.
-    """
-    model = make_model()
-    bridges = []
+    plant = make_plant()
+    if not isinstance(plant, Plant):
+        plant.destroy_node()
+        raise TypeError(f'{type(plant).__name__} is not a sim_ros.plant.Plant')
+    members = plant.plant_members()
+    flown = [m for m in members if m.link >= 0]
+    bridges: List[MavlinkBridge] = []
     try:
-        if getattr(model, 'fleet', False):
-            base = _link_base(model)
-            for i, v in enumerate(model.vehicles):
+        if plant.fleet:
+            base: dict = {}
+            for m in sorted(flown, key=lambda m: m.link):
                 # no polling for the FC's answer: N readers and N FCs share the cores
-                over = dict(member_ports(i, **base), vehicles=len(model.vehicles),
-                            vehicle_index=i, spin_wait_us=0)
+                over = {'vehicles': len(members), 'vehicle_index': m.index, 'spin_wait_us': 0}
+                if bridges:
+                    over.update(member_ports(m.link, **base))
                 bridges.append(attach_bridge(
-                    model, sink, i, namespace='/' + v.name,
+                    plant, m, namespace='/' + m.name,
                     parameter_overrides=[Parameter(k, value=x) for k, x in over.items()]))
-            if model.fleet_start_timeout_s > 0.0:
+                if len(bridges) == 1:
+                    base = _instance_zero(bridges[0], m)
+            if plant.fleet_start_timeout_s > 0.0:
                 # the vehicles start together: time begins once every FC is ready to fly its
                 # mission (FcSession.waiting_for)
-                model.hold_start(lambda: _not_ready(model, bridges), model.fleet_start_timeout_s)
+                flown_by = list(zip(sorted(flown, key=lambda m: m.link), bridges))
+                plant.hold_start(lambda: _not_ready(flown_by), plant.fleet_start_timeout_s)
         else:
-            bridges.append(attach_bridge(model, sink))
+            bridges.extend(attach_bridge(plant, m) for m in flown)
     except BaseException:
-        for n in bridges + [model]:
+        for n in bridges + [plant]:
             n.destroy_node()
         raise
-    return tuple(bridges) + (model,)
+    return tuple(bridges) + (plant,)
 
 
-def _not_ready(model, bridges) -> list:
+def _instance_zero(bridge: MavlinkBridge, member: PlantMember) -> dict:
+    """The links of MAVLink instance 0 from its bridge (built with the process's parameters).
+
+    Instance 0's links are the launch's as given: member_ports(0) changes none of them.
+    """
+    base = link_parameters(bridge)
+    if member.link != 0 or member_ports(0, **base) != base:
+        raise RuntimeError(f'{member.name}: MAVLink instance {member.link} built first, its '
+                           'links are not the launch arguments')
+    return base
+
+
+def _not_ready(flown_by) -> list:
     """The vehicles of a fleet whose FC is not ready to fly its mission yet (hold_start)."""
     now = time.monotonic()
     out = []
-    for v, b in zip(model.vehicles, bridges):
+    for m, b in flown_by:
         if b.core.flight_controller() is None:
-            out.append(f'/{v.name} (its FC not heard)')
+            out.append(f'/{m.name} (its FC not heard)')
         else:
             why = b.core.waiting_for(now)
             if why:
-                out.append(f'/{v.name} (waiting for {why})')
+                out.append(f'/{m.name} (waiting for {why})')
     return out
 
 
 def compose():
     """dynamics_node and its bridge(s) (one per vehicle); returns (bridge, ..., dynamics)."""
-    return compose_with(lambda: DynamicsNode(direct_commands=True), 'apply_command')
+    return compose_with(lambda: DynamicsNode(direct_commands=True))
 
 
 def main(args=None):

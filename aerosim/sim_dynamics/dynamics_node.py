@@ -6,21 +6,23 @@ subscribes effector_command (aerosim_msgs/AircraftEffectorCommand).
 This node is the time source (sim_ros.sim_time_node.SimTimeNode: pacing, lockstep,
 services, status): it runs on the steady wall clock, never with use_sim_time.
 
-Composition (mavlink_bridge.hil_plant): another node of the same process may take the state
-of every step directly (``state_listeners``, called before the topics are published) and
-answer with ``apply_command`` instead of the effector_command topic; the lockstep loop then
-needs no middleware hop. Stepping is serialized by a lock: the answer may come from another
-thread than the executor's.
+Composition (mavlink_bridge.hil_plant): a Plant (sim_ros.plant): another node of the same
+process may take the state of every step directly (``add_state_listener``, called before the
+topics are published) and answer with its member's ``answer`` (``apply_command``) instead of
+the effector_command topic; the lockstep loop then needs no middleware hop. Stepping is
+serialized by a lock: the answer may come from another thread than the executor's.
 """
 
 from dataclasses import dataclass
 import math
+from typing import Tuple
 
 from aerosim_msgs.msg import AircraftEffectorCommand, Collision
 from sim_core.clock import SimState
 from sim_core.errors import ConfigError
 from sim_core.fleet import fleet_size, member_name, member_scenarios
 from sim_core.frames import VehicleSample
+from sim_core.kinds import VehicleKind
 from sim_core.paths import resolve_config_path
 from sim_core.scenario import MAX_FLEET, Scenario, load_scenario
 from sim_core.validate import FieldError, number
@@ -29,6 +31,7 @@ from sim_dynamics.core.multirotor import Multirotor, MultirotorParams
 from sim_ros import qos
 from sim_ros.convert import set_vec3, time_msg, time_ns
 from sim_ros.params import declare
+from sim_ros.plant import PlantMember
 from sim_ros.run import run_node
 from sim_ros.sim_time_node import SimTimeNode, serialized
 from sim_ros.vehicle_pub import VehicleStatePublisher
@@ -126,6 +129,16 @@ class DynamicsNode(SimTimeNode):
     def member_name(self, member: int) -> str:
         """The namespace of vehicle member."""
         return '/' + self.vehicles[member].name
+
+    def plant_members(self) -> Tuple[PlantMember, ...]:
+        """Its quads for a composition (sim_ros.plant.Plant): each answered by apply_command.
+
+        Vehicle i is MAVLink instance i (a fleet's bridges and FCs: sim_core.fleet).
+        """
+        return tuple(
+            PlantMember(i, v.name if self.fleet else '', VehicleKind.MULTIROTOR, i,
+                        lambda cmd, t_ns, i=i: self.apply_command(cmd, t_ns, i))
+            for i, v in enumerate(self.vehicles))
 
     def _reset_model(self):
         for v in self.vehicles:

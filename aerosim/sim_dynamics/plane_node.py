@@ -24,6 +24,7 @@ deflection), actor_model and physical_properties (latched: mass and inertia from
 """
 
 import math
+from typing import Tuple
 
 from aerosim_msgs.msg import (
     ActorModel,
@@ -36,6 +37,7 @@ from aerosim_msgs.msg import (
 )
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
+from sim_core.kinds import VehicleKind
 from sim_core.paths import resolve_config_path
 from sim_core.scenario import load_scenario
 from sim_core.validate import FieldError
@@ -50,6 +52,7 @@ from sim_dynamics.core.plane import (
 from sim_ros import qos
 from sim_ros.convert import set_quat, set_vec3, time_ns
 from sim_ros.params import declare
+from sim_ros.plant import PlantMember
 from sim_ros.run import run_node
 from sim_ros.sim_time_node import SimTimeNode, serialized
 from sim_ros.vehicle_pub import VehicleStatePublisher
@@ -197,6 +200,10 @@ class PlaneNode(SimTimeNode):
     def _on_autopilot(self, msg: AutopilotCommand):
         self._target = (msg.altitude_setpoint_ft, msg.heading_set_by_waypoint,
                         msg.target_wp_latitude_deg, msg.target_wp_longitude_deg)
+
+    def plant_members(self) -> Tuple[PlantMember, ...]:
+        """Its aircraft for a composition (sim_ros.plant.Plant), answered by apply_effectors."""
+        return (PlantMember(0, '', VehicleKind.PLANE, 0, self.apply_effectors),)
 
     @serialized
     def apply_effectors(self, cmd: EffectorCommand, stamp_ns: int) -> None:

@@ -132,6 +132,10 @@ def declare_sim_time(node, rate_hz=250.0, scenario='default') -> SimTimeConfig:
 class SimTimeNode(Node):
     """Fixed-step simulation clock with pacing, lockstep, services and status."""
 
+    # sim_ros.plant.Plant: one vehicle in the node's namespace unless a subclass says a fleet
+    fleet = False
+    fleet_start_timeout_s = 0.0
+
     def __init__(self, name: str, default_rate_hz: float = 250.0, scenario='default'):
         """Declare the time-source parameters (scenario: scenario_file's default; None: none).
 
@@ -191,7 +195,10 @@ class SimTimeNode(Node):
                               max_timeouts=cfg.lockstep_max_timeouts, members=n)
 
     def add_state_listener(self, fn, member: int = 0) -> None:
-        """Call fn(state_arrays(member)) after every step (composition, same process)."""
+        """Call fn(state_arrays(member)) after every step (composition, same process).
+
+        Part of sim_ros.plant.Plant, with hold_start and a subclass's plant_members.
+        """
         self.state_listeners.append((member, fn))
 
     def hold_start(self, missing, timeout_s: float) -> None:

@@ -241,6 +241,78 @@ def test_composed_plant_steps_only_on_the_answer_to_its_latest_sensor_frame(proc
     node.destroy_node()
 
 
+def test_a_plant_is_a_typed_contract_a_node_without_it_is_refused():
+    """compose_with takes a sim_ros.plant.Plant: its members' answers, no method names.
+
+    A time source that is not one (no plant_members, e.g. usv_node) is refused by name and
+    destroyed; DynamicsNode and PlaneNode are Plants by their class.
+    """
+    from mavlink_bridge.hil_plant import compose_with
+    from sim_dynamics.dynamics_node import DynamicsNode
+    from sim_dynamics.plane_node import PlaneNode
+    from sim_ros.plant import Plant
+
+    class NotAPlant:
+        destroyed = False
+        fleet, fleet_start_timeout_s = False, 0.0
+
+        def add_state_listener(self, fn, member=0):
+            raise AssertionError('reached into a node that is not a Plant')
+
+        def hold_start(self, missing, timeout_s):
+            raise AssertionError('reached into a node that is not a Plant')
+
+        def destroy_node(self):
+            NotAPlant.destroyed = True
+    with pytest.raises(TypeError, match='NotAPlant is not a sim_ros.plant.Plant'):
+        compose_with(NotAPlant)
+    assert NotAPlant.destroyed
+    for cls in (DynamicsNode, PlaneNode):
+        assert all(callable(getattr(cls, k, None)) for k in (
+            'plant_members', 'add_state_listener', 'hold_start')), cls
+    assert not isinstance(NotAPlant(), Plant)
+
+
+def test_a_fleet_plant_moves_each_bridges_links_from_those_vehicle_0_was_given(procs, ros_context,
+                                                                               tmp_path):
+    """hil_plant vehicles:=2 with the links in a params file: each bridge's are its instance's.
+
+    Vehicle 0's bridge declares the links as the process was given them (here the YAML's
+    /**/mavlink_bridge section, as a user running hil_plant by hand would); vehicle 1's are
+    moved from those (sim_core.fleet.member_ports: UDP ports + 2, system id + 1). Its
+    parameters say the ports it uses. (The composition read the dynamics node's overrides
+    through rclpy's private _parameter_overrides: a YAML for the bridge was not among them, and
+    every bridge got the default ports.)
+    """
+    from rcl_interfaces.srv import GetParameters
+
+    from conftest import call_service, probe_node, spin_until
+
+    port = free_ports(4)
+    yaml_file = tmp_path / 'links.yaml'
+    yaml_file.write_text(
+        '/**/mavlink_bridge:\n  ros__parameters:\n'
+        f"    bind: '127.0.0.1:{port}'\n    fc_address: '127.0.0.1:{port + 1}'\n"
+        '    fc_system_id: 7\n')
+    plant = procs.start([sys.executable, '-m', 'mavlink_bridge.hil_plant', '--ros-args',
+                         '-p', 'scenario_file:=fleet', '-p', 'vehicles:=2',
+                         '-p', 'fleet_start_timeout_s:=0.0', '-p', 'sensor_topics:=false',
+                         '--params-file', str(yaml_file)])
+    node, ex = probe_node(ros_context, 'links_probe')
+    names = ['bind', 'fc_address', 'fc_system_id', 'vehicle_index']
+    got = {}
+    for ns in ('/quad0', '/quad1'):
+        cli = node.create_client(GetParameters, f'{ns}/mavlink_bridge/get_parameters')
+        assert spin_until(node, ex, cli.service_is_ready, 60.0), procs.output(plant)[-3000:]
+        values = call_service(ex, cli, GetParameters.Request(names=names), ns).values
+        got[ns] = [v.string_value or v.integer_value for v in values]
+    assert got == {'/quad0': [f'127.0.0.1:{port}', f'127.0.0.1:{port + 1}', 7, 0],
+                   '/quad1': [f'127.0.0.1:{port + 2}', f'127.0.0.1:{port + 3}', 8, 1]}, got
+    out = procs.output(plant)
+    assert f'127.0.0.1:{port + 2}' in out and 'Traceback' not in out, out[-3000:]
+    node.destroy_node()
+
+
 def test_composed_plant_publishes_the_sensor_topics_of_the_frames_it_sends(procs, ros_context):
     """hil_plant with sensor_topics (sim_quad_hil's default; no sensors_node in the graph).
 
