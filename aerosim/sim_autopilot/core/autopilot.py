@@ -36,7 +36,8 @@ from dataclasses import dataclass
 import math
 from typing import List, NamedTuple, Optional, Tuple
 
-from sim_core.geodesy import bearing_deg, course_deviation_m, distance_m
+from sim_core.frames import VehicleSample, q_enu_flu_to_ned_frd, quat_to_euler_ned
+from sim_core.geodesy import KNOT_MPS, GeoOrigin, bearing_deg, course_deviation_m, distance_m
 from sim_core.validate import number
 
 FT = 0.3048
@@ -75,6 +76,26 @@ class FlightState(NamedTuple):
     p: float                    # roll rate [rad/s], FRD
     q: float                    # pitch rate [rad/s], FRD
     r: float                    # yaw rate [rad/s], FRD
+
+
+def flight_state(s: VehicleSample, origin: GeoOrigin,
+                 airspeed_kts: Optional[float] = None) -> FlightState:
+    """The FlightState of a vehicle's true state (ENU/FLU) and its airspeed [kt].
+
+    airspeed_kts: the calibrated airspeed (the PFD's, JSBSim's vc-kts); None = the ground
+    speed. Heights are from the scenario origin (its altitude is the field's). What
+    autopilot_node feeds from VehicleState and what a world's in-process autopilot feeds
+    from the model (sim_world.core.controllers.PlaneAutopilot).
+    """
+    p, v, w = s.p_enu, s.v_enu, s.w_flu
+    lat, lon, _ = origin.enu_to_geodetic(p[0], p[1], p[2])
+    roll, pitch, yaw = quat_to_euler_ned(q_enu_flu_to_ned_frd(tuple(s.q_enu_flu)))
+    gs = math.hypot(v[0], v[1])
+    if airspeed_kts is None:
+        airspeed_kts = gs / KNOT_MPS
+    return FlightState(s.t_ns * 1e-9, lat, lon, origin.alt_m + p[2], p[2], airspeed_kts,
+                       v[2], roll, pitch, math.degrees(yaw) % 360.0,
+                       math.degrees(math.atan2(v[0], v[1])) % 360.0, gs, w[0], -w[1], -w[2])
 
 
 @dataclass(frozen=True)
