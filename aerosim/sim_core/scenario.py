@@ -124,6 +124,9 @@ class Scenario:
     objects: tuple = ()                 # SceneObject: rendered by the camera
     path: Optional[Path] = None
     fleet: tuple = ()                   # FleetEntry of each vehicle of a `vehicles:` list
+    # the least planned distance between two listed vehicles [m] (sim_core.fleet); 0 = not
+    # checked: a scenario that stages a collision on purpose (a judge's or an avoidance test)
+    separation_m: Optional[float] = None
 
 
 def _num(d, key, where, default=None, lo=None, hi=None):
@@ -196,7 +199,9 @@ def scenario_from_dict(d: dict, base_dir: Optional[Path] = None,
         initial_yaw_deg=init_yaw,
         initial_speed_mps=_num(v, 'initial_speed_mps', 'vehicle', 0.0, 0.0, 300.0),
         decimal_year=_num(d, 'decimal_year', 'scenario', 2026.9, 2025.0, 2030.0),
-        environment=environment, mission=mission, objects=objects, path=path, fleet=fleet)
+        environment=environment, mission=mission, objects=objects, path=path, fleet=fleet,
+        separation_m=(None if d.get('separation_m') is None
+                      else _num(d, 'separation_m', 'scenario', None, 0.0, 1000.0)))
 
 
 def _mission(items, where: str, prefix: str, origin: GeoOrigin) -> tuple:

@@ -4,12 +4,13 @@ Subscribes odom (nav_msgs/Odometry, every step), effector_command (are the motor
 mavlink/status (the bridge says the FC will not fly: the run ends at once, result fc_refused,
 with the reason) and /sim/status. A fleet (vehicles >= 2): each vehicle's /<prefix><i>/odom,
 effector_command and mavlink/status (its FC heard, gone, or refusing), and /sim/collisions;
-each mission is judged, the summary has one entry per vehicle, and the run ends when every
-vehicle is over (sim_report.core.fleet). When every mission item of the scenario has been
-reached (judged on ground truth, sim_report.core.mission) or max_sim_s passed, it prints a
-summary (mission result, items reached, max tracking error, landing error, real-time
-factor), writes it as JSON and a PNG plot, and exits: code 0 if the mission is complete, 1 if
-not. In a graph it is the supervisor: the run ends with it.
+each mission is judged, the summary has one entry per vehicle and the closest approach of any
+two, a vehicle that touched another is `collided` (its mission not complete), and the run
+ends when every vehicle is over (sim_report.core.fleet). When every mission item of the
+scenario has been reached (judged on ground truth, sim_report.core.mission) or max_sim_s
+passed, it prints a summary (mission result, items reached, max tracking error, landing
+error, real-time factor), writes it as JSON and a PNG plot, and exits: code 0 if the mission
+is complete, 1 if not. In a graph it is the supervisor: the run ends with it.
 """
 
 import math
@@ -195,10 +196,13 @@ class FlightReport(Node):
             self.finish(time.monotonic() - (self._wall0 or time.monotonic()))
 
     def _on_collision(self, msg: Collision):
+        """A contact: noted for its vehicles (one that touched another has collided)."""
         t = time_ns(msg.header.stamp) * 1e-9
         self.fleet.contact(t, msg.vehicle, msg.other, msg.closing_speed)
         self.get_logger().warning(f'[t={t:7.2f} s] collision: {msg.vehicle} and {msg.other} at '
                                   f'{msg.closing_speed:.1f} m/s')
+        if self.fleet.over and self.finished is None:
+            self.finish(time.monotonic() - (self._wall0 or time.monotonic()))
 
     def finish(self, wall_s: float):
         """Write the summary and the plot; remember the exit code."""
@@ -241,8 +245,12 @@ class FlightReport(Node):
                          f'landing error {v["landing_error_m"]} m, {len(v["collisions"])} '
                          'collisions' + (f', FC lost at {v["fc_lost_at_s"]:.1f} s'
                                          if v['fc_lost_at_s'] is not None else ''))
+            ca = s['closest_approach']
             log.info(f'SUMMARY fleet: {s["vehicles_complete"]}/{s["vehicle_count"]} missions '
-                     f'complete, {s["sim_time_s"]} s sim in {s["wall_time_s"]} s wall '
+                     f'complete, {s["vehicles_collided"]} collided, closest approach '
+                     + (f'{ca["distance_m"]} m at t = {ca["t_s"]} s ({ca["vehicles"][0]} and '
+                        f'{ca["vehicles"][1]})' if ca else 'none')
+                     + f', {s["sim_time_s"]} s sim in {s["wall_time_s"]} s wall '
                      f'(real-time factor {s["real_time_factor"]}, in flight '
                      f'{s["flight_real_time_factor"]}); wrote {js} and {png}')
         self.finished = 0 if judge.done and not self.fc_failure else 1

@@ -6,6 +6,9 @@ PX4 does it (PX4-Autopilot at v1.16):
 
 Simulator link, src/modules/simulation/simulator_mavlink/SimulatorMavlink.cpp:
 - a TCP client to the simulator's port (4560 + instance), retrying until it connects (run());
+- PX4's MAVLink instances start only after the first HIL_SENSOR set the lockstep clock (rcS:
+  simulator_mavlink, then px4-rc.mavlink; PX4 v1.16 logs "setting initial absolute time"
+  before its first "[mavlink] mode: ..."): datagrams to its MAVLink ports before that are lost;
 - exactly one HEARTBEAT at start (send(): `send_heartbeat()`, type 0, autopilot 12, base_mode
   128 if armed), then COMMAND_LONG SET_MESSAGE_INTERVAL(HIL_STATE_QUATERNION, 5000 us)
   (request_hil_state_quaternion());
@@ -749,6 +752,13 @@ class Px4Sitl:
                 continue
             except OSError:
                 return
+            if self.now_us == 0:
+                # PX4's MAVLink instances start after the first HIL_SENSOR: rcS starts
+                # simulator_mavlink, which waits for the simulator and the first sensors to
+                # set the lockstep clock ("setting initial absolute time"), then mavlink
+                # (px4-rc.mavlink): until then nothing listens on the port
+                self.counts['before_mavlink_start'] += 1
+                continue
             # the first sender is the partner for good (replies go there); datagrams from
             # anyone are still handled (mavlink_receiver.cpp does not filter by address)
             if not link.partner_locked:

@@ -25,6 +25,7 @@ from sim_core.fleet import (
     offset_port,
 )
 from sim_core.scenario import load_scenario, scenario_from_dict
+from sim_core.separation import SEPARATION_M, closest_pair, planned_path
 from sim_dynamics.core.collision import (
     GROUND_IMPACT_MPS,
     RESTITUTION,
@@ -61,7 +62,8 @@ def scenario(vehicles):
     ([{'initial_position_enu': [0, 0, -1]}], 'vehicles[0].initial_position_enu[2]'),
     ([{'initial_position_enu': [0, 0]}], 'vehicles[0].initial_position_enu'),
     ([{'initial_position_enu': [0, 0, 0], 'speed': 3}], 'vehicles[0].speed: unknown field'),
-    ([{'initial_position_enu': [0, 0, 0], 'kind': 'boat'}], 'vehicles[0].kind'),
+    ([{'initial_position_enu': [0, 0, 0], 'kind': 'submarine'}], 'vehicles[0].kind'),
+    ([{'initial_position_enu': [0, 0, 0], 'kind': 'boat'}], 'vehicles[0].params: required'),
     ([{'initial_position_enu': [0, 0, 0], 'params': 7}], 'vehicles[0].params'),
     ([{'initial_position_enu': [0, 0, 0], 'initial_yaw_deg': 'north'}],
      'vehicles[0].initial_yaw_deg'),
@@ -91,14 +93,25 @@ def test_starts_too_close_and_impossible_counts_are_refused():
 
 
 def test_copies_start_apart_and_fly_the_mission_moved_with_them():
+    """Copies move start and mission together, and keep apart (sim_core.separation).
+
+    The layout is the first of COPY_LAYOUTS whose planned paths keep SEPARATION_M apart: for
+    the default mission not 5 m east (its legs run east and west: two real PX4s collided).
+    """
     sc = load_scenario('default')
     members = member_scenarios(sc, 3)
     base = item_points(sc)
+    start = np.asarray(sc.initial_position_enu)
+    offsets = [np.asarray(m.initial_position_enu) - start for m in members]
+    assert np.allclose(offsets[0], 0.0)
+    assert not np.allclose(offsets[1], [FLEET_SPACING_M, 0.0, 0.0])
     for i, m in enumerate(members):
-        assert m.initial_position_enu == (i * FLEET_SPACING_M, 0.0, 0.0)
-        for p, q in zip(base, item_points(m)):      # every item moved by the start's offset
-            assert np.allclose(q - p, [i * FLEET_SPACING_M, 0.0, 0.0], atol=1e-6)
+        assert np.allclose(offsets[i], i * offsets[1])          # evenly spaced
+        for p, q in zip(base[1:], item_points(m)[1:]):   # every item moved with the start
+            assert np.allclose((q - p)[:2], offsets[i][:2], atol=1e-6)
     assert members[0].mission == sc.mission          # vehicle 0 flies the scenario unchanged
+    worst = closest_pair([planned_path(m, 'multirotor') for m in members])
+    assert worst is not None and worst[2].distance_m >= SEPARATION_M
 
 
 def test_the_fleet_scenario_gives_each_vehicle_its_own_start_and_mission():
@@ -115,7 +128,7 @@ def test_each_vehicle_gets_the_links_of_its_instance():
                      '127.0.0.1:14280', '127.0.0.1:14030', 1)
     assert p == {'bind': '127.0.0.1:14564', 'fc_address': '127.0.0.1:14565',
                  'tcp_bind': '127.0.0.1:4562', 'mission_link': '127.0.0.1:14282',
-                 'mission_bind': '127.0.0.1:14032', 'fc_system_id': 3}
+                 'mission_bind': '127.0.0.1:14032', 'fc_system_id': 3, 'system_id': 53}
     assert offset_port('', 3) == '' and member_ports(1, '', '', '', '', '', 0)['fc_system_id'] == 0
     with pytest.raises(ConfigError, match='outside 1..65535'):
         offset_port('127.0.0.1:65535', 2)
@@ -269,16 +282,32 @@ def test_the_fleet_judge_ends_a_vehicle_whose_fc_is_lost_and_waits_for_the_other
     j = FleetJudge(['quad0', 'quad1'], member_scenarios(sc, 2))
     assert j.fc_lost(1, 12.0) and not j.fc_lost(1, 13.0)
     assert not j.over and j.members[1].over
-    j.contact(3.0, 'quad0', 'quad1', 2.5)      # a Collision message: noted for both
-    assert j.members[1].collisions == [{'t_s': 3.0, 'with': 'quad0', 'speed_mps': 2.5}]
-    for k in range(80):                                  # quad0 down after the collision
+    j.contact(3.0, 'quad0', 'ground', 6.0)     # a hard ground impact: noted, not a collision
+    assert j.members[0].collisions == [{'t_s': 3.0, 'with': 'ground', 'speed_mps': 6.0}]
+    assert not j.members[0].over
+    for k in range(80):                                  # quad0 down after the impact
         j.add(0, 3.0 + 0.1 * k, (-10.0, 0.0, 0.0), 0.0)
     assert j.members[0].result == 'crashed' and j.over and not j.done
     s = j.summary(1.0)
     assert s['vehicles']['quad1']['result'] == 'fc_lost'
     assert s['vehicles']['quad1']['fc_lost_at_s'] == 12.0
-    assert s['vehicles']['quad0']['collisions'] == [{'t_s': 3.0, 'with': 'quad1',
-                                                     'speed_mps': 2.5}]
+    assert s['result'] == 'incomplete' and s['vehicles_collided'] == 0
+
+
+def test_two_vehicles_that_touch_have_collided_and_the_fleet_is_not_complete():
+    """A contact between two vehicles ends both (issue 39: the report said complete)."""
+    sc = load_scenario('fleet')
+    j = FleetJudge(['quad0', 'quad1'], member_scenarios(sc, 2))
+    j.add(0, 1.0, (0.0, 0.0, 10.0), 0.0)
+    j.add(1, 1.0, (0.5, 0.0, 10.0), 0.0)
+    j.contact(1.0, 'quad0', 'quad1', 2.3)      # a Collision message: noted for both
+    assert [m.result for m in j.members] == ['collided', 'collided'] and j.over and not j.done
+    s = j.summary(1.0)
+    assert s['result'] == 'incomplete' and s['vehicles_collided'] == 2
+    assert s['vehicles']['quad0']['collisions'] == [{'t_s': 1.0, 'with': 'quad1',
+                                                     'speed_mps': 2.3}]
+    assert s['closest_approach']['vehicles'] == ['quad0', 'quad1']
+    assert s['closest_approach']['distance_m'] == pytest.approx(0.5)
 
 
 def fleet_node(ros_context, monkeypatch, **params):

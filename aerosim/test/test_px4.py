@@ -465,9 +465,15 @@ def test_two_px4_instances_fly_a_fleet_each_on_its_own_instance_ports(procs, tmp
     assert run.wait(300 * DEADLINE_SCALE) == 0, ''.join(lines[-60:])
     s = json.loads((tmp_path / 'sim_quad_hil_summary.json').read_text())
     assert s['vehicles_complete'] == 2, s
+    # the copies are placed so that their paths keep 3 m apart (two real PX4s flying copies
+    # 5 m apart east met in mid-air at 2.3 m/s, and the report said complete)
+    ca = s['closest_approach']
+    assert ca is not None and ca['distance_m'] >= 3.0 and s['vehicles_collided'] == 0, ca
     out = ''.join(lines)
     for i in range(2):
         assert f'[quad{i}.mavlink_bridge]: serving flight controller {i + 1}:1' in out
+        # each bridge its own MAVLink system (51 + i): a ground station sees one per vehicle
+        assert re.search(rf'\[quad{i}\.mavlink_bridge\]: MAVLink 2 .*, our id {51 + i}:1,', out)
     for i, peer in enumerate(peers):
         assert peer.wait(30) == 0
         r = report_of(procs.text(peer))

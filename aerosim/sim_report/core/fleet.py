@@ -4,17 +4,27 @@ Each vehicle has its MissionJudge (its own start and mission). A vehicle is over
 mission is done, when it came to rest on the ground for good away from its target, when its
 flight controller was lost (a crashed or killed FC: the vehicle flies on the last command, it
 is not judged further), when its FC will not fly (its bridge says why: a parameter or
-arming refused), or when it rests on the ground CRASH_REST_S after a collision. The fleet is
-over when every vehicle is.
+arming refused), when it touched another vehicle (`collided`, whatever it flies after: its
+mission is not complete), or when it rests on the ground CRASH_REST_S after a hard ground
+impact (`crashed`). The fleet is over when every vehicle is; its result is complete only if
+every vehicle's is.
+
+The closest approach of any two vehicles (distance, sim time, pair) is measured on the same
+ground-truth samples: each sample against the other vehicles' positions at its time
+(interpolated between their two latest samples, or their latest if it is at most
+APPROACH_SKEW_S away), so to within the sample period's motion.
 """
 
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence
+import math
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from sim_core.scenario import Scenario
 from sim_report.core.mission import GROUND_Z_M, REST_SPEED, MissionJudge, Sample
 
 CRASH_REST_S = 5.0      # s at rest on the ground after a collision: the vehicle is down
+APPROACH_SKEW_S = 0.1   # s: another vehicle's latest sample this close in time stands for now
+GROUND = 'ground'       # the `other` of a ground impact (sim_dynamics.core.collision)
 
 
 @dataclass
@@ -27,17 +37,20 @@ class Member:
     collisions: List[dict] = field(default_factory=list)
     down_at: Optional[float] = None           # sim time [s] it was found down after a collision
     fc_failure: str = ''                      # why its FC will not fly (its bridge's words)
+    collided_at: Optional[float] = None       # sim time [s] it first touched another vehicle
     _rest_since: Optional[float] = None
 
     @property
     def over(self) -> bool:
         """Nothing more will be judged for this vehicle."""
         return self.judge.over or self.fc_lost_at is not None or self.down_at is not None \
-            or bool(self.fc_failure)
+            or bool(self.fc_failure) or self.collided_at is not None
 
     @property
     def result(self) -> str:
-        """complete, fc_refused, fc_lost, crashed or incomplete."""
+        """collided, complete, fc_refused, fc_lost, crashed or incomplete."""
+        if self.collided_at is not None:
+            return 'collided'
         if self.judge.done:
             return 'complete'
         if self.fc_failure:
@@ -55,9 +68,13 @@ class FleetJudge:
     def __init__(self, names: Sequence[str], scenarios: Sequence[Scenario]):
         """names: the vehicles' namespaces; scenarios: each as it sees the world."""
         self.members = [Member(n, MissionJudge(s)) for n, s in zip(names, scenarios)]
+        # each vehicle's two latest samples (t [s], ENU [m]) for the closest approach
+        self._last: Dict[int, List[Tuple[float, tuple]]] = {}
+        self.closest: Optional[Tuple[float, float, int, int]] = None   # (m, s, i, j), i < j
 
     def add(self, i: int, t: float, p, speed: float, motors_off: bool = True) -> int:
         """A ground-truth sample of vehicle i; returns how many of its items are reached."""
+        self._approach(i, t, tuple(float(x) for x in p))
         m = self.members[i]
         if not m.over:
             m.judge.add(t, p, speed, motors_off)
@@ -71,6 +88,22 @@ class FleetJudge:
             m.judge.samples.append(Sample(t, tuple(p), speed))     # the plot goes on
         return len(m.judge.reached)
 
+    def _approach(self, i: int, t: float, p: tuple) -> None:
+        """Vehicle i at p at sim time t: against every other vehicle's position then."""
+        for j, hist in self._last.items():
+            if j == i:
+                continue
+            q = _position_at(hist, t)
+            if q is None:
+                continue
+            d = math.dist(p, q)
+            if self.closest is None or d < self.closest[0]:
+                self.closest = (d, t, min(i, j), max(i, j))
+        hist = self._last.setdefault(i, [])
+        hist.append((t, p))
+        if len(hist) > 2:
+            del hist[0]
+
     def fc_lost(self, i: int, t: float) -> bool:
         """Vehicle i's flight controller is gone at sim time t; True the first time."""
         m = self.members[i]
@@ -80,9 +113,15 @@ class FleetJudge:
         return True
 
     def collision(self, i: int, t: float, other: str, speed: float) -> None:
-        """Vehicle i touched other (a vehicle's name, or 'ground') at speed [m/s]."""
-        self.members[i].collisions.append({'t_s': round(t, 3), 'with': other,
-                                           'speed_mps': round(speed, 2)})
+        """Vehicle i touched other (a vehicle's name, or 'ground') at speed [m/s].
+
+        Another vehicle: i has collided (over, not complete), unless its mission was complete
+        already (landed and disarmed: something ran into it; the other one collided).
+        """
+        m = self.members[i]
+        m.collisions.append({'t_s': round(t, 3), 'with': other, 'speed_mps': round(speed, 2)})
+        if other != GROUND and m.collided_at is None and not m.judge.done:
+            m.collided_at = t
 
     def contact(self, t: float, vehicle: str, other: str, speed: float) -> None:
         """A Collision message's contact: noted for each of its vehicles in the fleet."""
@@ -98,8 +137,16 @@ class FleetJudge:
 
     @property
     def done(self) -> bool:
-        """Every mission complete."""
-        return all(m.judge.done for m in self.members)
+        """Every mission complete (none collided)."""
+        return all(m.result == 'complete' for m in self.members)
+
+    def closest_approach(self) -> Optional[dict]:
+        """The closest two vehicles came: distance [m], sim time [s], their names; None yet."""
+        if self.closest is None:
+            return None
+        d, t, i, j = self.closest
+        return {'distance_m': round(d, 3), 't_s': round(t, 3),
+                'vehicles': [self.members[i].name, self.members[j].name]}
 
     def summary(self, wall_s: float) -> dict:
         """The fleet's result and each vehicle's summary (MissionJudge's, and its events)."""
@@ -107,13 +154,16 @@ class FleetJudge:
         for m in self.members:
             s = m.judge.summary(wall_s)
             s.update(result=m.result, fc_lost_at_s=m.fc_lost_at, collisions=m.collisions,
+                     collided_at_s=m.collided_at,
                      **({'fc_failure': m.fc_failure} if m.fc_failure else {}))
             vehicles[m.name] = s
         t = max((v['sim_time_s'] for v in vehicles.values()), default=0.0)
         return {
             'result': 'complete' if self.done else 'incomplete',
-            'vehicles_complete': sum(m.judge.done for m in self.members),
+            'vehicles_complete': sum(m.result == 'complete' for m in self.members),
+            'vehicles_collided': sum(m.collided_at is not None for m in self.members),
             'vehicle_count': len(self.members),
+            'closest_approach': self.closest_approach(),
             'sim_time_s': round(t, 3), 'wall_time_s': round(wall_s, 3),
             'real_time_factor': round(t / wall_s, 2) if wall_s > 0 else None,
             'vehicles': vehicles,
@@ -164,10 +214,34 @@ class FleetJudge:
         alt.set_ylabel('altitude [m]')
         alt.grid(True, alpha=0.3)
         alt.set_title('altitude; items reached: thin lines')
+        ca = self.closest_approach()
+        if ca is not None and self.closest is not None:
+            _, t_ca, a, b = self.closest
+            for k in (a, b):
+                after = [x for x in self.members[k].judge.samples if x.t >= t_ca]
+                if after:
+                    top.plot(after[0].p[0], after[0].p[1], 'o', mfc='none', color='k', ms=9)
+            lines.append(f'closest approach {ca["distance_m"]:.2f} m at {ca["t_s"]:.1f} s: '
+                         f'{ca["vehicles"][0]} and {ca["vehicles"][1]} (circles)')
         txt.axis('off')
         txt.text(0.0, 1.0, '\n'.join(lines), va='top', family='monospace', fontsize=9)
-        done = sum(m.judge.done for m in self.members)
+        done = sum(m.result == 'complete' for m in self.members)
         fig.suptitle(f'{title}: {done}/{len(self.members)} missions complete')
         fig.tight_layout()
         fig.savefig(path, dpi=80)
         plt.close(fig)
+
+
+def _position_at(hist: List[Tuple[float, tuple]], t: float) -> Optional[tuple]:
+    """A vehicle's position at sim time t from its latest samples (hist, oldest first).
+
+    Interpolated between the two if t lies between them, the latest if at most APPROACH_SKEW_S
+    from t, else None (no sample near enough in time).
+    """
+    if len(hist) == 2:
+        (t0, p0), (t1, p1) = hist
+        if t0 <= t <= t1 and t1 > t0:
+            s = (t - t0) / (t1 - t0)
+            return tuple(a + s * (b - a) for a, b in zip(p0, p1))
+    t1, p1 = hist[-1]
+    return p1 if abs(t - t1) <= APPROACH_SKEW_S else None
