@@ -57,6 +57,9 @@ setup(
             'autopilot_node = sim_launch.entry:autopilot_node',
             'plane_report = sim_launch.entry:plane_report',
             'plane_plant = sim_launch.entry:plane_plant',
+            'world_node = sim_launch.entry:world_node',
+            'world_plant = sim_launch.entry:world_plant',
+            'world_report = sim_launch.entry:world_report',
         ],
     },
 )

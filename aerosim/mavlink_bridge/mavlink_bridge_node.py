@@ -121,8 +121,7 @@ class MavlinkBridge(PortNode):
             f'{" (autostart: arm and start it when the FC is ready)" if c.autostart else ""}'
             + (f'; FC parameters first: {len(c.session.params.params)} from '
                f'{c.session.params.source}' if c.session.params else '')
-            + (f'; fixed-wing mixer: {c.mixer.describe()}' if c.plane else
-               f'; mixer motor channels {c.mixer.motor_channels}'))
+            + f'; {c.mixer.name} mixer: {c.mixer.describe()}')
         self._publish_status()
 
     def _mission_link(self, cfg) -> Endpoint:

@@ -21,6 +21,7 @@ import math
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
+from sim_world.core.kinds import require_kind
 
 from aerosim_msgs.msg import (
     AutopilotCommand,
@@ -42,6 +43,7 @@ from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
 from sim_core.frames import q_enu_flu_to_ned_frd, quat_to_euler_ned
 from sim_core.geodesy import KNOT_MPS
+from sim_core.kinds import VehicleKind, info
 from sim_core.paths import resolve_config_path
 from sim_core.scenario import load_scenario
 from sim_dynamics.core.plane import AircraftParams
@@ -94,12 +96,11 @@ class AutopilotNode(Node):
         self.track_period_s = declare(self, 'track_sample_s', 1.0, 'trajectory/past: sim '
                                       'time between the track points [s]', 0.05, 60.0)
         self.sc = sc = load_scenario(scenario)
-        if sc.vehicle_kind != 'plane' and not aircraft:
-            raise ConfigError(f'scenario {sc.name}: vehicle.kind is {sc.vehicle_kind}; the '
-                              'autopilot flies planes (or set aircraft_params)')
+        if not aircraft:
+            require_kind(sc, VehicleKind.PLANE, 'autopilot_node', 'aircraft_params')
         afile = sc.vehicle_file
         if aircraft:
-            afile = resolve_config_path(aircraft, sc.path.parent, 'aircraft')
+            afile = resolve_config_path(aircraft, sc.path.parent, info(VehicleKind.PLANE).folder)
         a = AircraftParams.from_yaml(afile)
         self.ap = Autopilot(Limits(a.rotate_kts, a.climb_kts, a.cruise_kts, a.approach_kts,
                                    a.max_bank_deg), sc.origin.alt_m)

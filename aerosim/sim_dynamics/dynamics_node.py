@@ -17,9 +17,10 @@ from dataclasses import dataclass
 import math
 from typing import Tuple
 
+from sim_world.core.kinds import require_kind
+
 from aerosim_msgs.msg import AircraftEffectorCommand, Collision
 from sim_core.clock import SimState
-from sim_core.errors import ConfigError
 from sim_core.fleet import fleet_size, member_name, member_scenarios
 from sim_core.frames import VehicleSample
 from sim_core.kinds import VehicleKind
@@ -77,10 +78,7 @@ class DynamicsNode(SimTimeNode):
             'controller is heard, at most this long [s] (wall); then it starts without the '
             'missing ones. 0 = start at once', 0.0, 3600.0)
         self.scenario = load_scenario(self.cfg.scenario_file)
-        if self.scenario.vehicle_kind != 'multirotor':
-            raise ConfigError(f'scenario {self.scenario.name}: vehicle.kind is '
-                              f'{self.scenario.vehicle_kind}; dynamics_node simulates '
-                              'multirotors (boats: usv_node)')
+        require_kind(self.scenario, VehicleKind.MULTIROTOR, 'dynamics_node')
         n = fleet_size(self.scenario, requested)
         self.fleet = n > 1
         env = self.scenario.environment

@@ -26,6 +26,8 @@ deflection), actor_model and physical_properties (latched: mass and inertia from
 import math
 from typing import Tuple
 
+from sim_world.core.kinds import require_kind
+
 from aerosim_msgs.msg import (
     ActorModel,
     AircraftEffectorCommand,
@@ -37,7 +39,7 @@ from aerosim_msgs.msg import (
 )
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
-from sim_core.kinds import VehicleKind
+from sim_core.kinds import VehicleKind, info
 from sim_core.paths import resolve_config_path
 from sim_core.scenario import load_scenario
 from sim_core.validate import FieldError
@@ -81,13 +83,11 @@ class PlaneNode(SimTimeNode):
         if hsi not in HSI_MODES:
             raise ConfigError(f'hsi_mode: must be one of {", ".join(HSI_MODES)}, got {hsi!r}')
         self.scenario = sc = load_scenario(self.cfg.scenario_file)
-        if sc.vehicle_kind != 'plane' and not aircraft:
-            raise ConfigError(f'scenario {sc.name}: vehicle.kind is {sc.vehicle_kind}; '
-                              'plane_node simulates aircraft (vehicle.kind: plane, or set '
-                              'aircraft_params)')
+        if not aircraft:
+            require_kind(sc, VehicleKind.PLANE, 'plane_node', 'aircraft_params')
         afile = sc.vehicle_file
         if aircraft:
-            afile = resolve_config_path(aircraft, sc.path.parent, 'aircraft')
+            afile = resolve_config_path(aircraft, sc.path.parent, info(VehicleKind.PLANE).folder)
         self.params = AircraftParams.from_yaml(afile)
         env = sc.environment
         self.plane = Plane(self.params, sc.origin, self.clock.dt, env.wind_enu, env.turbulence)

@@ -19,10 +19,11 @@ The hold gains tas2acc_pgain and bank2p_pgain are parameters that may change at 
 import math
 
 from rcl_interfaces.msg import SetParametersResult
+from sim_world.core.kinds import require_kind
 
 from aerosim_msgs.msg import AircraftEffectorCommand, AutopilotCommand
-from sim_core.errors import ConfigError
 from sim_core.geodesy import KNOT_MPS
+from sim_core.kinds import VehicleKind, info
 from sim_core.paths import resolve_config_path
 from sim_core.scenario import load_scenario
 from sim_core.validate import FieldError, number
@@ -59,13 +60,12 @@ class UsvNode(SimTimeNode):
         gains = {attr: declare(self, name, default, desc, *rng, live=True)
                  for name, (attr, default, rng, desc) in GAINS.items()}
         self.scenario = load_scenario(self.cfg.scenario_file)
-        if self.scenario.vehicle_kind != 'boat' and not boat_params:
-            raise ConfigError(f'scenario {self.scenario.name}: vehicle.kind is '
-                              f'{self.scenario.vehicle_kind}; usv_node simulates boats '
-                              '(vehicle.kind: boat, or set boat_params)')
+        if not boat_params:
+            require_kind(self.scenario, VehicleKind.BOAT, 'usv_node', 'boat_params')
         bfile = self.scenario.vehicle_file
         if boat_params:
-            bfile = resolve_config_path(boat_params, self.scenario.path.parent, 'boats')
+            bfile = resolve_config_path(boat_params, self.scenario.path.parent,
+                                        info(VehicleKind.BOAT).folder)
         self.boat_type = BoatType.from_yaml(bfile)
         self.boat = BoatSwarm([self.boat_type])
         env = self.scenario.environment

@@ -34,6 +34,9 @@ NODES = {
     'autopilot_node': 'sim_autopilot.autopilot_node',
     'plane_report': 'sim_report.plane_report',
     'plane_plant': 'mavlink_bridge.plane_plant',
+    'world_node': 'sim_world.world_node',
+    'world_plant': 'sim_world.world_plant',
+    'world_report': 'sim_report.world_report',
 }
 
 

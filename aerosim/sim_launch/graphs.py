@@ -10,7 +10,8 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Optional, Tuple, Union
 
 from sim_core.errors import ConfigError
-from sim_core.fleet import fleet_size, member_name, offset_port
+from sim_core.fleet import UDP_PORTS_PER_VEHICLE, fleet_size, member_name, offset_port
+from sim_core.members import Member, world_members
 from sim_core.paths import resolve_config_path, resolve_package_path
 from sim_core.scenario import load_scenario
 
@@ -77,11 +78,26 @@ class PerVehicle:
     fn: Callable[[dict, int, int], object]
 
 
-Value = Union[str, int, float, bool, Arg, ConfigFile, PackageFile, Computed, PerVehicle]
+@dataclass(frozen=True)
+class PerMember:
+    """A parameter value of the node of one vehicle of a world: fn(argument values, member).
+
+    member: a sim_core.members.Member (its name, kind, controller, MAVLink instance `link`).
+    None leaves the parameter out.
+    """
+
+    fn: Callable[[dict, Member], object]
+
+
+Value = Union[str, int, float, bool, Arg, ConfigFile, PackageFile, Computed, PerVehicle,
+              PerMember]
 
 # NodeSpec.fleet: how a node is started when the graph flies several vehicles (vehicles:=N)
 EACH = 'each'      # one node per vehicle, in its namespace <namespace><i>
 ONE = 'one'        # one node for all, in the root namespace, told vehicles and vehicle_prefix
+# A world (Graph.world): one node per vehicle whose (kind, controller) is in NodeSpec.members,
+# in the vehicle's namespace /<name> (sim_core.members: quad0, plane0, boat0)
+MEMBER = 'member'
 
 
 @dataclass(frozen=True)
@@ -104,7 +120,8 @@ class NodeSpec:
     line arguments before --ros-args. stop_grace_s: wall time the node may take to end after
     SIGINT before it is escalated to SIGTERM (nodes that write files at the end); 0 = the
     launcher's default (5 s, launch's sigterm_timeout). fleet: EACH or ONE in a graph of
-    several vehicles (see there); '' = one node in the root namespace.
+    several vehicles (see there); '' = one node in the root namespace; MEMBER in a world: a
+    node per vehicle whose (kind value, controller) is one of `members`.
     """
 
     name: str
@@ -122,21 +139,32 @@ class NodeSpec:
     arguments: Tuple[Value, ...] = ()
     stop_grace_s: float = 0.0
     fleet: str = ''
+    members: Tuple[Tuple[str, str], ...] = ()
 
 
 # Nodes that write their results after SIGINT (summary plots, bags): time for it.
 WRITER_GRACE_S = 20.0
+# A plant (a model and its bridges in one process) stops its bridges' reader threads, then the
+# model, each bridge logging its figures: a fleet of two real PX4s under a load average of 15
+# took 5.6-6.4 s, past launch's 5 s
+PLANT_GRACE_S = 15.0
 
 
 @dataclass(frozen=True)
 class Graph:
-    """A named graph: its launch arguments and nodes, all under the `namespace` argument."""
+    """A named graph: its launch arguments and nodes, all under the `namespace` argument.
+
+    world: the vehicles of the scenario, any mix of kinds (sim_core.members), each in its own
+    namespace; the graph has no `namespace` argument, its other nodes run in the root
+    namespace (no __ns remap: the world's process names its nodes' namespaces).
+    """
 
     name: str
     description: str
     args: Tuple[LaunchArg, ...]
     nodes: Tuple[NodeSpec, ...]
     extra: dict = field(default_factory=dict)
+    world: bool = False
 
     def arg(self, name: str) -> LaunchArg:
         """Return the launch argument called name."""
@@ -369,7 +397,7 @@ def plant(name: str, model: NodeSpec, params_file, **kw) -> NodeSpec:
     return NodeSpec(
         name=name, executable=name, module=f'mavlink_bridge.{name}', params_file=params_file,
         use_sim_time=False, rename=False, condition=('composition', 'plant'),
-        parameters=model.parameters + tuple(
+        stop_grace_s=PLANT_GRACE_S, parameters=model.parameters + tuple(
             p for p in MAVLINK_BRIDGE.parameters if p not in model.parameters)
         + (('sensor_topics', Arg('sensor_topics', 'bool')),), **kw)
 
@@ -548,8 +576,106 @@ SIM_USV_SWARM = Graph(
     nodes=(USV_SWARM, USV_BRIDGE) + view_nodes('swarm', (('sim_config', Arg('sim_config')),)),
 )
 
+WORLD_ARGS = (
+    LaunchArg('vehicles', '0', "Vehicles in the world, 1..32; 0 = the scenario's vehicles: list "
+              '(any mix of kinds, each with its controller), or its one vehicle; N: as many '
+              "copies of a scenario's one vehicle (sim_core.members)"),
+    LaunchArg('rate_hz', '250.0', 'Integration rate [Hz] of every vehicle, 10..1000, a whole '
+              'number of microseconds per step (not 300)'),
+    LaunchArg('time_scale', '1.0', 'Sim seconds per wall second; 0 = as fast as possible'),
+    LaunchArg('lockstep', 'true', "Each step waits for the answers of the MAVLink-controlled "
+              "vehicles' flight controllers (the in-process controllers answer inside the "
+              'step)', ('true', 'false')),
+    LaunchArg('realtime_priority', '-1', SIM_ARGS[3].description),
+    LaunchArg('seed', '0', 'Sensor noise seed'),
+    LaunchArg('gps', 'true', "GNSS on/off (the MAVLink vehicles' sensors)", ('true', 'false')),
+    LaunchArg('mag', 'true', 'Magnetometer on/off', ('true', 'false')),
+    LaunchArg('baro', 'true', 'Barometer on/off', ('true', 'false')),
+    LaunchArg('bind', '127.0.0.1:14560', 'Bridge UDP address host:port of the first MAVLink '
+              'vehicle (link 0); link k: port + 2 k'),
+    LaunchArg('fc_address', '127.0.0.1:14561',
+              "Flight controller UDP address host:port of link 0 (link k: port + 2 k); the "
+              "FC's frames are taken from this address and port only"),
+    LaunchArg('transport', 'udp', 'MAVLink transport of the bridges of built-in and external '
+              'FCs: udp, or tcp (a TCP server on tcp_bind + k); PX4 is always tcp',
+              ('udp', 'tcp')),
+    LaunchArg('tcp_bind', '127.0.0.1:4560', 'Bridge TCP server address host:port of link 0 '
+              '(link k: port + k): PX4 SITL instance k connects there'),
+    LaunchArg('autostart', 'true', 'PX4 and external FCs: arm and start the mission once the FC '
+              'accepted it and reports ready', ('true', 'false')),
+    LaunchArg('fleet_start_timeout_s', '60.0', "Sim time stays at 0 until every MAVLink "
+              "vehicle's FC is ready to fly its mission, at most this long [s] (wall); 0 = "
+              'start at once'),
+    LaunchArg('sensor_topics', 'true', 'Also publish the ROS sensor topics of the samples the '
+              'bridges send', ('true', 'false')),
+    LaunchArg('report', 'false', 'Judge every vehicle by its kind (one summary, one plot), and '
+              'end the run when all are done or one collided (exit code 1 unless all are '
+              'complete)', ('true', 'false')),
+    LaunchArg('sensors_params', 'sensors_node.yaml',
+              'Sensor suite parameter YAML (path, or name in config/)'),
+    LaunchArg('mavlink_params', 'mavlink_bridge.yaml',
+              'mavlink_bridge parameter YAML (path, or name in config/)'),
+    LaunchArg('fc_params', 'builtin_fc.yaml', 'builtin_fc parameter YAML (path, or name in '
+              'config/)'),
+)
+
+WORLD_PLANT = NodeSpec(
+    name='world_plant', executable='world_plant', module='sim_world.world_plant',
+    params_file=('sensors_params', 'mavlink_params'), use_sim_time=False, rename=False,
+    stop_grace_s=PLANT_GRACE_S, parameters=(('scenario_file', Arg('scenario')), ('vehicles', Arg('vehicles', 'int')),
+                ('rate_hz', Arg('rate_hz', 'float')), ('time_scale', Arg('time_scale', 'float')),
+                ('lockstep', Arg('lockstep', 'bool')),
+                ('fleet_start_timeout_s', Arg('fleet_start_timeout_s', 'float')),
+                ('realtime_priority', Arg('realtime_priority', 'int'))) + SUITE_PARAMS + (
+        ('bind', Arg('bind')), ('fc_address', Arg('fc_address')),
+        ('transport', Arg('transport')), ('tcp_bind', Arg('tcp_bind')),
+        ('autostart', Arg('autostart', 'bool')),
+        ('sensor_topics', Arg('sensor_topics', 'bool'))))
+
+
+def _member_port(arg: str):
+    """The address of launch argument arg for the world vehicle of MAVLink instance k.
+
+    Its port + 2 k, as sim_core.fleet.member_ports moves its bridge's (world_plant).
+    """
+    return PerMember(lambda v, m: offset_port(v[arg], UDP_PORTS_PER_VEHICLE * m.link))
+
+
+WORLD_FC = replace(
+    BUILTIN_FC, condition=None, fleet=MEMBER,
+    members=(('multirotor', 'builtin'), ('plane', 'builtin')),
+    # the FC of link k: the UDP ports of its bridge's link and system id k + 1, as PX4
+    # instance k; the airframe of its vehicle
+    parameters=(('bind', _member_port('fc_address')), ('sim_address', _member_port('bind')),
+                ('system_id', PerMember(lambda v, m: m.link + 1 if m.link else None)),
+                ('vehicle', PerMember(lambda v, m: m.kind.value)),
+                # several processes and the world's on a few cores: no polling for frames
+                ('spin_wait_us', 0),
+                ('realtime_priority', Arg('realtime_priority', 'int'))))
+
+WORLD_REPORT = NodeSpec(
+    name='world_report', executable='world_report', module='sim_report.world_report',
+    condition=('report', 'true'), supervisor=True, use_sim_time=False,   # stamps only
+    stop_grace_s=WRITER_GRACE_S,
+    parameters=(('scenario_file', Arg('scenario')), ('vehicles', Arg('vehicles', 'int')),
+                ('output_dir', Arg('output_dir')), ('title', Arg('title'))))
+
+SIM_WORLD = Graph(
+    name='sim_world',
+    description='One world of any mix of kinds on one clock: quads (built-in FC, PX4, '
+                'external), planes (autopilot, built-in FC, PX4) and boats (waypoints, DUNE '
+                'over IMC), each in its namespace with its controller; contacts between any '
+                'two, judged per vehicle in one summary',
+    args=with_defaults(COMMON_ARGS[1:], scenario='harbour_ops') + WORLD_ARGS
+    + view_args('aerosim_world.rviz', 'sim_world'),
+    nodes=(WORLD_PLANT, WORLD_FC, WORLD_REPORT)
+    + view_nodes('vehicle', (('scenario_file', Arg('scenario')),
+                             ('vehicles', Arg('vehicles', 'int'))), (('report', 'false'),)),
+    world=True,
+)
+
 GRAPHS = {g.name: g for g in (SIM_QUAD, SIM_QUAD_HIL, SIM_PLANE, SIM_PLANE_HIL, SIM_IMC,
-                              SIM_USV_SWARM)}
+                              SIM_USV_SWARM, SIM_WORLD)}
 
 
 def get_graph(name: str) -> Graph:
@@ -651,16 +777,28 @@ def vehicle_count(graph: Graph, values: dict) -> int:
     return n
 
 
+def world_of(graph: Graph, values: dict) -> Tuple[Member, ...]:
+    """The vehicles of a world graph (its scenario and `vehicles` argument); () for others."""
+    if not graph.world:
+        return ()
+    return world_members(load_scenario(values['scenario']),
+                         convert(Arg('vehicles', 'int'), values.get('vehicles', '0')))
+
+
 def resolve(graph: Graph, overrides: dict = None) -> Tuple[ResolvedNode, ...]:
     """Return the graph's nodes with launch arguments substituted (conditions applied).
 
     A graph flying several vehicles starts the nodes marked EACH once per vehicle, in its
     namespace, and those marked ONE once in the root namespace, told the count and prefix.
+    A world starts the nodes marked MEMBER once per vehicle they serve (kind, controller), in
+    its namespace, and the others once in the root namespace.
     """
     values = resolve_args(graph, overrides or {})
-    n = vehicle_count(graph, values)
-    ns = values['namespace'].strip('/')
+    members = world_of(graph, values)
+    n = len(members) if graph.world else vehicle_count(graph, values)
+    ns = values.get('namespace', '').strip('/')
     index = 0
+    member = None
 
     def sub(v):
         if isinstance(v, Arg):
@@ -673,11 +811,24 @@ def resolve(graph: Graph, overrides: dict = None) -> Tuple[ResolvedNode, ...]:
             return v.fn(values)
         if isinstance(v, PerVehicle):
             return v.fn(values, index, n)
+        if isinstance(v, PerMember):
+            return v.fn(values, member)
         return v
 
     out = []
     for spec in graph.nodes:
         if not holds(spec, values):
+            continue
+        if graph.world:
+            if spec.fleet != MEMBER:
+                out.append(_resolved(spec, values, sub, ''))
+                continue
+            for member in members:
+                if (member.kind.value, member.controller) in spec.members:
+                    # one vehicle's node: the others fly on without it (launch_ros does too)
+                    out.append(replace(_resolved(spec, values, sub, '/' + member.name),
+                                       essential=spec.supervisor))
+            member = None
             continue
         if n == 1:
             out.append(_resolved(spec, values, sub, '/' + ns if ns else '/'))

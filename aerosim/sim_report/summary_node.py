@@ -1,9 +1,10 @@
 """summary_node: samples a run and writes its summary (JSON + PNG) when the run stops.
 
-mode:=vehicle follows `odom`: a multirotor is judged against its scenario's mission
-(sim_report.core.mission.MissionJudge: top and side views flown vs planned, altitude, speed and
-tracking error over time), a plane its circuit (sim_report.core.plane.PlaneJudge, with the
-airspeed and attitude of `flight_display`), a boat gets its track and speed. mode:=swarm
+mode:=vehicle follows `odom` and judges the vehicle by its kind's judge (sim_world.core.kinds):
+a multirotor against its scenario's mission (sim_report.core.mission.MissionJudge: top and side
+views flown vs planned, altitude, speed and tracking error over time), a plane its circuit
+(sim_report.core.plane.PlaneJudge, with the airspeed and attitude of `flight_display`), a boat
+its waypoints (sim_report.core.boats.BoatWaypointJudge: its track and speed). mode:=swarm
 follows `state` (SwarmState): every boat's track on the map with obstacles and bounds, health
 over time. A fleet of quads (vehicles >= 2): each vehicle's /<prefix><i>/odom is judged
 against its own mission, /sim/collisions noted (sim_report.core.fleet), one plot for all.
@@ -17,10 +18,12 @@ from pathlib import Path
 
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
+from sim_world.core.kinds import entry
 
 from aerosim_msgs.msg import Collision, PrimaryFlightDisplayData, SwarmState
 from sim_core.decimator import Decimator
 from sim_core.fleet import fleet_size, member_name, member_scenarios
+from sim_core.frames import quat_rotate
 from sim_core.scenario import MAX_FLEET, load_scenario
 from sim_dynamics.core.swarm_config import load_swarm_config
 from sim_dynamics.core.usv_swarm import TypeTable
@@ -77,15 +80,17 @@ class SummaryNode(Node):
                                              lambda msg, i=i: self._on_member(msg, i),
                                              qos.SENSOR_SUB)
                 self.create_subscription(Collision, '/sim/collisions', self._on_collision, 100)
-            elif sc.vehicle_kind == 'multirotor':
-                sc = member_scenarios(sc, 1)[0]
-                self.judge = MissionJudge(sc)
-            elif sc.vehicle_kind == 'plane':
-                self.plane = PlaneJudge(sc)
-                self.create_subscription(PrimaryFlightDisplayData, 'flight_display',
-                                         self._on_pfd, qos.SENSOR_SUB)
             else:
-                self.track = boats.BoatTrack()
+                # the vehicle's kind's judge (sim_world.core.kinds), on the scenario as it sees it
+                judge = entry(sc.vehicle_kind).judge(member_scenarios(sc, 1)[0])
+                if isinstance(judge, PlaneJudge):
+                    self.plane = judge          # fed airspeed and attitude from the PFD too
+                    self.create_subscription(PrimaryFlightDisplayData, 'flight_display',
+                                             self._on_pfd, qos.SENSOR_SUB)
+                elif isinstance(judge, MissionJudge):
+                    self.judge = judge
+                else:
+                    self.track = judge          # fed ground truth (feed), e.g. a boat's
             if n == 1:
                 self.create_subscription(Odometry, 'odom', self._on_odom, qos.SENSOR_SUB)
         else:
@@ -124,7 +129,9 @@ class SummaryNode(Node):
                 self.plane.add(PlaneSample(t_ns * 1e-9, (p.x, p.y, p.z), f.airspeed_kts,
                                            f.roll_deg, f.pitch_deg, f.heading_deg))
         else:
-            self.track.add(t_ns * 1e-9, p.x, p.y, speed)
+            q = msg.pose.pose.orientation   # odom's twist is in the body frame (REP-105)
+            self.track.feed(t_ns * 1e-9, (p.x, p.y, p.z),
+                            quat_rotate((q.w, q.x, q.y, q.z), (v.x, v.y, v.z)))
 
     def _on_member(self, msg: Odometry, i: int):
         """A fleet vehicle's ground truth."""
@@ -172,7 +179,8 @@ class SummaryNode(Node):
             s = self.plane.summary()
             self.plane.plot(png, self.title)
         elif self.track is not None:
-            s = boats.plot_boat(self.track, png, self.title)
+            s = self.track.summary()
+            self.track.plot(png, self.title)
         else:
             s = boats.plot_swarm(self.tracks, self.smap, self.collisions, png, self.title)
         write_summary(self.out_dir, self.title, s)

@@ -20,17 +20,18 @@ import math
 from geometry_msgs.msg import Point, PoseStamped, TransformStamped
 from nav_msgs.msg import Odometry, Path
 from rclpy.node import Node
+from sim_world.core.kinds import entry
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
 from aerosim_msgs.msg import JsonData, SwarmState
 from sim_core.decimator import Decimator
-from sim_core.fleet import fleet_size, member_name, member_scenarios
+from sim_core.fleet import member_name
 from sim_core.frames import euler_ned_to_quat, q_ned_frd_to_enu_flu
-from sim_core.scenario import MAX_FLEET, load_scenario
+from sim_core.members import world_members
+from sim_core.scenario import MAX_FLEET, kinds_in, load_scenario
 from sim_core.timeutil import NS_PER_S
 from sim_dynamics.core.swarm_config import json_object, load_swarm_config, parse_swarm_config
-from sim_dynamics.core.usv import BoatType
 from sim_dynamics.core.usv_swarm import TypeTable
 from sim_report.core.mission import item_points
 from sim_ros import qos
@@ -111,27 +112,20 @@ class VizNode(Node):
                             0, MAX_FLEET)
         prefix = declare(self, 'vehicle_prefix', 'quad', 'Namespace prefix of a fleet')
         scenario = load_scenario(scenario_file)
-        n = fleet_size(scenario, requested)
+        members = world_members(scenario, requested)
+        n = len(members)
+        mixed = len(kinds_in(scenario)) > 1
         self.views = []
-        for i, sc in enumerate(member_scenarios(scenario, n)):
-            name = member_name(prefix, i) if n > 1 else ''
+        for i, m in enumerate(members):
+            sc, kind = m.scenario, entry(m.kind)     # the vehicle's kind draws it
+            # a fleet of one kind: <vehicle_prefix><i>; a world of several: quad0, plane0, ...
+            name = (m.name if mixed else member_name(prefix, i)) if n > 1 else ''
             ns = f'{name}/' if name else ''
             view = _View(name, Decimator(self.marker_rate_hz) if n > 1 else self.dec)
             view.static = scene.mission_shapes(
                 item_points(sc), [it.command for it in sc.mission], ns=f'{ns}mission',
-                size=30.0 if sc.vehicle_kind == 'plane' else 0.6) if sc.mission else []
-            body_ns = f'{ns}vehicle'
-            if sc.vehicle_kind == 'multirotor':
-                # deferred: the multirotor model loads numba (its kernel): boats need none
-                from sim_dynamics.core.multirotor import MultirotorParams
-                v = MultirotorParams.from_yaml(sc.vehicle_file)
-                rotors = [(r.position, r.direction) for r in v.rotors]
-                view.body = lambda p, q, ns=body_ns, r=rotors: scene.quad_shapes(r, p, q, ns)
-            elif sc.vehicle_kind == 'plane':
-                view.body = lambda p, q, ns=body_ns: scene.plane_shapes(p, q, ns)
-            else:
-                length = BoatType.from_yaml(sc.vehicle_file).length_m
-                view.body = lambda p, q, ns=body_ns, n=length: scene.boat_shapes(n, p, q, ns)
+                size=kind.view.mission_marker_m) if sc.mission else []
+            view.body = kind.view.body(kind.load_params(sc.vehicle_file), f'{ns}vehicle')
             view.track = scene.Track(*self.track_args)
             view.path = Path()
             view.path.header.frame_id = self.frame

@@ -49,6 +49,8 @@ NODE_MODULES = {
     'sim_viz.foxglove_node', 'sim_report.summary_node', 'sim_report.flight_report',
     'sim_report.monitor', 'sim_dynamics.plane_node', 'sim_autopilot.autopilot_node',
     'sim_report.plane_report', 'mavlink_bridge.plane_plant',
+    'sim_world.world_node', 'sim_world.world_plant',
+    'sim_report.world_report',
 }
 COMPOSITIONS = {
     # module -> (node modules it may import, why)
@@ -59,6 +61,11 @@ COMPOSITIONS = {
     'mavlink_bridge.plane_plant': ({'sim_dynamics.plane_node', 'mavlink_bridge.hil_plant'},
                                    'plane_node and the bridge composed in one process, as '
                                    'hil_plant for the quad'),
+    'sim_world.world_plant': ({'sim_world.world_node', 'mavlink_bridge.mavlink_bridge_node',
+                               'mavlink_bridge.hil_plant'},
+                              "the world and its MAVLink vehicles' bridges composed in one "
+                              "process, attached as hil_plant attaches a fleet's: each "
+                              'lockstep step is a function call, not two DDS hops'),
     'sim_launch.cli': ({'sim_bag.recorder', 'sim_bag.player'},
                        '`aerosim record` and `aerosim play` run the node in the CLI process'),
 }

@@ -45,22 +45,22 @@ from mavlink_bridge.core.fc_session import FcSession
 from mavlink_bridge.core.mav import mavlink
 from mavlink_bridge.core.mission import items_from_scenario
 from mavlink_bridge.core.mixer import (
+    MIXERS,
     PLANE_LAYOUTS,
     PX4_PLANE,
     PX4_PLANE_REVERSED,
     ActuatorError,
-    Mixer,
+    MixerConfig,
     check_layout,
-    plane_mixer,
 )
 from mavlink_bridge.core.peers import ServedFc, is_flight_controller
 from sim_core.clock import SimState
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
-from sim_core.fleet import fleet_size, member_scenarios
 from sim_core.frames import VehicleSample
+from sim_core.kinds import kind_of
+from sim_core.members import world_members
 from sim_core.scenario import MAX_FLEET, Scenario, load_scenario
-from sim_dynamics.core.plane import AircraftParams
 from sim_sensors.core.suite import SensorSuite, SuiteConfig
 
 REJECT_KINDS = ('truncated', 'undecodable', 'signed', 'target', 'value', 'invalid')
@@ -197,24 +197,31 @@ def parse_utc(text: str) -> int:
 
 
 def vehicle_scenario(cfg: BridgeConfig) -> Scenario:
-    """The scenario as the served vehicle sees it (vehicle_index of a fleet); ConfigError."""
+    """The scenario as the served vehicle sees it (vehicle_index of a fleet); ConfigError.
+
+    Vehicle vehicle_index of the world (sim_core.members.world_members): of a fleet, or of a
+    scenario of several kinds, with its own kind, start, vehicle file and mission.
+    """
     scenario = load_scenario(cfg.scenario_file)
-    n = fleet_size(scenario, cfg.vehicles)
-    if cfg.vehicle_index >= n:
-        raise ConfigError(f'vehicle_index: {cfg.vehicle_index}, but the simulation has {n} '
-                          'vehicle(s) (0-based)')
-    return member_scenarios(scenario, n)[cfg.vehicle_index]
+    members = world_members(scenario, cfg.vehicles)
+    if cfg.vehicle_index >= len(members):
+        raise ConfigError(f'vehicle_index: {cfg.vehicle_index}, but the simulation has '
+                          f'{len(members)} vehicle(s) (0-based)')
+    return members[cfg.vehicle_index].scenario
 
 
 def make_mixer(cfg: BridgeConfig, scenario: Scenario):
-    """The scenario's vehicle's mixer: motors (multirotor) or surfaces (plane); ConfigError."""
+    """The scenario's vehicle's mixer, its kind's (mixer.MIXERS); ConfigError."""
     try:
         check_layout(cfg.mixer_plane_layout)     # a typo is an error on any vehicle
-        if scenario.vehicle_kind == 'plane':
-            a = AircraftParams.from_yaml(scenario.vehicle_file)
-            return plane_mixer(cfg.mixer_plane_layout, a, cfg.mixer_plane_channels,
-                               cfg.mixer_plane_reversed)
-        return Mixer(tuple(int(c) for c in cfg.mixer_motor_channels))
+        kind = kind_of(scenario.vehicle_kind, 'vehicle.kind')
+        if kind not in MIXERS:
+            raise ConfigError(f'scenario {scenario.name}: a {kind.value} is not flown over '
+                              'MAVLink (no mixer for it)')
+        return MIXERS[kind](MixerConfig(
+            tuple(int(c) for c in cfg.mixer_motor_channels), cfg.mixer_plane_layout,
+            tuple(cfg.mixer_plane_channels), tuple(cfg.mixer_plane_reversed)),
+            str(scenario.vehicle_file))
     except (TypeError, ValueError) as exc:
         raise ConfigError(str(exc)) from exc
 
@@ -272,7 +279,6 @@ class HilBridge:
         self.scenario = scenario
         self.utc0_us = parse_utc(cfg.gps_utc_start)
         self.mixer = make_mixer(cfg, scenario)
-        self.plane = scenario.vehicle_kind == 'plane'
         self.suite = SensorSuite(suite_cfg, scenario)
         self.encoder = hil.HilSensorEncoder()
         self.dec_state = Decimator(cfg.hil_state_rate_hz) if cfg.hil_state_rate_hz > 0 else None

@@ -14,13 +14,18 @@ Planes, by layout (`mixer_plane_layout`, PLANE_LAYOUTS): 'px4', PX4 v1.16's SITL
 (FixedWingMixer: its outputs on the channels of `mixer_plane_channels`, servos -1..1); 'aetr4',
 seed 003's four channels (FourChannelMixer: controls[0..3] = aileron, elevator, throttle,
 rudder, each 0..1).
+
+Which mixer a vehicle gets is its kind's (MIXERS: a factory per kind flown over MAVLink, from
+the bridge's MixerConfig and the vehicle's parameter file); a kind without one (a boat) is not
+flown over MAVLink.
 """
 
 from dataclasses import dataclass
 import math
-from typing import Sequence, Tuple
+from typing import Callable, Dict, Sequence, Tuple, Union
 
 from sim_core.errors import ConfigError
+from sim_core.kinds import VehicleKind
 from sim_dynamics.core.plane import AircraftParams, EffectorCommand
 
 N_CHANNELS = 4
@@ -36,12 +41,17 @@ class Mixer:
     """motor_channels[i]: the controls[] channel that drives motor i."""
 
     motor_channels: Tuple[int, ...] = PX4_QUAD_X
+    name = 'multirotor'
 
     def __post_init__(self):
         """Validate: one distinct channel in 0..3 per motor."""
         ch = tuple(self.motor_channels)
         if len(ch) != N_CHANNELS or sorted(ch) != list(range(N_CHANNELS)):
             raise ConfigError(f'mixer: motor_channels must be a permutation of 0..3, got {ch}')
+
+    def describe(self) -> str:
+        """The table, as the start-up log line says it."""
+        return f'motor channels {self.motor_channels}'
 
     def idle(self) -> Tuple[float, ...]:
         """Motors stopped: the command before the FC's first answer."""
@@ -116,6 +126,7 @@ class FixedWingMixer:
     flap_deg: float = 30.0
     steer_deg: float = 0.0
     rudder_steers: bool = False
+    name = 'fixed-wing'
 
     def __post_init__(self):
         """Validate: one distinct channel in 0..15 per output; the nose wheel's may be -1."""
@@ -234,6 +245,7 @@ class FourChannelMixer:
 
     surfaces: FixedWingMixer
     channels: Tuple[int, ...] = AETR4
+    name = 'fixed-wing'
 
     def __post_init__(self):
         """Validate: four distinct channels in 0..15."""
@@ -299,6 +311,40 @@ def plane_mixer(layout: str, a: AircraftParams, channels: Sequence[int] = PX4_PL
                               'their defaults')
         return FourChannelMixer.for_aircraft(a)
     return FixedWingMixer.for_aircraft(a, channels, reversed_)
+
+
+@dataclass(frozen=True)
+class MixerConfig:
+    """The bridge's mixer parameters (mixer_*: see mavlink_bridge.core.bridge.PARAMETERS)."""
+
+    motor_channels: Tuple[int, ...] = PX4_QUAD_X
+    plane_layout: str = 'px4'
+    plane_channels: Tuple[int, ...] = PX4_PLANE
+    plane_reversed: Tuple[int, ...] = PX4_PLANE_REVERSED
+
+
+AnyMixer = Union[Mixer, FixedWingMixer, FourChannelMixer]
+# a kind's mixer from the bridge's parameters and the vehicle's parameter file (its path)
+MixerFactory = Callable[[MixerConfig, str], AnyMixer]
+
+
+def multirotor_mixer(cfg: MixerConfig, vehicle_file: str) -> Mixer:
+    """A multirotor's motor mixer (the vehicle file is not needed: Quad X outputs 0..3)."""
+    return Mixer(tuple(int(c) for c in cfg.motor_channels))
+
+
+def fixed_wing_mixer(cfg: MixerConfig, vehicle_file: str) -> Union[FixedWingMixer,
+                                                                   FourChannelMixer]:
+    """A plane's surface mixer: the layout's, with the aircraft's surface ranges."""
+    return plane_mixer(cfg.plane_layout, AircraftParams.from_yaml(vehicle_file),
+                       cfg.plane_channels, cfg.plane_reversed)
+
+
+# the kinds flown over MAVLink (sim_core.kinds KindInfo.mavlink) and their mixers
+MIXERS: Dict[VehicleKind, MixerFactory] = {
+    VehicleKind.MULTIROTOR: multirotor_mixer,
+    VehicleKind.PLANE: fixed_wing_mixer,
+}
 
 
 def check_layout(layout: str) -> str:

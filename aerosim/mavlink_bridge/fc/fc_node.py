@@ -24,11 +24,16 @@ from mavlink_bridge.fc.mission_client import MissionClient
 from mavlink_bridge.fc.plane import PlaneFc
 from sim_autopilot.core.autopilot import Limits
 from sim_core.errors import ConfigError
+from sim_core.kinds import VehicleKind
 from sim_core.link import SpinWait
 from sim_ros.params import apply_realtime, declare, declare_realtime
 from sim_ros.port_node import PortNode
 from sim_ros.run import run_node
 
+# The kinds the built-in FC flies (the controller 'builtin' of sim_core.kinds) and the MAVLink
+# type it says in its HEARTBEAT for each
+AIRFRAMES = {VehicleKind.MULTIROTOR: mavlink.MAV_TYPE_QUADROTOR,
+             VehicleKind.PLANE: mavlink.MAV_TYPE_FIXED_WING}
 PROGRESS_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                           durability=DurabilityPolicy.TRANSIENT_LOCAL)
 LOCKSTEP_FLAG = 1   # HIL_ACTUATOR_CONTROLS_FLAGS_LOCKSTEP
@@ -49,10 +54,14 @@ class BuiltinFc(PortNode):
         d = self._d
         bind = d('bind', '127.0.0.1:14561', 'Our UDP address host:port')
         sim = d('sim_address', '127.0.0.1:14560', 'The simulator (mavlink_bridge) host:port')
-        self.vehicle = d('vehicle', 'multirotor', 'The airframe flown: multirotor (PX4 Quad X '
-                         'outputs 0..3) or plane (PX4 SITL plane outputs, airframe 1030)')
-        if self.vehicle not in ('multirotor', 'plane'):
-            raise ConfigError(f"vehicle: must be 'multirotor' or 'plane', got {self.vehicle!r}")
+        self.vehicle = d('vehicle', VehicleKind.MULTIROTOR.value,
+                         'The airframe flown: multirotor (PX4 Quad X outputs 0..3) or plane '
+                         '(PX4 SITL plane outputs, airframe 1030)')
+        kind = next((k for k in AIRFRAMES if k.value == self.vehicle), None)
+        if kind is None:
+            raise ConfigError(f'vehicle: the built-in FC flies a '
+                              f'{" or a ".join(k.value for k in AIRFRAMES)}, got '
+                              f'{self.vehicle!r}')
         fw = Limits(d('fw_rotate_kts', 55.0, 'Plane: rotation speed [kt] (calibrated)', 20.0,
                       200.0),
                     d('fw_climb_kts', 79.0, 'Plane: climb speed [kt]', 30.0, 300.0),
@@ -86,14 +95,13 @@ class BuiltinFc(PortNode):
         except (ValueError, OSError) as exc:
             raise ConfigError(str(exc)) from exc
         self.mav = new_mav(self.sysid, self.compid)
-        if self.vehicle == 'plane':
+        if kind == VehicleKind.PLANE:
             self.ap = PlaneFc(fw)
-            self.mav_type = mavlink.MAV_TYPE_FIXED_WING
         else:
             self.ap = Autopilot(Gains(hover_thrust=self.hover_thrust,
                                       max_speed_xy=self.cruise_speed),
                                 NavConfig(accept_radius_m=self.accept_radius))
-            self.mav_type = mavlink.MAV_TYPE_QUADROTOR
+        self.mav_type = AIRFRAMES[kind]
         self.mission = MissionClient()
         self.pub = self.create_publisher(String, 'fc/progress', PROGRESS_QOS)
         self.sim_peer = None

@@ -296,8 +296,8 @@ class BoatModel:
         b.n[:], b.e[:] = s.initial_position_enu[1], s.initial_position_enu[0]
         b.psi[:] = math.radians(s.initial_yaw_deg)
         for a in (b.u, b.v, b.r, b.u_dot, b.v_dot, b.r_dot, b.throttle, b.rudder,
-                  b.throttle_cmd, b.rudder_cmd):
-            a[:] = 0.0
+                  b.throttle_cmd, b.rudder_cmd, b.roll, b.pitch, b.roll_rate, b.pitch_rate):
+            a[:] = 0.0          # the waves' motion too, as a new BoatSwarm (usv_node keeps it)
         b.t = 0.0
         self.control.release()
         self.clock.reset()

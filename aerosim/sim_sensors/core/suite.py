@@ -10,6 +10,7 @@ from typing import List, Optional, Tuple
 import numpy as np
 
 from sim_core.decimator import Decimator
+from sim_core.kinds import info
 from sim_core.scenario import Scenario
 from sim_sensors.core.airspeed import DIFF_PRESSURE_NOISE_PA, AirspeedModel
 from sim_sensors.core.barometer import BaroModel, BaroParams
@@ -102,7 +103,7 @@ class SensorSuite:
                                          GnssParams().vel_std_mps * k,
                                          satellites=cfg.gnss_satellites), sc.origin, rng)
         self.airspeed = None
-        if cfg.airspeed_enabled and sc.vehicle_kind == 'plane':
+        if cfg.airspeed_enabled and info(sc.vehicle_kind).pitot:
             self.airspeed = AirspeedModel(sc.environment.wind_enu, rng,
                                           DIFF_PRESSURE_NOISE_PA * k)
         self.dec_imu = Decimator(cfg.imu_rate_hz)

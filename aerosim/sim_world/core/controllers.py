@@ -30,7 +30,6 @@ from typing import List, NamedTuple, Optional, Protocol, Tuple
 
 from sim_autopilot.core import flight_plan as fp
 from sim_autopilot.core.autopilot import Autopilot, Limits, flight_state
-from sim_core.kinds import VehicleKind
 from sim_core.members import Member
 from sim_dynamics.core.members import JSBSIM_DT_S, BoatModel, PlaneModel
 from sim_dynamics.core.plane import FlightCommand
@@ -120,7 +119,7 @@ class PlaneAutopilot:
 
 
 class _Waypoint(NamedTuple):
-    index: int                      # in the mission
+    item: int                       # in the mission
     e: float                        # ENU [m]
     n: float
     radius: float                   # acceptance [m]
@@ -172,7 +171,7 @@ class BoatWaypoints:
     @property
     def item(self) -> int:
         """The mission item steered to (len(mission) when done)."""
-        return self.waypoints[self._k].index if not self.done else self.mission_len
+        return self.waypoints[self._k].item if not self.done else self.mission_len
 
     def update(self, t_ns: int) -> None:
         """Steer for the waypoint ahead: set the heading and speed holds."""
@@ -189,7 +188,7 @@ class BoatWaypoints:
             else 0.0
         if dist <= wp.radius or (not last and leg > 1e-6 and along >= leg):
             how = f'within {dist:.1f} m' if dist <= wp.radius else f'passed at {dist:.1f} m'
-            self.log.append((t_ns * 1e-9, f'waypoint {wp.index} reached ({how})'))
+            self.log.append((t_ns * 1e-9, f'waypoint {wp.item} reached ({how})'))
             self._prev = (wp.e, wp.n)
             self._k += 1
             if self.done:
@@ -208,20 +207,3 @@ class BoatWaypoints:
         if last:
             speed = min(speed, max(MIN_SPEED_MPS, ARRIVE_GAIN * dist))
         self.model.holds(math.degrees(course) % 360.0, speed)
-
-
-def in_process(member: Member, model) -> Optional[Controller]:
-    """The in-process controller of member (its kind and controller), None if it has none.
-
-    A plane's 'autopilot' and a boat's 'waypoint'; every other controller is reached over a
-    link (MAVLink, IMC) and set on the model by the world node.
-    """
-    if member.kind == VehicleKind.PLANE and member.controller == 'autopilot':
-        if not isinstance(model, PlaneModel):
-            raise TypeError(f'{member.name}: the autopilot flies a PlaneModel')
-        return PlaneAutopilot(member, model)
-    if member.kind == VehicleKind.BOAT and member.controller == 'waypoint':
-        if not isinstance(model, BoatModel):
-            raise TypeError(f'{member.name}: the waypoint controller steers a BoatModel')
-        return BoatWaypoints(member, model)
-    return None

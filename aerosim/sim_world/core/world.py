@@ -36,7 +36,7 @@ from sim_core.frames import VehicleSample
 from sim_core.kinds import AIR, VehicleModel, info
 from sim_core.members import Member
 from sim_dynamics.core.collision import contacts, ground_impact
-from sim_world.core.controllers import Controller, in_process
+from sim_world.core.controllers import Controller
 
 GROUND, WATER = 'ground', 'water'
 TOUCH_MARGIN_M = 0.1            # a touching pair parts beyond the sum of the radii plus this [m]
@@ -100,11 +100,12 @@ class World:
 
     @classmethod
     def build(cls, members: Sequence[Member], make_model: Callable[[Member], VehicleModel],
-              make_controller: Callable[[Member, VehicleModel], Optional[Controller]]
-              = in_process, water: Optional[WaterMap] = None) -> 'World':
-        """A world of members, each model made by make_model (the kind registry's).
+              make_controller: Callable[[Member, VehicleModel], Optional[Controller]],
+              water: Optional[WaterMap] = None) -> 'World':
+        """A world of members.
 
-        make_controller: each member's in-process controller (default controllers.in_process).
+        Each model made by make_model, its in-process controller (or None) by
+        make_controller: the kind registry's (sim_world.core.kinds).
         """
         models = [make_model(m) for m in members]
         return cls(members, models,
@@ -141,6 +142,10 @@ class World:
             b.due_ns = 0
         self._touching = set()
         self.samples = [b.model.sample(0) for b in self.bodies]
+
+    def resample(self, t_ns: int) -> None:
+        """self.samples again, at t_ns [ns]: after a model's state was changed from outside."""
+        self.samples = [b.model.sample(t_ns) for b in self.bodies]
 
     def step(self, dt_s: float, t_ns: int) -> List[Event]:
         """Controllers due at t_ns [ns], then every model dt_s [s], then contacts.

@@ -1,0 +1,290 @@
+"""world_node: one world of any mix of kinds on one clock (the time source of sim_world).
+
+The scenario's vehicles (sim_core.members: quads, planes, boats, each with its controller)
+are stepped together by a World (sim_world.core.world): every model at the node's rate,
+the in-process controllers (a plane's autopilot, a boat's waypoint follower) inside the step,
+one contact model over every pair of any kinds, ground impacts of air vehicles. The node is a
+SimTimeNode (sim_ros.sim_time_node: pacing, lockstep, /clock, /sim/status, /sim/* services)
+and a Plant (sim_ros.plant): the vehicles flown over MAVLink (a quad's built-in FC, PX4 or an
+external FC; a plane's built-in FC or PX4) are served by bridges of the same process
+(sim_world.world_plant), each answering through its member's ``answer``; run alone
+(world_node), each takes /<name>/effector_command from a bridge in another process.
+
+Per vehicle, in /<name>/ (quad0, quad1, plane0, boat0): vehicle_state every step, odom and
+actor_state at odom_rate_hz (ENU/FLU). /sim/collisions (aerosim_msgs/Collision): every
+contact between two vehicles (each new touching pair once) and every impact of a vehicle on
+the ground or the water, each also a warning on the log.
+
+Lockstep: one FleetGate member per MAVLink vehicle (its link index); the in-process
+controllers answer inside the step and are never waited for. A boat flown over IMC
+(controller imc: an imc_bridge in /<name> driven by DUNE) takes /<name>/effector_command and
+/<name>/autopilot_command as usv_node does.
+"""
+
+from dataclasses import dataclass
+from typing import Tuple
+
+from aerosim_msgs.msg import AircraftEffectorCommand, AutopilotCommand, Collision
+from sim_core.clock import SimState
+from sim_core.errors import ConfigError
+from sim_core.geodesy import KNOT_MPS
+from sim_core.kinds import VehicleKind
+from sim_core.members import Member, world_members
+from sim_core.scenario import MAX_FLEET, load_scenario
+from sim_core.validate import FieldError, number
+from sim_dynamics.core.members import BoatModel, PlaneModel, QuadModel
+from sim_dynamics.core.plane import EffectorCommand
+from sim_ros import qos
+from sim_ros.convert import set_vec3, time_msg, time_ns
+from sim_ros.params import declare
+from sim_ros.plant import Command, PlantMember
+from sim_ros.run import run_node
+from sim_ros.sim_time_node import SimTimeNode, serialized
+from sim_ros.vehicle_pub import VehicleStatePublisher
+from sim_world.core.controllers import BoatWaypoints, PlaneAutopilot
+from sim_world.core.kinds import make_controller, make_model
+from sim_world.core.world import GROUND, WATER, Event, World
+
+MAX_SPEED_KT = 100.0       # largest |airspeed_setpoint_kts| a boat takes [kn] (as usv_node)
+
+
+@dataclass(frozen=True)
+class LinkBase:
+    """The MAVLink links of instance 0; instance k's are moved from them (world_plant)."""
+
+    bind: str
+    fc_address: str
+    tcp_bind: str
+    transport: str
+    autostart: bool
+
+
+def declare_links(node) -> LinkBase:
+    """Declare the world's link parameters (the launch's) on node; read them."""
+    transport = declare(node, 'transport', 'udp', 'MAVLink transport of the bridges of '
+                        'built-in and external FCs: udp, or tcp (a TCP server); PX4: tcp')
+    if transport not in ('udp', 'tcp'):
+        raise ConfigError(f"transport: 'udp' or 'tcp', got {transport!r}")
+    return LinkBase(
+        bind=declare(node, 'bind', '127.0.0.1:14560', 'Bridge UDP address host:port of '
+                     'MAVLink instance 0 (instance k: port + 2 k)'),
+        fc_address=declare(node, 'fc_address', '127.0.0.1:14561',
+                           'FC UDP address host:port of instance 0 (instance k: port + 2 k)'),
+        tcp_bind=declare(node, 'tcp_bind', '127.0.0.1:4560', 'Bridge TCP server address '
+                         'host:port of instance 0 (instance k: port + k), transport tcp'),
+        transport=transport,
+        autostart=declare(node, 'autostart', True, 'PX4 and external FCs: arm and start the '
+                          'mission once the FC accepted it and reports ready'))
+
+
+class WorldNode(SimTimeNode):
+    """Fixed-step world of several vehicles of any kinds, and the sim clock."""
+
+    fleet = True            # sim_ros.plant.Plant: every vehicle in its own namespace
+
+    def __init__(self, direct_commands: bool = False):
+        """Declare parameters, build the members, their models and the world, the topics.
+
+        direct_commands: the MAVLink vehicles' commands come through their plant member's
+        answer from bridges of the same process (world_plant); otherwise each takes
+        /<name>/effector_command (a bridge in another process).
+        """
+        super().__init__('world_node', default_rate_hz=250.0, scenario='harbour_ops')
+        requested = declare(self, 'vehicles', 0,
+                            f"Vehicles in the world [-], 0..{MAX_FLEET}: 0 = the scenario's "
+                            "vehicles: list (any mix of kinds) or its one vehicle; N: copies "
+                            "of the scenario's one vehicle", 0, MAX_FLEET)
+        self.fleet_start_timeout_s = declare(
+            self, 'fleet_start_timeout_s', 60.0,
+            "Sim time stays at 0 until every MAVLink vehicle's flight controller is ready to "
+            'fly its mission, at most this long [s] (wall); then it starts without the '
+            'missing ones. 0 = start at once', 0.0, 3600.0)
+        self.link_base = declare_links(self)
+        cfg = self.cfg
+        self.scenario = load_scenario(cfg.scenario_file)
+        self.members: Tuple[Member, ...] = world_members(self.scenario, requested)
+        self.world = World.build(self.members, make_model, make_controller)
+        self.models = [b.model for b in self.world.bodies]       # world order
+        self.controllers = [b.controller for b in self.world.bodies]
+        self.outs = [VehicleStatePublisher(self, cfg.world_frame_id,
+                                           f'{m.name}/{cfg.body_frame_id}', f'/{m.name}/')
+                     for m in self.members]
+        # lockstep member k: the vehicle of MAVLink link k
+        self.linked = sorted((m for m in self.members if m.over_mavlink), key=lambda m: m.link)
+        self.collisions = 0
+        self.pub_collision = self.create_publisher(Collision, '/sim/collisions', qos.COMMAND)
+        self._msg_collision = Collision()
+        self._msg_collision.header.frame_id = cfg.world_frame_id
+        for m in self.members:
+            if m.kind == VehicleKind.BOAT and m.controller == 'imc':
+                self._subscribe_imc_boat(m)
+        self._direct = direct_commands
+        if not direct_commands:
+            for m in self.linked:
+                self.create_subscription(
+                    AircraftEffectorCommand, f'/{m.name}/effector_command',
+                    lambda msg, i=m.index: self._on_effector(msg, i), qos.COMMAND)
+        if self.linked:
+            self._set_members(len(self.linked))
+        self._reset_model()
+        self._start_time()
+        self.get_logger().info(
+            f'world of {len(self.members)}: ' + ', '.join(
+                f'/{m.name} ({m.kind.value}, {m.controller}'
+                + (f', link {m.link})' if m.over_mavlink else ')') for m in self.members)
+            + f'; scenario {self.scenario.name}; {self.describe_time()}')
+
+    # --- sim_ros.plant.Plant -------------------------------------------------------------------
+    def plant_members(self) -> Tuple[PlantMember, ...]:
+        """Every vehicle, in world order, each answered by apply_command.
+
+        Those flown over MAVLink have their link (>= 0): a composition gives them a bridge.
+        """
+        return tuple(PlantMember(m.index, m.name, m.kind, m.link,
+                                 lambda cmd, t_ns, i=m.index: self.apply_command(cmd, t_ns, i))
+                     for m in self.members)
+
+    def member_name(self, member: int) -> str:
+        """The namespace of lockstep member (MAVLink link) member."""
+        return '/' + self.linked[member].name
+
+    # --- model hooks ---------------------------------------------------------------------------
+    def _reset_model(self):
+        self.world.reset()
+
+    def _integrate(self, dt: float):
+        for event in self.world.step(dt, self.clock.t_ns):
+            self._report(event)
+        for m, c in zip(self.members, self.controllers):
+            if isinstance(c, (PlaneAutopilot, BoatWaypoints)) and c.log:
+                for t, text in c.log:
+                    self.get_logger().info(f'/{m.name} {m.controller}: [t = {t:.2f} s] {text}')
+                c.log.clear()
+
+    def state_arrays(self, member: int = 0):
+        """The VehicleSample of vehicle member (world index) at the current step."""
+        return self.world.samples[member]
+
+    def _publish_state(self, stamp):
+        odom = self._odom_due()
+        for i, out in enumerate(self.outs):
+            out.publish(stamp, self.state_arrays(i), self.models[i].angular_acceleration_flu(),
+                        odom)
+
+    def _report(self, event: Event):
+        """Publish and log a contact or impact of the world (aerosim_msgs/Collision)."""
+        self.collisions += 1
+        m = self._msg_collision
+        m.header.stamp = time_msg(event.t_ns)
+        m.vehicle, m.other = event.vehicle, event.other
+        m.closing_speed = float(event.closing_speed)
+        set_vec3(m.position, event.point)
+        self.pub_collision.publish(m)
+        other = f'the {event.other}' if event.other in (GROUND, WATER) else '/' + event.other
+        self.get_logger().warning(
+            f'collision at t = {event.t_ns * 1e-9:.3f} s: /{event.vehicle} and {other} at '
+            f'{event.closing_speed:.1f} m/s ({self.collisions} so far)')
+
+    # --- inputs --------------------------------------------------------------------------------
+    @serialized
+    def apply_command(self, cmd: Command, stamp_ns: int, member: int) -> None:
+        """Take the command of vehicle member (world index) answering the state of stamp_ns.
+
+        A quad: one throttle per rotor in [0, 1]; a plane: an EffectorCommand (the fixed-wing
+        mixer's). Anything else is rejected and counted. In lockstep the answer completing
+        the awaited step integrates the next step(s). Safe from any thread and from a state
+        listener.
+        """
+        if self.clock.state != SimState.RUNNING:
+            return
+        m = self.members[member]
+        what = f'/{m.name} command'
+        model = self.models[member]
+        try:
+            if isinstance(model, PlaneModel):
+                if not isinstance(cmd, EffectorCommand):
+                    raise FieldError(f'a plane takes an EffectorCommand, got '
+                                     f'{type(cmd).__name__}')
+                model.apply_effectors(cmd)
+            elif isinstance(model, QuadModel):
+                thr = list(cmd)
+                if len(thr) != model.motors:
+                    raise FieldError(f'{len(thr)} throttles, the vehicle has {model.motors} '
+                                     'motors')
+                for k, x in enumerate(thr):
+                    number(x, f'throttle[{k}]', 0.0, 1.0)
+                model.set_throttles(thr)
+            else:
+                raise FieldError(f'a {m.kind.value} takes no MAVLink command')
+        except FieldError as exc:
+            return self._reject(what, str(exc))
+        self._answered(stamp_ns, m.link)
+
+    def _on_effector(self, msg: AircraftEffectorCommand, i: int):
+        """A MAVLink vehicle's command from a bridge in another process."""
+        if self.members[i].kind == VehicleKind.PLANE:
+            cmd: Command = EffectorCommand(
+                msg.throttle_cmd, msg.aileron_cmd_angle_rad, msg.elevator_cmd_angle_rad,
+                msg.rudder_cmd_angle_rad, msg.thrust_tilt_cmd_angle_rad, msg.flap_cmd_angle_rad,
+                msg.speedbrake_cmd_angle_rad, msg.landing_gear_cmd,
+                msg.wheel_steer_cmd_angle_rad, msg.wheel_brake_cmd)
+        else:
+            cmd = list(msg.throttle_cmd)
+        self.apply_command(cmd, time_ns(msg.header.stamp), i)
+
+    def _boat(self, i: int) -> BoatModel:
+        model = self.models[i]
+        assert isinstance(model, BoatModel)
+        return model
+
+    def _subscribe_imc_boat(self, m: Member):
+        """A boat flown from outside (imc_bridge in /<name>): its two command topics."""
+        i = m.index
+        self.create_subscription(AircraftEffectorCommand, f'/{m.name}/effector_command',
+                                 lambda msg: self._on_boat_effector(msg, i), qos.COMMAND)
+        self.create_subscription(AutopilotCommand, f'/{m.name}/autopilot_command',
+                                 lambda msg: self._on_boat_autopilot(msg, i), qos.COMMAND)
+
+    @serialized
+    def _on_boat_effector(self, msg: AircraftEffectorCommand, i: int):
+        """throttle_cmd[0] in [-1, 1], rudder_cmd_angle_rad[0] (AeroSim: + bow to port)."""
+        what = f'/{self.members[i].name} effector_command'
+        thr, rud = list(msg.throttle_cmd), list(msg.rudder_cmd_angle_rad)
+        if not thr and not rud:
+            return self._reject(what, 'neither throttle_cmd nor rudder_cmd_angle_rad given')
+        if len(thr) > 1 or len(rud) > 1:
+            return self._reject(what, f'one throttle and one rudder, got {len(thr)} and '
+                                f'{len(rud)}')
+        try:
+            if thr:
+                number(thr[0], 'throttle_cmd', -1.0, 1.0)
+            if rud:
+                number(rud[0], 'rudder_cmd_angle_rad')
+        except FieldError as exc:
+            return self._reject(what, str(exc))
+        self._boat(i).command(thr[0] if thr else None, rud[0] if rud else None)
+
+    @serialized
+    def _on_boat_autopilot(self, msg: AutopilotCommand, i: int):
+        """heading_hold + heading_setpoint_deg, airspeed_hold + airspeed_setpoint_kts [kn]."""
+        what = f'/{self.members[i].name} autopilot_command'
+        try:
+            if msg.airspeed_hold:
+                number(msg.airspeed_setpoint_kts, 'airspeed_setpoint_kts', -MAX_SPEED_KT,
+                       MAX_SPEED_KT)
+            if msg.heading_hold:
+                number(msg.heading_setpoint_deg, 'heading_setpoint_deg')
+        except FieldError as exc:
+            return self._reject(what, str(exc))
+        self._boat(i).holds(
+            msg.heading_setpoint_deg if msg.heading_hold else None,
+            msg.airspeed_setpoint_kts * KNOT_MPS if msg.airspeed_hold else None)
+
+
+def main(args=None):
+    """Run world_node (the MAVLink vehicles' bridges in other processes: effector_command)."""
+    run_node(WorldNode, 'world_node', args)
+
+
+if __name__ == '__main__':
+    main()
