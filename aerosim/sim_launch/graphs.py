@@ -622,7 +622,8 @@ WORLD_ARGS = (
 WORLD_PLANT = NodeSpec(
     name='world_plant', executable='world_plant', module='sim_world.world_plant',
     params_file=('sensors_params', 'mavlink_params'), use_sim_time=False, rename=False,
-    stop_grace_s=PLANT_GRACE_S, parameters=(('scenario_file', Arg('scenario')), ('vehicles', Arg('vehicles', 'int')),
+    stop_grace_s=PLANT_GRACE_S,
+    parameters=(('scenario_file', Arg('scenario')), ('vehicles', Arg('vehicles', 'int')),
                 ('rate_hz', Arg('rate_hz', 'float')), ('time_scale', Arg('time_scale', 'float')),
                 ('lockstep', Arg('lockstep', 'bool')),
                 ('fleet_start_timeout_s', Arg('fleet_start_timeout_s', 'float')),

@@ -203,19 +203,19 @@ class WorldNode(SimTimeNode):
         try:
             if isinstance(model, PlaneModel):
                 if not isinstance(cmd, EffectorCommand):
-                    raise FieldError(f'a plane takes an EffectorCommand, got '
+                    raise FieldError('type', 'a plane takes an EffectorCommand, got '
                                      f'{type(cmd).__name__}')
                 model.apply_effectors(cmd)
             elif isinstance(model, QuadModel):
                 thr = list(cmd)
                 if len(thr) != model.motors:
-                    raise FieldError(f'{len(thr)} throttles, the vehicle has {model.motors} '
-                                     'motors')
+                    raise FieldError('value', f'{len(thr)} throttles, the vehicle has '
+                                     f'{model.motors} motors')
                 for k, x in enumerate(thr):
                     number(x, f'throttle[{k}]', 0.0, 1.0)
                 model.set_throttles(thr)
             else:
-                raise FieldError(f'a {m.kind.value} takes no MAVLink command')
+                raise FieldError('type', f'a {m.kind.value} takes no MAVLink command')
         except FieldError as exc:
             return self._reject(what, str(exc))
         self._answered(stamp_ns, m.link)

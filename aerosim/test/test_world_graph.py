@@ -209,7 +209,8 @@ def test_world_node_alone_takes_each_vehicle_s_commands_on_its_topics(procs, ros
                                                     odom['boat0'][-1].pose.pose.position)
         # a wrong command is refused and counted, not applied
         quad.publish(AircraftEffectorCommand(throttle_cmd=[0.5] * 3))
-        assert spin_until(node, ex, lambda: any('4 motors' in line for line in p.lines), 30.0)
+        assert spin_until(node, ex, lambda: any('4 motors' in line for line in p.lines),
+                          30.0), ''.join(p.lines)[-3000:]
     finally:
         node.destroy_node()
     assert 'Traceback' not in procs.output(p)
