@@ -10,7 +10,7 @@ passed as strings, no duck typing).
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Dict, Protocol, Sequence, Tuple
+from typing import Any, Dict, Protocol, Sequence, Tuple
 
 from sim_core.errors import ConfigError
 from sim_core.frames import VehicleSample
@@ -97,3 +97,13 @@ class VehicleModel(Protocol):
 
     def on_surface(self) -> bool:
         """Resting on what carries it: the ground (air vehicles), the water (boats)."""
+
+    def angular_acceleration_flu(self) -> Tuple[float, float, float]:
+        """Body angular acceleration [rad/s^2], FLU (VehicleState's)."""
+
+    def apply_command(self, cmd: Any) -> None:
+        """A command over a link (a flight controller's: throttles, an EffectorCommand).
+
+        Raises sim_core.validate.FieldError naming what is refused (a kind no controller
+        flies over a link refuses any).
+        """

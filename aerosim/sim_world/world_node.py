@@ -32,7 +32,7 @@ from sim_core.kinds import VehicleKind
 from sim_core.members import Member, world_members
 from sim_core.scenario import MAX_FLEET, load_scenario
 from sim_core.validate import FieldError, number
-from sim_dynamics.core.members import BoatModel, PlaneModel, QuadModel
+from sim_dynamics.core.members import BoatModel
 from sim_dynamics.core.plane import EffectorCommand
 from sim_ros import qos
 from sim_ros.convert import set_vec3, time_msg, time_ns
@@ -41,7 +41,6 @@ from sim_ros.plant import Command, PlantMember
 from sim_ros.run import run_node
 from sim_ros.sim_time_node import SimTimeNode, serialized
 from sim_ros.vehicle_pub import VehicleStatePublisher
-from sim_world.core.controllers import BoatWaypoints, PlaneAutopilot
 from sim_world.core.kinds import make_controller, make_model
 from sim_world.core.world import GROUND, WATER, Event, World
 
@@ -156,7 +155,7 @@ class WorldNode(SimTimeNode):
         for event in self.world.step(dt, self.clock.t_ns):
             self._report(event)
         for m, c in zip(self.members, self.controllers):
-            if isinstance(c, (PlaneAutopilot, BoatWaypoints)) and c.log:
+            if c is not None and c.log:
                 for t, text in c.log:
                     self.get_logger().info(f'/{m.name} {m.controller}: [t = {t:.2f} s] {text}')
                 c.log.clear()
@@ -190,34 +189,18 @@ class WorldNode(SimTimeNode):
     def apply_command(self, cmd: Command, stamp_ns: int, member: int) -> None:
         """Take the command of vehicle member (world index) answering the state of stamp_ns.
 
-        A quad: one throttle per rotor in [0, 1]; a plane: an EffectorCommand (the fixed-wing
-        mixer's). Anything else is rejected and counted. In lockstep the answer completing
+        Checked by its model (VehicleModel.apply_command: a quad's throttles, a plane's
+        EffectorCommand); a refusal is counted and logged. In lockstep the answer completing
         the awaited step integrates the next step(s). Safe from any thread and from a state
         listener.
         """
         if self.clock.state != SimState.RUNNING:
             return
         m = self.members[member]
-        what = f'/{m.name} command'
-        model = self.models[member]
         try:
-            if isinstance(model, PlaneModel):
-                if not isinstance(cmd, EffectorCommand):
-                    raise FieldError('type', 'a plane takes an EffectorCommand, got '
-                                     f'{type(cmd).__name__}')
-                model.apply_effectors(cmd)
-            elif isinstance(model, QuadModel):
-                thr = list(cmd)
-                if len(thr) != model.motors:
-                    raise FieldError('value', f'{len(thr)} throttles, the vehicle has '
-                                     f'{model.motors} motors')
-                for k, x in enumerate(thr):
-                    number(x, f'throttle[{k}]', 0.0, 1.0)
-                model.set_throttles(thr)
-            else:
-                raise FieldError('type', f'a {m.kind.value} takes no MAVLink command')
+            self.models[member].apply_command(cmd)      # its kind's check (VehicleModel)
         except FieldError as exc:
-            return self._reject(what, str(exc))
+            return self._reject(f'/{m.name} command', str(exc))
         self._answered(stamp_ns, m.link)
 
     def _on_effector(self, msg: AircraftEffectorCommand, i: int):

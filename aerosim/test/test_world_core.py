@@ -6,6 +6,7 @@ events counted), not only that the code runs.
 """
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -314,3 +315,27 @@ def test_the_boat_sample_is_usv_nodes_conversion():
     assert s.p_enu == pytest.approx((b.e[0], b.n[0], 0.0))
     assert s.t_ns == 7 and s.w_flu[2] > 0.05          # turning to port: yaw rate up (FLU)
     assert boat.heading_deg() < 30.0
+
+
+def test_each_model_checks_a_command_over_a_link_and_refuses_what_is_not_its_kinds():
+    """VehicleModel.apply_command: a quad's throttles, a plane's EffectorCommand, a boat none."""
+    from sim_core.validate import FieldError
+    from sim_dynamics.core.plane import EffectorCommand
+    ms = members(quad(0.0, 0.0, 0.0),
+                 {'kind': 'plane', 'params': 'c172r', 'controller': 'builtin',
+                  'initial_position_enu': [0.0, -900.0, 300.0]},
+                 {'kind': 'boat', 'params': 'wamv', 'initial_position_enu': [0.0, 40.0, 0.0]})
+    q, plane, boat = (make_model(m) for m in ms)
+    q.apply_command([0.5] * 4)
+    assert q.throttles == [0.5] * 4
+    for bad, why in (([0.5] * 3, '3 throttles, the vehicle has 4 motors'),
+                     ([0.5, 0.5, 1.5, 0.5], 'throttle[2]'), ('abcd', 'one throttle per motor'),
+                     ([0.5, float('nan'), 0.5, 0.5], 'throttle[1]')):
+        with pytest.raises(FieldError, match=re.escape(why)):
+            q.apply_command(bad)
+    assert q.throttles == [0.5] * 4                 # a refused command changes nothing
+    with pytest.raises(FieldError, match='a plane takes an EffectorCommand, got list'):
+        plane.apply_command([0.5] * 4)
+    plane.apply_command(EffectorCommand((0.7,), (0.0,), (0.0,), (0.0,)))
+    with pytest.raises(FieldError, match='a boat takes no MAVLink command'):
+        boat.apply_command([0.5])

@@ -4,9 +4,12 @@ Each class wraps the kind's own model, as its single-kind node drives it, and fu
 contract one world (sim_world.core.world) steps any mix of kinds with (pure, no rclpy):
 ``mass_kg``, ``radius_m`` (the contact sphere), ``reset()``, ``step(dt_s)``, ``sample(t_ns)``
 (a VehicleSample in ENU/FLU, exactly as the kind's node publishes it), ``push(dp, dv)`` (a
-contact's positional correction and impulse) and ``on_surface()``. Each is built from a world
-member (sim_core.members.Member) by ``from_member(member, environment)`` and keeps the command
-its controller set through the kind's own methods:
+contact's positional correction and impulse), ``on_surface()``,
+``angular_acceleration_flu()`` and ``apply_command(cmd)`` (a command over a link: a quad's
+throttles, a plane's EffectorCommand; FieldError names what is refused, a boat refuses any).
+Each is built from a world member (sim_core.members.Member) by
+``from_member(member, environment)`` and keeps the command its controller set through the
+kind's own methods:
 
 - QuadModel (sim_dynamics.core.multirotor, as dynamics_node): ``set_throttles([0..1])``. Its
   contact sphere is collision.body_radius (1.5 x the longest rotor arm), as a quad fleet's.
@@ -38,6 +41,7 @@ from sim_core.frames import VehicleSample, euler_ned_to_q_enu_flu, frd_to_flu, n
 from sim_core.kinds import VehicleKind
 from sim_core.members import Member
 from sim_core.scenario import Environment, Scenario
+from sim_core.validate import FieldError, number
 from sim_dynamics.core.collision import body_radius
 from sim_dynamics.core.multirotor import Multirotor, MultirotorParams
 from sim_dynamics.core.plane import (
@@ -130,6 +134,19 @@ class QuadModel:
         self.model.set_throttles(throttles)
         self.throttles = [float(t) for t in throttles]
 
+    def apply_command(self, cmd) -> None:
+        """A flight controller's throttles, one per motor in [0, 1]; FieldError if refused."""
+        if isinstance(cmd, (str, bytes)) or not hasattr(cmd, '__len__'):
+            raise FieldError('type', f'a multirotor takes one throttle per motor, got '
+                             f'{type(cmd).__name__}')
+        thr = list(cmd)
+        if len(thr) != self.motors:
+            raise FieldError('value', f'{len(thr)} throttles, the vehicle has {self.motors} '
+                             'motors')
+        for k, x in enumerate(thr):
+            number(x, f'throttle[{k}]', 0.0, 1.0)
+        self.set_throttles(thr)
+
     def step(self, dt_s: float) -> None:
         """Integrate dt_s [s] with the throttles in force."""
         self.model.step(dt_s)
@@ -217,6 +234,13 @@ class PlaneModel:
         """Surface angles, throttle, brakes (a HIL mixer's), checked: FieldError on a bad one."""
         self.plane.apply_effectors(self.plane.check_effectors(cmd))
 
+    def apply_command(self, cmd) -> None:
+        """A flight controller's EffectorCommand (the fixed-wing mixer's); FieldError."""
+        if not isinstance(cmd, EffectorCommand):
+            raise FieldError('type', 'a plane takes an EffectorCommand, got '
+                             f'{type(cmd).__name__}')
+        self.apply_effectors(cmd)
+
     def push(self, dp_enu: Sequence[float], dv_enu: Sequence[float]) -> None:
         """Move by dp_enu [m] and change the velocity by dv_enu [m/s] (a contact).
 
@@ -301,6 +325,11 @@ class BoatModel:
         b.t = 0.0
         self.control.release()
         self.clock.reset()
+
+    def apply_command(self, cmd) -> None:
+        """No flight controller drives a boat over MAVLink: FieldError."""
+        raise FieldError('type', 'a boat takes no MAVLink command (its controllers: waypoint, '
+                         'or imc: command() and holds())')
 
     def command(self, throttle: Optional[float], rudder_rad: Optional[float]) -> None:
         """Manual throttle [-1, 1] and rudder [rad] (AeroSim's sign: positive, bow to port).

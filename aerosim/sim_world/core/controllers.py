@@ -46,6 +46,7 @@ class Controller(Protocol):
     """An in-process controller of one vehicle (the world updates it at rate_hz)."""
 
     rate_hz: float                  # updates per second of sim time [Hz]
+    log: List[Tuple[float, str]]    # (sim time [s], text) for the node's log; it clears them
 
     @property
     def done(self) -> bool:

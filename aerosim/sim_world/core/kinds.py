@@ -277,7 +277,8 @@ def _model_missing(e: KindEntry, member: Member) -> List[str]:
         x = getattr(model, name, None)
         if not isinstance(x, float) or not x > 0.0:
             out.append(f'model: {name} (VehicleModel), got {x!r}')
-    for name in ('reset', 'step', 'sample', 'push', 'on_surface'):
+    for name in ('reset', 'step', 'sample', 'push', 'on_surface', 'angular_acceleration_flu',
+                 'apply_command'):
         if not callable(getattr(model, name, None)) or not hasattr(VehicleModel, name):
             out.append(f'model: {name}() (VehicleModel)')
     return out
