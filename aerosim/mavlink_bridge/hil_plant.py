@@ -90,7 +90,7 @@ def compose_with(make_plant: Callable[[], Plant]) -> Tuple:
                 # the vehicles start together: time begins once every FC is ready to fly its
                 # mission (FcSession.waiting_for)
                 flown_by = list(zip(sorted(flown, key=lambda m: m.link), bridges))
-                plant.hold_start(lambda: _not_ready(flown_by), plant.fleet_start_timeout_s)
+                plant.hold_start(lambda: not_ready(flown_by), plant.fleet_start_timeout_s)
         else:
             bridges.extend(attach_bridge(plant, m) for m in flown)
     except BaseException:
@@ -112,8 +112,11 @@ def _instance_zero(bridge: MavlinkBridge, member: PlantMember) -> dict:
     return base
 
 
-def _not_ready(flown_by) -> list:
-    """The vehicles of a fleet whose FC is not ready to fly its mission yet (hold_start)."""
+def not_ready(flown_by) -> list:
+    """The vehicles whose FC is not ready to fly its mission yet (hold_start).
+
+    flown_by: (member, its bridge) pairs, a member having a name (a fleet's or a world's).
+    """
     now = time.monotonic()
     out = []
     for m, b in flown_by:

@@ -17,12 +17,11 @@ c172r.params). The clock stays at t = 0 until every bridge's FC is ready to fly 
 and without a namespace: the nodes name their own.
 """
 
-import time
 from typing import Dict, List, Tuple
 
 from rclpy.parameter import Parameter
 
-from mavlink_bridge.hil_plant import attach_bridge
+from mavlink_bridge.hil_plant import attach_bridge, not_ready
 from mavlink_bridge.mavlink_bridge_node import MavlinkBridge
 from sim_core.fleet import member_ports
 from sim_core.kinds import VehicleKind
@@ -90,20 +89,6 @@ def compose() -> Tuple:
             n.destroy_node()
         raise
     return tuple(bridges) + (world,)
-
-
-def not_ready(flown) -> List[str]:
-    """The MAVLink vehicles whose FC is not ready to fly its mission yet (hold_start)."""
-    now = time.monotonic()
-    out = []
-    for m, b in flown:
-        if b.core.flight_controller() is None:
-            out.append(f'/{m.name} (its FC not heard)')
-        else:
-            why = b.core.waiting_for(now)
-            if why:
-                out.append(f'/{m.name} (waiting for {why})')
-    return out
 
 
 def main(args=None):

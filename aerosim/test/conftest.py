@@ -368,6 +368,14 @@ def wait_line(lines, text, timeout_s, procs_alive=()):
     return False
 
 
+def finished(p, timeout_s):
+    """P's exit code once it ended, or None if it still runs after timeout_s wall seconds."""
+    deadline = time.monotonic() + timeout_s
+    while p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return p.poll()
+
+
 def output_lines(p):
     """The list of p's output lines, growing while p runs (read from a thread)."""
     import threading

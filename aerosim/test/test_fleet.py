@@ -38,7 +38,7 @@ from sim_launch.graphs import get_graph, resolve
 from sim_report.core.fleet import FleetJudge
 from sim_report.core.mission import item_points
 
-from conftest import DEADLINE_SCALE, free_ports, wait_line
+from conftest import DEADLINE_SCALE, finished, free_ports, wait_line
 
 BASE = {'origin': {'lat_deg': 47.397742, 'lon_deg': 8.545594, 'alt_m': 488.0},
         'vehicle': {'params': 'iris'},
@@ -411,13 +411,6 @@ def launch_fleet(procs, tmp_path, *extra):
                         'scenario:=fleet', 'report:=true', 'time_scale:=0',
                         'sensor_topics:=false', f'bind:=127.0.0.1:{port}',
                         f'fc_address:=127.0.0.1:{port + 1}', f'output_dir:={tmp_path}', *extra])
-
-
-def finished(p, timeout_s):
-    deadline = time.monotonic() + timeout_s
-    while p.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return p.poll()
 
 
 @pytest.mark.graph

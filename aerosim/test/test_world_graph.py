@@ -8,7 +8,6 @@ vehicle judged in one summary, and a collision course between two kinds reported
 
 import sys
 import textwrap
-import time
 
 import pytest
 
@@ -16,7 +15,7 @@ from sim_core.members import world_members
 from sim_core.scenario import load_scenario
 from sim_launch.graphs import get_graph, resolve
 
-from conftest import DEADLINE_SCALE, free_ports, probe_node, spin_until
+from conftest import DEADLINE_SCALE, finished, free_ports, probe_node, spin_until
 
 PY = sys.executable
 
@@ -95,13 +94,6 @@ def launch_world(procs, tmp_path, *args):
     return procs.start([PY, '-m', 'sim_launch.cli', 'launch', 'sim_world', 'time_scale:=0',
                         'sensor_topics:=false', f'bind:=127.0.0.1:{port}',
                         f'fc_address:=127.0.0.1:{port + 1}', f'output_dir:={tmp_path}', *args])
-
-
-def finished(p, timeout_s):
-    deadline = time.monotonic() + timeout_s
-    while p.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return p.poll()
 
 
 @pytest.mark.graph
