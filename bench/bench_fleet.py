@@ -1,7 +1,8 @@
 """Fleet benchmark: N quads with built-in FCs in one simulation clock (sim_quad_hil vehicles:=N).
 
 1. As fast as possible (time_scale:=0, lockstep): the real-time factor of the fleet flying the
-   default mission (N copies placed apart by sim_core.fleet: 40 m east since 2026-11-27), for N = 1, 2, 4, 8, from flight_report's summary
+   default mission (N copies placed apart by sim_core.fleet: 40 m east since 2026-11-27),
+   for N = 1, 2, 4, 8, from flight_report's summary
    (in flight: from the first liftoff to the end). Its throughput is N x RTF vehicle-seconds
    per wall second.
 2. The peer: the same N vehicles as N independent single-vehicle graphs run side by side (each
