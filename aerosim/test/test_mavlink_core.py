@@ -569,3 +569,22 @@ def test_the_step_split_adds_up_to_the_step():
         sp2.answered(k, 0.0, k + 160e-6)
     assert "the FC's side and our wait" in sp2.summary()
     assert StepSplit().summary() == 'no lockstep step measured'
+
+
+def test_the_step_split_of_a_fleet_counts_ours_only_where_this_answer_sent_the_sensors():
+    """A fleet's step runs when its last FC answered (ours was -110..-310 µs before).
+
+    The other bridges' sensors were sent by that answer's thread before their own next
+    answer arrived: those answers pair with the FC's side only.
+    """
+    from mavlink_bridge.core.step_split import StepSplit
+    sp = StepSplit()
+    t = 100.0
+    for _ in range(10):
+        sp.answered(t, 0.0, t + 5e-6)             # our FC answers first: the step waits
+        sp.sent(t + 200e-6, t + 230e-6)            # the other vehicle's answer stepped it
+        t += 500e-6
+    assert sp.n == 0 and sp.paired == 8 and sp.summary() == 'no lockstep step measured'
+    sp.sent(t + 80e-6, t + 100e-6)                 # now our answer completes the step: its
+    sp.answered(t, 0.0, t + 150e-6)                # handling sends the sensors, then returns
+    assert sp.n == 1 and 'ours 80 µs' in sp.summary()

@@ -58,8 +58,10 @@ class StepSplit:
                 self.waited += t_in - stamp
                 self.stamped += 1
         cur = self._sent
-        if cur is not None and cur is not prev:
-            # this answer's handling sent the next sensors: a whole step
+        if cur is not None and cur is not prev and cur[0] >= t_in:
+            # this answer's handling sent the next sensors: a whole step. In a fleet the
+            # sensors go out when the last vehicle's answer came: another bridge's thread
+            # sent ours before this answer arrived (it only pairs with the FC's side below)
             self.n += 1
             self.ours += cur[0] - t_in
             self.send += cur[1] - cur[0]
