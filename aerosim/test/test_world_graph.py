@@ -101,16 +101,19 @@ def test_harbour_ops_flies_every_vehicle_on_one_clock(procs, ros_context, tmp_pa
     """The README's command: every vehicle on one clock, each judged complete in one summary.
 
     While it flies: every vehicle's odom on one clock, the quads' built-in FCs served in
-    lockstep, each bridge its own MAVLink system. Then the report: 4/4 complete, exit 0.
+    lockstep, each bridge its own MAVLink system, every vehicle drawn by its kind (viz_node,
+    started for Foxglove). Then the report: 4/4 complete, exit 0.
     """
     import json
 
     from nav_msgs.msg import Odometry
     from rosgraph_msgs.msg import Clock
+    from visualization_msgs.msg import MarkerArray
 
     from aerosim_msgs.msg import MavlinkLinkStatus
     from sim_ros import qos
-    run = launch_world(procs, tmp_path, 'report:=true')
+    run = launch_world(procs, tmp_path, 'report:=true', 'foxglove:=true',
+                       f'foxglove_port:={free_ports(1)}')
     names = [m.name for m in world_members(load_scenario('harbour_ops'))]
     assert names == ['quad0', 'quad1', 'plane0', 'boat0']
     node, ex = probe_node(ros_context, 'world_probe')
@@ -123,6 +126,8 @@ def test_harbour_ops_flies_every_vehicle_on_one_clock(procs, ros_context, tmp_pa
         node.create_subscription(MavlinkLinkStatus, f'/{n}/mavlink/status', status[n].append,
                                  qos.LATCHED)
     node.create_subscription(Clock, '/clock', clock.append, qos.CLOCK)
+    markers = []
+    node.create_subscription(MarkerArray, '/markers', markers.append, 10)
 
     def t(msg):
         return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
@@ -147,6 +152,15 @@ def test_harbour_ops_flies_every_vehicle_on_one_clock(procs, ros_context, tmp_pa
             s = status[n][-1]
             assert s.actuator_messages > 1000 and s.mission_state == 'done', (n, s)
             assert [p.system_id for p in s.peers if p.system_id != 51] == [int(n[-1]) + 1]
+        # each vehicle drawn in its namespace by its kind's body: rotor discs for the quads
+        assert markers, 'no markers from viz_node'
+        body = {}
+        for arr in markers[-40:]:                   # one MarkerArray per vehicle: the latest
+            for k in arr.markers:
+                body[k.ns] = [x.type for x in arr.markers if x.ns == k.ns]
+        assert {f'{n}/vehicle' for n in names} <= set(body), sorted(body)
+        assert body['quad0/vehicle'].count(3) == 4            # Marker.CYLINDER: 4 rotors
+        assert body['plane0/vehicle'] != body['quad0/vehicle'] != body['boat0/vehicle']
     finally:
         node.destroy_node()
     rc = finished(run, 600.0 * DEADLINE_SCALE)
