@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from sim_core.errors import ConfigError
-from sim_core.kinds import VehicleKind, kind_of
+from sim_core.kinds import info
 from sim_core.scenario import MAX_FLEET, MissionItem, Scenario
 from sim_core.separation import (
     DRIFT_TOLERANCE_S,
@@ -136,7 +136,7 @@ def _member(scenario: Scenario, start: tuple, yaw: float, vehicle_file: Path,
                                (start[0] - base[0], start[1] - base[1]), stagger_m)
     sc = replace(scenario, vehicle_file=vehicle_file, initial_position_enu=start,
                  initial_yaw_deg=yaw, mission=mission, fleet=())
-    if kind_of(kind) is VehicleKind.MULTIROTOR:
+    if info(kind).vertical:         # it takes off where it stands (a multirotor)
         sc = replace(sc, mission=take_off_in_place(mission, sc))
     return sc
 

@@ -28,6 +28,15 @@ AIR, WATER = 'air', 'water'
 
 
 @dataclass(frozen=True)
+class Speeds:
+    """Nominal speeds of a kind [m/s] for its planned path (sim_core.separation)."""
+
+    horizontal: float
+    climb: float
+    descent: float
+
+
+@dataclass(frozen=True)
 class KindInfo:
     """The plain facts of a kind (no code): see the module docstring."""
 
@@ -37,14 +46,25 @@ class KindInfo:
     mavlink: Tuple[str, ...]        # those of them reached over the MAVLink HIL bridge
     medium: str                     # AIR (ground impacts) or WATER (on the surface)
     pitot: bool                     # its sensor suite has an airspeed sensor
+    speeds: Speeds                  # nominal speeds of its planned path
+    vertical: bool                  # takes off straight up where it stands and lands straight
+    #                                 down over its point (else climbs out on the line to the
+    #                                 takeoff item and glides down to the landing point)
 
 
+# Nominal speeds (sim_core.separation). Multirotor: PX4's MPC_XY_CRUISE 5 m/s (the built-in
+# FC's cruise_speed 5 m/s); climbs between MPC_TKO_SPEED 1.5 and MPC_Z_V_AUTO_UP 3 m/s,
+# descends between MPC_LAND_SPEED 0.7 and MPC_Z_V_AUTO_DN 1.5 m/s (the built-in FC: land
+# 0.7 m/s, 0.4 below 3 m). Plane: a C172's cruise (100 kt, the built-in FC's fw_cruise_kts),
+# ~700 ft/min climb, a 3 deg glide. Boat: the WAM-V's transit speed.
 KINDS: Dict[VehicleKind, KindInfo] = {
     VehicleKind.MULTIROTOR: KindInfo('vehicles', 'quad', ('builtin', 'px4', 'external'),
-                                     ('builtin', 'px4', 'external'), AIR, False),
+                                     ('builtin', 'px4', 'external'), AIR, False,
+                                     Speeds(5.0, 2.0, 1.0), True),
     VehicleKind.PLANE: KindInfo('aircraft', 'plane', ('autopilot', 'builtin', 'px4'),
-                                ('builtin', 'px4'), AIR, True),
-    VehicleKind.BOAT: KindInfo('boats', 'boat', ('waypoint', 'imc'), (), WATER, False),
+                                ('builtin', 'px4'), AIR, True, Speeds(50.0, 3.5, 3.0), False),
+    VehicleKind.BOAT: KindInfo('boats', 'boat', ('waypoint', 'imc'), (), WATER, False,
+                               Speeds(2.0, 0.0, 0.0), False),
 }
 
 

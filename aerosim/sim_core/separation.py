@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import math
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from sim_core.kinds import WATER, VehicleKind, info, kind_of
+from sim_core.kinds import KINDS, WATER, Speeds, VehicleKind, info, kind_of
 from sim_core.scenario import Scenario
 
 # Two real PX4 v1.16 SITL instances flying copies of one mission (issue 39, vehicles:=2) reached
@@ -43,26 +43,10 @@ SEPARATION_M = 3.0
 MIN_DRIFT_S = 1e-6      # the narrowest drift band searched [s] (same time: within a microsecond)
 
 
-@dataclass(frozen=True)
-class Speeds:
-    """Nominal speeds of a kind [m/s] for the planned path."""
-
-    horizontal: float
-    climb: float
-    descent: float
-
-
-# Multirotor: PX4's MPC_XY_CRUISE 5 m/s (the built-in FC's cruise_speed 5 m/s); climbs between
-# MPC_TKO_SPEED 1.5 and MPC_Z_V_AUTO_UP 3 m/s, descends between MPC_LAND_SPEED 0.7 and
-# MPC_Z_V_AUTO_DN 1.5 m/s (the built-in FC: land 0.7 m/s, 0.4 below 3 m). Plane: a C172's
-# cruise (100 kt, the built-in FC's fw_cruise_kts), ~700 ft/min climb, a 3 deg glide. Boat:
-# the WAM-V's transit speed. The drift tolerance covers what these miss for copies of one
-# mission (the same plan for both); vehicles with different missions rely on them.
-NOMINAL_SPEEDS: Dict[VehicleKind, Speeds] = {
-    VehicleKind.MULTIROTOR: Speeds(5.0, 2.0, 1.0),
-    VehicleKind.PLANE: Speeds(50.0, 3.5, 3.0),
-    VehicleKind.BOAT: Speeds(2.0, 0.0, 0.0),
-}
+# Each kind's nominal speeds (sim_core.kinds KindInfo.speeds). The drift tolerance covers what
+# these miss for copies of one mission (the same plan for both); vehicles with different
+# missions rely on them.
+NOMINAL_SPEEDS: Dict[VehicleKind, Speeds] = {k: v.speeds for k, v in KINDS.items()}
 
 Knot = Tuple[float, float, float, float]       # planned time [s], east, north, up [m] (ENU)
 
@@ -109,14 +93,16 @@ class Approach:
 def planned_path(scenario: Scenario, kind=None, speeds: Optional[Speeds] = None) -> PlannedPath:
     """The planned path of the vehicle a scenario (as it sees the world) flies; see the module.
 
-    kind: its VehicleKind (default scenario.vehicle_kind); speeds: default NOMINAL_SPEEDS of the
-    kind (a plane's horizontal one its initial_speed_mps when given).
+    kind: its VehicleKind (default scenario.vehicle_kind); speeds: default the kind's nominal
+    ones (KindInfo.speeds; the horizontal one its initial_speed_mps when given: a plane
+    starting airborne).
     """
     kind = kind_of(kind if kind is not None else scenario.vehicle_kind)
-    sp = speeds or NOMINAL_SPEEDS[kind]
-    if speeds is None and kind is VehicleKind.PLANE and scenario.initial_speed_mps > 0.0:
+    k = info(kind)
+    sp = speeds or k.speeds
+    if speeds is None and scenario.initial_speed_mps > 0.0:
         sp = Speeds(scenario.initial_speed_mps, sp.climb, sp.descent)
-    surface = info(kind).medium == WATER
+    surface = k.medium == WATER
     o = scenario.origin
     x, y, z = (float(c) for c in scenario.initial_position_enu)
     if surface:
@@ -130,6 +116,8 @@ def planned_path(scenario: Scenario, kind=None, speeds: Optional[Speeds] = None)
             u = 0.0
         h = math.hypot(e - x, n - y)
         dz = u - z
+        if h < 1e-6 and abs(dz) < 1e-6:         # there already (to geodetic round-off)
+            return
         rate = sp.climb if dz > 0.0 else sp.descent
         dt = max(h / sp.horizontal if h > 0.0 else 0.0,
                  abs(dz) / rate if dz != 0.0 and rate > 0.0 else 0.0)
@@ -145,16 +133,16 @@ def planned_path(scenario: Scenario, kind=None, speeds: Optional[Speeds] = None)
             e, n, _ = o.geodetic_to_enu(it.lat_deg, it.lon_deg, o.alt_m)
             e, n = float(e), float(n)
         if it.command == 'takeoff':
-            if kind is VehicleKind.PLANE:
-                go(e, n, it.alt_m)
-            else:
+            if k.vertical:                      # straight up where it stands
                 go(x, y, it.alt_m)
+            else:                               # climbing out on the line to the item
+                go(e, n, it.alt_m)
         elif it.command == 'waypoint':
             go(e, n, it.alt_m)
-        elif kind is VehicleKind.PLANE:          # land, rtl: the glide to the point
-            go(e, n, 0.0)
-        else:                                   # land, rtl: over the point, then down
+        elif k.vertical:                        # land, rtl: over the point, then down
             go(e, n, z)
+            go(e, n, 0.0)
+        else:                                   # land, rtl: the glide to the point
             go(e, n, 0.0)
         if it.hold_s > 0.0:
             t += it.hold_s
