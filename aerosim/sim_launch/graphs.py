@@ -617,6 +617,11 @@ WORLD_ARGS = (
               'mavlink_bridge parameter YAML (path, or name in config/)'),
     LaunchArg('fc_params', 'builtin_fc.yaml', 'builtin_fc parameter YAML (path, or name in '
               'config/)'),
+    LaunchArg('imc_bind', '127.0.0.1:6003', 'IMC UDP address host:port of the first boat '
+              'flown by imc (DUNE); the k-th: port + k'),
+    LaunchArg('imc_peers', '127.0.0.1:6002', "IMC peers host:port of the boats flown by imc, "
+              "comma-separated (DUNE's IMC port is 6002); '' = none"),
+    IMC_ARGS[3],
 )
 
 WORLD_PLANT = NodeSpec(
@@ -654,6 +659,27 @@ WORLD_FC = replace(
                 ('spin_wait_us', 0),
                 ('realtime_priority', Arg('realtime_priority', 'int'))))
 
+
+def _imc_index(values: dict, member: Member) -> int:
+    """The count of boats flown by imc before member in its world (0 for the first)."""
+    return sum(1 for m in _world_members(values)[:member.index]
+               if (m.kind, m.controller) == (member.kind, 'imc'))
+
+
+WORLD_IMC = replace(
+    IMC_BRIDGE, fleet=MEMBER, members=(('boat', 'imc'),),
+    # the k-th boat flown by imc: imc_bind's port + k, IMC id 0x3F01 + k and its own name
+    # (the first keeps imc_params' own: the shipped DUNE ini's aerosim-usv)
+    parameters=(('scenario_file', Arg('scenario')),
+                ('bind', PerMember(lambda v, m: offset_port(v['imc_bind'], _imc_index(v, m)))),
+                ('peers', Arg('imc_peers')),
+                ('system_id', PerMember(lambda v, m: 0x3F01 + _imc_index(v, m)
+                                        if _imc_index(v, m) else None)),
+                ('system_name', PerMember(lambda v, m: f'aerosim-{m.name}'
+                                          if _imc_index(v, m) else None)),
+                # its DynamicsSimParam gains: the world node's (it has none: refused, counted)
+                ('vehicle_node', '/world_node')))
+
 WORLD_REPORT = NodeSpec(
     name='world_report', executable='world_report', module='sim_report.world_report',
     condition=('report', 'true'), supervisor=True, use_sim_time=False,   # stamps only
@@ -669,7 +695,7 @@ SIM_WORLD = Graph(
                 'two, judged per vehicle in one summary',
     args=with_defaults(COMMON_ARGS[1:], scenario='harbour_ops') + WORLD_ARGS
     + view_args('aerosim_world.rviz', 'sim_world'),
-    nodes=(WORLD_PLANT, WORLD_FC, WORLD_REPORT)
+    nodes=(WORLD_PLANT, WORLD_FC, WORLD_IMC, WORLD_REPORT)
     + view_nodes('vehicle', (('scenario_file', Arg('scenario')),
                              ('vehicles', Arg('vehicles', 'int'))), (('report', 'false'),)),
     world=True,
@@ -778,12 +804,15 @@ def vehicle_count(graph: Graph, values: dict) -> int:
     return n
 
 
-def world_of(graph: Graph, values: dict) -> Tuple[Member, ...]:
-    """The vehicles of a world graph (its scenario and `vehicles` argument); () for others."""
-    if not graph.world:
-        return ()
+def _world_members(values: dict) -> Tuple[Member, ...]:
+    """The vehicles of a world of these argument values (its scenario, `vehicles`)."""
     return world_members(load_scenario(values['scenario']),
                          convert(Arg('vehicles', 'int'), values.get('vehicles', '0')))
+
+
+def world_of(graph: Graph, values: dict) -> Tuple[Member, ...]:
+    """The vehicles of a world graph (its scenario and `vehicles` argument); () for others."""
+    return _world_members(values) if graph.world else ()
 
 
 def resolve(graph: Graph, overrides: dict = None) -> Tuple[ResolvedNode, ...]:

@@ -6,8 +6,10 @@ vehicle judged in one summary, and a collision course between two kinds reported
 /sim/collisions and in the summary, which ends the run with a non-zero exit code.
 """
 
+import math
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -287,3 +289,63 @@ def test_vehicles_that_collide_are_reported_collided_and_the_run_fails(procs, tm
     assert v['quad0']['collisions'][0]['with'] == 'quad1'
     assert v['boat0']['result'] == 'complete'
     assert 'Traceback' not in out
+
+
+@pytest.mark.graph
+def test_dune_steers_a_boat_of_a_world_while_the_plane_flies_over(procs, ros_context, tmp_path):
+    """A boat flown by imc in a world: its imc_bridge in /boat0, driven by the DUNE stand-in.
+
+    The stand-in (test/dune_peer.py: DUNE's discovery, transports, sensor simulators and ASV
+    controllers, the shipped ini's rates) steers the boat to a waypoint about 127 deg to
+    starboard with actuator commands; the C172 flies its circuit in the same world meanwhile.
+    """
+    from nav_msgs.msg import Odometry
+
+    from sim_ros import qos
+
+    from dune_peer import DunePeer
+    sc = tmp_path / 'dune_world.yaml'
+    sc.write_text(textwrap.dedent("""\
+        name: dune_world
+        origin: {lat_deg: 41.185242, lon_deg: -8.706139, alt_m: 0.0}
+        vehicle: {kind: boat, params: wamv}
+        vehicles:
+          - {kind: plane, controller: autopilot, params: c172r,
+             initial_position_enu: [0.0, -1000.0, 300.0],
+             mission: [{command: waypoint, lat_deg: 41.1942463, lon_deg: -8.7061390,
+                        alt_m: 300.0, acceptance_radius_m: 150.0}]}
+          - {kind: boat, controller: imc, params: wamv, initial_position_enu: [0.0, 0.0, 0.0]}
+        mission: []
+        """))
+    bport = free_ports(3)
+    uport, dport = bport + 1, bport + 2
+    imc = tmp_path / 'imc.yaml'
+    imc.write_text(f'/**/imc_bridge:\n  ros__parameters:\n    discovery_ports: "{dport}"\n')
+    waypoint = (-30.0, 40.0)                 # north, east [m]: behind the boat to the south-east
+    peer = DunePeer(uport, dport, [waypoint])
+    try:
+        run = launch_world(procs, tmp_path, f'scenario:={sc}', 'time_scale:=4',
+                           f'imc_bind:=127.0.0.1:{bport}', f'imc_peers:=127.0.0.1:{uport}',
+                           f'imc_params:={imc}', 'summary:=false')
+        node, ex = probe_node(ros_context, 'dune_world_probe')
+        odom = {'plane0': [], 'boat0': []}
+        for n in odom:
+            node.create_subscription(Odometry, f'/{n}/odom', odom[n].append, qos.SENSOR_SUB)
+        deadline = time.monotonic() + 90.0 * DEADLINE_SCALE
+        while not peer.arrived and time.monotonic() < deadline and run.poll() is None:
+            peer.poll(0.2)
+            ex.spin_once(timeout_sec=0.0)
+        out = procs.output(run)
+        assert peer.arrived, (peer.states[-1].x if peer.states else None,
+                              peer.states[-1].y if peer.states else None, out[-3000:])
+        assert peer.nodes[0x3F01] == {('127.0.0.1', bport)}      # discovered as DUNE does
+        assert peer.rudders[0][1] < 0.0 and peer.sent['SetServoPosition'] > 5
+        assert spin_until(node, ex, lambda: odom['boat0'] and odom['plane0'], 30.0)
+        b = odom['boat0'][-1].pose.pose.position
+        assert math.hypot(b.y - waypoint[0], b.x - waypoint[1]) < 8.0, (b.x, b.y)
+        p = odom['plane0'][-1].pose.pose.position
+        assert p.z > 200.0 and p.y > -1000.0 + 100.0                 # flying north meanwhile
+        node.destroy_node()
+    finally:
+        peer.close()
+    assert 'Traceback' not in procs.output(run)
