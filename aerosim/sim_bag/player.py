@@ -103,6 +103,15 @@ class Player(Node):
             'reader slows the replay instead of losing messages)')
         self.ack_timeout_s = declare(self, 'ack_timeout_s', 5.0, 'Longest such wait [s] (then '
                                      'a warning and the replay goes on)', 0.01, 600.0)
+        self.wait_for_readers = declare(
+            self, 'wait_for_readers', 0, "Before a topic's first message, wait until its "
+            'publisher has matched this many readers [-], bag time standing still (DDS '
+            'discovery can take seconds on a busy machine; a reader matched late misses the '
+            'start); 0 = do not wait', 0, 100)
+        self.readers_timeout_s = declare(self, 'readers_timeout_s', 30.0, 'Longest such wait '
+                                         'per topic [s] (then a warning and the replay goes '
+                                         'on)', 0.01, 600.0)
+        self._readers_ok: set = set()
         reader = open_reader(self.bag_path)
         try:
             topics = [t for t in bag_topics(reader) if self.select.takes(t.name)]
@@ -164,6 +173,7 @@ class Player(Node):
                 for topic, t_ns, data in bag_messages(reader, self.select):
                     if not self._wait_until(executor, t_ns):
                         return 0
+                    self._wait_for_readers(executor, topic)
                     self._before_publish(topic)
                     self.pubs[topic].publish(data)
                     self.counts[topic] += 1
@@ -183,6 +193,24 @@ class Player(Node):
             self.get_logger().info(f'waited for acknowledgements {self.ack_waits} times '
                                    f'({self.ack_timeouts} timed out)')
         return 0
+
+    def _wait_for_readers(self, executor, topic: str) -> None:
+        """Hold bag time until topic's publisher matched wait_for_readers readers (once)."""
+        if not self.wait_for_readers or topic in self._readers_ok:
+            return
+        self._readers_ok.add(topic)
+        pub, t0 = self.pubs[topic], time.monotonic()
+        while executor.context.ok() and pub.get_subscription_count() < self.wait_for_readers:
+            if time.monotonic() - t0 > self.readers_timeout_s:
+                self.get_logger().warning(
+                    f'{topic}: {pub.get_subscription_count()} of {self.wait_for_readers} '
+                    f'readers after {self.readers_timeout_s:g} s: playing on')
+                break
+            executor.spin_once(timeout_sec=POLL_S)
+        waited = time.monotonic() - t0
+        self.timeline.hold(waited)
+        self.get_logger().info(f'{topic}: {pub.get_subscription_count()} reader(s) matched '
+                               f'after {waited:.2f} s')
 
     def _before_publish(self, topic: str) -> None:
         """Reliable topic: every half history, wait for the readers' acknowledgements."""

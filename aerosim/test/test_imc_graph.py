@@ -124,7 +124,9 @@ def test_state_presence_and_driving_the_boat_over_imc(procs):
     assert ann.services == f'imc+udp://127.0.0.1:{port}/'
     assert ann.height == pytest.approx(55.46 - s.z, abs=0.05)
     assert peer.last['EstimatedState'].height == pytest.approx(55.46)
-    assert counts['EstimatedState'] == pytest.approx(len(states) / 2, abs=3)
+    # EstimatedState at half the rate on sim time: half the 0.1 s slots spanned (a state the
+    # bridge missed under load leaves a SimulatedState slot empty, not the sim time it spans)
+    assert counts['EstimatedState'] == pytest.approx((slots[-1] - slots[0] + 1) / 2, abs=3)
 
     q = imcpy.EntityList()
     q.op = imcpy.EntityList.OperationEnum.QUERY

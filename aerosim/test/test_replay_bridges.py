@@ -72,7 +72,8 @@ def recorded_stamps(bag, topic):
 def replay(procs, ros_context, bag, state_topic, peer, keep, key):
     """Play the bag at 2x into the bridge already started; return {key: data} the peer got."""
     player = procs.start([sys.executable, '-m', 'sim_bag.player', '--ros-args',
-                          '-p', f'bag:={bag}', '-p', 'rate:=2.0', '-p', 'start_paused:=true'])
+                          '-p', f'bag:={bag}', '-p', 'rate:=2.0', '-p', 'start_paused:=true',
+                          '-p', 'wait_for_readers:=1'])     # the bridge matched (a busy machine)
     node, ex = probe_node(ros_context, 'replay_probe')
     resume = node.create_client(Trigger, '/player/resume')
     assert spin_until(node, ex, lambda: resume.service_is_ready() and
