@@ -209,12 +209,16 @@ SIM_ARGS = (
               'camera_node parameter YAML (path, or name in config/)'),
 )
 
+# A time source whose odom a report judges: its clock waits for the report to read (it must
+# see the run from t = 0; as fast as possible a short hop was over before DDS matched it)
+READ_BY_REPORT = ('wait_for_readers', Computed(lambda v: 1 if v.get('report') == 'true' else 0))
+
 DYNAMICS = NodeSpec(
     name='dynamics_node', executable='dynamics_node', module='sim_dynamics.dynamics_node',
     params_file='dynamics_params', use_sim_time=False,
     parameters=(('scenario_file', Arg('scenario')), ('rate_hz', Arg('rate_hz', 'float')),
                 ('time_scale', Arg('time_scale', 'float')), ('lockstep', Arg('lockstep', 'bool')),
-                ('realtime_priority', Arg('realtime_priority', 'int'))))
+                ('realtime_priority', Arg('realtime_priority', 'int')), READ_BY_REPORT))
 
 SENSORS = NodeSpec(
     name='sensors_node', executable='sensors_node', module='sim_sensors.sensors_node',
@@ -632,7 +636,8 @@ WORLD_PLANT = NodeSpec(
                 ('rate_hz', Arg('rate_hz', 'float')), ('time_scale', Arg('time_scale', 'float')),
                 ('lockstep', Arg('lockstep', 'bool')),
                 ('fleet_start_timeout_s', Arg('fleet_start_timeout_s', 'float')),
-                ('realtime_priority', Arg('realtime_priority', 'int'))) + SUITE_PARAMS + (
+                ('realtime_priority', Arg('realtime_priority', 'int')),
+                READ_BY_REPORT) + SUITE_PARAMS + (
         ('bind', Arg('bind')), ('fc_address', Arg('fc_address')),
         ('transport', Arg('transport')), ('tcp_bind', Arg('tcp_bind')),
         ('autostart', Arg('autostart', 'bool')),

@@ -173,6 +173,17 @@ class SimTimeNode(Node):
         self._timer = None
         self._rt_applied = 0            # SCHED_FIFO priority given to the executor thread
         self._hold = None               # (missing() -> names, timeout_s, since, next check)
+        self.wait_for_readers = declare(
+            self, 'wait_for_readers', 0, "Sim time stays at 0 until every vehicle's odom has "
+            'this many readers [-] (report:=true sets 1: the judge sees the run from t = 0; '
+            'as fast as possible a short flight was over before DDS had matched it), at most '
+            'readers_timeout_s; 0 = start at once', 0, 100)
+        self.readers_timeout_s = declare(
+            self, 'readers_timeout_s', 30.0, 'Longest such wait [s] (wall); then the clock '
+            'starts and says so', 0.0, 3600.0)
+        if self.wait_for_readers > 0:
+            self._hold = (self._readers_missing, self.readers_timeout_s, self._now(), 0.0)
+            self._message = 'waiting for the readers of odom'
 
     def _start_time(self):
         """Serve /sim/*, start the stepping and status timers, publish the initial state."""
@@ -211,8 +222,20 @@ class SimTimeNode(Node):
         begin its mission many sim seconds after the others, and their paths would cross at
         other times than planned.
         """
+        if self.wait_for_readers > 0:            # and for the readers of odom
+            fn = missing
+
+            def missing():
+                return self._readers_missing() + fn()
+            timeout_s = max(timeout_s, self.readers_timeout_s)
         self._hold = (missing, timeout_s, self._now(), 0.0)
         self._message = "waiting for every vehicle's controller"
+
+    def _readers_missing(self) -> list:
+        """The odom topics with fewer than wait_for_readers readers (hold_start)."""
+        return [f'readers of {p.topic_name}' for p in self.publishers
+                if p.topic_name.endswith('/odom')
+                and p.get_subscription_count() < self.wait_for_readers]
 
     def _holding(self, now: float) -> bool:
         """True while the start is held (checked every 50 ms; caller holds the step lock)."""
@@ -229,6 +252,10 @@ class SimTimeNode(Node):
                 f'starting without {", ".join(missing)}: not ready within {timeout_s:g} s; '
                 'they join when theirs answers')
             self._message = f'started without {", ".join(missing)}'
+        elif missing_fn == self._readers_missing:
+            self.get_logger().info(f'odom has its reader(s) after {now - since:.1f} s: the '
+                                   'clock starts')
+            self._message = 'odom read: started'
         else:
             self.get_logger().info(f"every vehicle's controller heard after {now - since:.1f} "
                                    's and ready to fly its mission: the clock starts')

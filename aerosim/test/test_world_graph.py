@@ -340,9 +340,13 @@ def test_dune_steers_a_boat_of_a_world_while_the_plane_flies_over(procs, ros_con
                               peer.states[-1].y if peer.states else None, out[-3000:])
         assert peer.nodes[0x3F01] == {('127.0.0.1', bport)}      # discovered as DUNE does
         assert peer.rudders[0][1] < 0.0 and peer.sent['SetServoPosition'] > 5
+        last = peer.states[-1]                  # DUNE's view at arrival: our SimulatedState
+        assert math.hypot(last.x - waypoint[0], last.y - waypoint[1]) < 6.0, (last.x, last.y)
         assert spin_until(node, ex, lambda: odom['boat0'] and odom['plane0'], 30.0)
+        # the world's truth a little later: there, or coasting on past it (DUNE ends a Goto
+        # seconds before the point and stops commanding: 4 m with the real DUNE)
         b = odom['boat0'][-1].pose.pose.position
-        assert math.hypot(b.y - waypoint[0], b.x - waypoint[1]) < 8.0, (b.x, b.y)
+        assert math.hypot(b.y - waypoint[0], b.x - waypoint[1]) < 15.0, (b.x, b.y)
         p = odom['plane0'][-1].pose.pose.position
         assert p.z > 200.0 and p.y > -1000.0 + 100.0                 # flying north meanwhile
         node.destroy_node()
