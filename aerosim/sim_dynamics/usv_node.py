@@ -28,7 +28,12 @@ from sim_core.paths import resolve_config_path
 from sim_core.scenario import load_scenario
 from sim_core.validate import FieldError, number
 from sim_dynamics.core.usv import BoatSwarm, BoatType, boat_state_ned, rudder_aerosim_starboard
-from sim_dynamics.core.usv_control import HEADING_GAIN_RANGE, SPEED_GAIN_RANGE, HeadingSpeedControl
+from sim_dynamics.core.usv_control import (
+    HEADING_GAIN_RANGE,
+    SPEED_GAIN_RANGE,
+    HeadingSpeedControl,
+    check_manual,
+)
 from sim_ros import qos
 from sim_ros.convert import time_ns
 from sim_ros.params import declare
@@ -126,27 +131,17 @@ class UsvNode(SimTimeNode):
 
     @serialized
     def _on_effector(self, msg: AircraftEffectorCommand):
-        thr, rud = list(msg.throttle_cmd), list(msg.rudder_cmd_angle_rad)
-        if not thr and not rud:
-            return self._reject('effector_command', 'neither throttle_cmd nor '
-                                'rudder_cmd_angle_rad given')
-        if len(thr) > 1 or len(rud) > 1:
-            return self._reject('effector_command', f'one throttle and one rudder, got '
-                                f'{len(thr)} and {len(rud)}')
         try:
-            if thr:
-                number(thr[0], 'throttle_cmd', -1.0, 1.0)
-            if rud:
-                number(rud[0], 'rudder_cmd_angle_rad')
+            throttle, rudder = check_manual(msg.throttle_cmd, msg.rudder_cmd_angle_rad)
         except FieldError as exc:
             return self._reject('effector_command', str(exc))
         b, c = self.boat, self.control
-        if thr:
+        if throttle is not None:
             c.speed_hold[0] = False
-        if rud:
+        if rudder is not None:
             c.heading_hold[0] = False
-        b.command(thr[0] if thr else b.throttle_cmd[0],
-                  rudder_aerosim_starboard(rud[0]) if rud else b.rudder_cmd[0], 0)
+        b.command(b.throttle_cmd[0] if throttle is None else throttle,
+                  b.rudder_cmd[0] if rudder is None else rudder_aerosim_starboard(rudder), 0)
         self._answered(time_ns(msg.header.stamp))
 
     @serialized

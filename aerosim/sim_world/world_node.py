@@ -34,6 +34,7 @@ from sim_core.scenario import MAX_FLEET, load_scenario
 from sim_core.validate import FieldError, number
 from sim_dynamics.core.members import BoatModel
 from sim_dynamics.core.plane import EffectorCommand
+from sim_dynamics.core.usv_control import check_manual
 from sim_ros import qos
 from sim_ros.convert import set_vec3, time_msg, time_ns
 from sim_ros.params import declare
@@ -231,21 +232,11 @@ class WorldNode(SimTimeNode):
     @serialized
     def _on_boat_effector(self, msg: AircraftEffectorCommand, i: int):
         """throttle_cmd[0] in [-1, 1], rudder_cmd_angle_rad[0] (AeroSim: + bow to port)."""
-        what = f'/{self.members[i].name} effector_command'
-        thr, rud = list(msg.throttle_cmd), list(msg.rudder_cmd_angle_rad)
-        if not thr and not rud:
-            return self._reject(what, 'neither throttle_cmd nor rudder_cmd_angle_rad given')
-        if len(thr) > 1 or len(rud) > 1:
-            return self._reject(what, f'one throttle and one rudder, got {len(thr)} and '
-                                f'{len(rud)}')
         try:
-            if thr:
-                number(thr[0], 'throttle_cmd', -1.0, 1.0)
-            if rud:
-                number(rud[0], 'rudder_cmd_angle_rad')
+            throttle, rudder = check_manual(msg.throttle_cmd, msg.rudder_cmd_angle_rad)
         except FieldError as exc:
-            return self._reject(what, str(exc))
-        self._boat(i).command(thr[0] if thr else None, rud[0] if rud else None)
+            return self._reject(f'/{self.members[i].name} effector_command', str(exc))
+        self._boat(i).command(throttle, rudder)
 
     @serialized
     def _on_boat_autopilot(self, msg: AutopilotCommand, i: int):

@@ -19,9 +19,12 @@ PidControl is the other law on the same holds: the USV UI's PID gains (seed 004'
 gas_p/i/d, steering_p/i/d) around a throttle trim; see its docstring for the units.
 """
 
+from typing import Optional, Sequence, Tuple
+
 import numpy as np
 
 from sim_core.frames import wrap_pi
+from sim_core.validate import FieldError, number
 from sim_dynamics.core.usv import SPEED_LOSS_PER_SEA_STATE, BoatSwarm
 
 # Ranges of the gains [1/s] (parameters and IMC DynamicsSimParam are checked against them).
@@ -166,3 +169,19 @@ class PidControl(Holds):
         rudder = np.clip(out, -1.0, 1.0) * b.rudder_max
         b.command(np.where(self.speed_hold, thr, b.throttle_cmd),
                   np.where(self.heading_hold, rudder, b.rudder_cmd))
+
+
+def check_manual(throttle: Sequence[float], rudder: Sequence[float]
+                 ) -> Tuple[Optional[float], Optional[float]]:
+    """A boat's manual command (AeroSim's effector_command arrays), checked.
+
+    At most one throttle in [-1, 1] and one finite rudder [rad]; at least one of them. Returns
+    (throttle, rudder), None for an axis not given; FieldError names what is refused.
+    """
+    thr, rud = list(throttle), list(rudder)
+    if not thr and not rud:
+        raise FieldError('value', 'neither throttle_cmd nor rudder_cmd_angle_rad given')
+    if len(thr) > 1 or len(rud) > 1:
+        raise FieldError('value', f'one throttle and one rudder, got {len(thr)} and {len(rud)}')
+    return (number(thr[0], 'throttle_cmd', -1.0, 1.0) if thr else None,
+            number(rud[0], 'rudder_cmd_angle_rad') if rud else None)
