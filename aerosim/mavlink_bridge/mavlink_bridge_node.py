@@ -24,6 +24,7 @@ lockstep loop.
 
 import threading
 import time
+from typing import Callable, Optional, Sequence
 
 from rclpy.clock import Clock, ClockType
 import rclpy.logging
@@ -43,6 +44,8 @@ from sim_ros.convert import time_msg, vehicle_state_arrays
 from sim_ros.params import apply_realtime, declare_realtime, read_config
 from sim_ros.port_node import PortNode
 from sim_ros.run import run_node
+from sim_sensors.core.landing_target import PARAMETERS as TARGET_PARAMETERS
+from sim_sensors.core.landing_target import TargetConfig
 from sim_sensors.params import declare_suite, describe
 from sim_sensors.topics import SensorTopics, declare_frames
 
@@ -68,6 +71,7 @@ class MavlinkBridge(PortNode):
         self._stop = threading.Event()
         cfg = self.cfg = read_config(self, hb.BridgeConfig, hb.PARAMETERS, hb.ANY_TYPE)
         suite_cfg = declare_suite(self)
+        target_cfg = read_config(self, TargetConfig, TARGET_PARAMETERS)
         frames = declare_frames(self)
         self.realtime_priority = declare_realtime(self, "the FC's process")
         self._rt_peer = None            # the FC address realtime_priority -1 last followed
@@ -85,7 +89,10 @@ class MavlinkBridge(PortNode):
         self.hil = Endpoint(self.link, cfg.system_id, cfg.component_id, 'HIL link',
                             cfg.peer_timeout_s)
         self.core = hb.HilBridge(cfg, hb.vehicle_scenario(cfg), suite_cfg, self.hil,
-                                 self.mlink, allow_ids)
+                                 self.mlink, allow_ids, target_cfg)
+        # () -> the world's decks now ((DeckSpec, PadPose) pairs), set by a world's
+        # composition (sim_world.world_plant); None: no decks, no downward sensors
+        self.decks: Optional[Callable[[], Sequence]] = None
         self.topics = SensorTopics(self, *frames) if cfg.sensor_topics else None
         self._work_s = 0.0              # wall time handling the FC's answers [s]
         self.split = StepSplit()        # where each lockstep step's wall time goes
@@ -165,7 +172,7 @@ class MavlinkBridge(PortNode):
 
     def on_state(self, s):
         """Sensors of one simulation step (a VehicleSample) out to the FC."""
-        self._apply(self.core.on_state(s))
+        self._apply(self.core.on_state(s, self.decks() if self.decks is not None else None))
 
     def _publish_command(self, command, t_ns):
         """command: motor throttles (multirotor) or an EffectorCommand (plane)."""

@@ -98,7 +98,7 @@ def move_mission(mission: tuple, scenario: Scenario, offset_enu,
                 lat, lon, _ = o.enu_to_geodetic(e + offset_enu[0], n + offset_enu[1], 0.0)
             alt = it.alt_m if it.command == 'land' else it.alt_m + stagger_m
             it = MissionItem(it.command, float(lat), float(lon), alt, it.hold_s,
-                             it.acceptance_radius_m)
+                             it.acceptance_radius_m, it.deck)
         out.append(it)
     return tuple(out)
 

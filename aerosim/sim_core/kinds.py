@@ -10,8 +10,9 @@ passed as strings, no duck typing).
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Dict, Protocol, Sequence, Tuple
+from typing import Any, Dict, NamedTuple, Optional, Protocol, Sequence, Tuple
 
+from sim_core.deck import DeckSpec
 from sim_core.errors import ConfigError
 from sim_core.frames import VehicleSample
 
@@ -50,6 +51,8 @@ class KindInfo:
     vertical: bool                  # takes off straight up where it stands and lands straight
     #                                 down over its point (else climbs out on the line to the
     #                                 takeoff item and glides down to the landing point)
+    lands_on_decks: bool = False    # may rest on a boat's deck (sim_world.core.decks): its
+    #                                 model is carried (VehicleModel.carry)
 
 
 # Nominal speeds (sim_core.separation). Multirotor: PX4's MPC_XY_CRUISE 5 m/s (the built-in
@@ -60,7 +63,7 @@ class KindInfo:
 KINDS: Dict[VehicleKind, KindInfo] = {
     VehicleKind.MULTIROTOR: KindInfo('vehicles', 'quad', ('builtin', 'px4', 'external'),
                                      ('builtin', 'px4', 'external'), AIR, False,
-                                     Speeds(5.0, 2.0, 1.0), True),
+                                     Speeds(5.0, 2.0, 1.0), True, True),
     VehicleKind.PLANE: KindInfo('aircraft', 'plane', ('autopilot', 'builtin', 'px4'),
                                 ('builtin', 'px4'), AIR, True, Speeds(50.0, 3.5, 3.0), False),
     VehicleKind.BOAT: KindInfo('boats', 'boat', ('waypoint', 'imc'), (), WATER, False,
@@ -93,6 +96,19 @@ def controller_of(kind, value, where: str = 'controller') -> str:
     return str(value)
 
 
+class Carried(NamedTuple):
+    """The state of a vehicle resting on a moving deck (VehicleModel.carry), ENU/FLU, SI.
+
+    Each a sequence of floats or a numpy array.
+    """
+
+    p_enu: Any                      # [m]
+    v_enu: Any                      # [m/s]: the deck point's, plus any slip
+    q_enu_flu: Any                  # (w, x, y, z): the deck's tilt, the vehicle's own heading
+    w_flu: Any                      # [rad/s]: the deck's rotation
+    a_enu: Any                      # [m/s^2]: the deck point's acceleration (the IMU feels it)
+
+
 class VehicleModel(Protocol):
     """What one world needs of a vehicle's model, whatever its kind (sim_world).
 
@@ -102,6 +118,7 @@ class VehicleModel(Protocol):
 
     mass_kg: float                  # for the contact impulse
     radius_m: float                 # contact shape: a sphere around the body [m]
+    deck: Optional[DeckSpec]        # a landing deck on it (a boat type's), None: none
 
     def reset(self) -> None:
         """Back to the scenario's start (pose, speed, commands at rest)."""
@@ -126,4 +143,10 @@ class VehicleModel(Protocol):
 
         Raises sim_core.validate.FieldError naming what is refused (a kind no controller
         flies over a link refuses any).
+        """
+
+    def carry(self, carried: Optional[Carried]) -> None:
+        """Rest on a moving deck in this state (None: free again): kinds lands_on_decks.
+
+        A kind that never rests on a deck raises NotImplementedError.
         """

@@ -31,6 +31,8 @@ class Member:
     controller: str             # one of info(kind).controllers
     scenario: Scenario          # as this vehicle sees it: start, speed, vehicle file, mission
     link: int = -1              # its MAVLink instance (ports, system ids), -1: not over MAVLink
+    start_on: str = ''          # starts resting on the deck of this member (sim_world)
+    cruise_speed_mps: float = 0.0   # a boat's waypoint speed [m/s]; 0 = its controller's default
 
     @property
     def over_mavlink(self) -> bool:
@@ -48,6 +50,8 @@ def world_members(scenario: Scenario, n: int = 0) -> Tuple[Member, ...]:
     links = 0
     out: List[Member] = []
     scenarios = member_scenarios(scenario, n)      # starts, vehicle files, missions, checks
+    starts = [e.start_on for e in scenario.fleet] if scenario.fleet else [''] * n
+    cruise = [e.cruise_speed_mps for e in scenario.fleet] if scenario.fleet else [0.0] * n
     if scenario.fleet:
         views = [(kind_of(e.kind), e.controller, replace(
             sc, vehicle_kind=e.kind, initial_speed_mps=e.initial_speed_mps))
@@ -65,5 +69,6 @@ def world_members(scenario: Scenario, n: int = 0) -> Tuple[Member, ...]:
         link = -1
         if controller in k.mavlink:
             link, links = links, links + 1
-        out.append(Member(i, f'{k.prefix}{count}', kind, controller, sc, link))
+        out.append(Member(i, f'{k.prefix}{count}', kind, controller, sc, link, starts[i],
+                          cruise[i]))
     return tuple(out)

@@ -21,6 +21,8 @@ MISSION_COMMANDS = ('takeoff', 'waypoint', 'land', 'rtl')
 VEHICLE_KINDS = {k.value: i.folder for k, i in KINDS.items()}
 # Turbulence intensities (MIL-F-8785C) of environment.turbulence (planes).
 TURBULENCE = ('none', 'light', 'moderate', 'severe')
+# What lies at z = 0 under an air vehicle (environment.surface).
+SURFACES = ('ground', 'water')
 # Items that end on the ground (judged at rest with the motors stopped).
 LANDING_COMMANDS = ('land', 'rtl')
 
@@ -35,6 +37,8 @@ class MissionItem:
     alt_m: float = 0.0
     hold_s: float = 0.0              # s, loiter time at the item
     acceptance_radius_m: float = 1.0
+    deck: str = ''                   # land: on the deck of this vehicle (a precision landing
+    #                                  on its pad's beacon; lat/lon: where to meet it)
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,8 @@ class FleetEntry:
     kind: str = 'multirotor'
     controller: str = ''
     initial_speed_mps: float = 0.0
+    start_on: str = ''                  # starts resting on this vehicle's deck (sim_world)
+    cruise_speed_mps: float = 0.0       # a boat's waypoint speed [m/s]; 0 = its default
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,9 @@ class Environment:
 
     sea_state: WMO sea state code 0 (calm, glassy) .. 9 (phenomenal), used by boat models.
     turbulence: none, light, moderate or severe (MIL-F-8785C), used by aircraft models.
+    surface: what lies at z = 0 under an air vehicle in a world (sim_world): 'ground'
+    (a touchdown there is a landing, or a ground impact when fast) or 'water' (at sea: any
+    touchdown is a ditching). wave_seed: the phases of the waves' motion of the boats.
     """
 
     wind_enu: tuple = (0.0, 0.0, 0.0)
@@ -105,6 +114,8 @@ class Environment:
     current_enu: tuple = (0.0, 0.0, 0.0)
     sea_state: int = 0
     turbulence: str = 'none'
+    surface: str = 'ground'
+    wave_seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -180,10 +191,19 @@ def scenario_from_dict(d: dict, base_dir: Optional[Path] = None,
     if turbulence not in TURBULENCE:
         raise ConfigError(f'environment.turbulence: must be one of {", ".join(TURBULENCE)}, '
                           f'got {turbulence!r}')
+    surface = env.get('surface', 'ground')
+    if surface not in SURFACES:
+        raise ConfigError(f'environment.surface: must be one of {", ".join(SURFACES)}, '
+                          f'got {surface!r}')
+    wave_seed = env.get('wave_seed', 0)
+    if isinstance(wave_seed, bool) or not isinstance(wave_seed, int) or \
+            not 0 <= wave_seed < 2 ** 31:
+        raise ConfigError(f'environment.wave_seed: must be an integer 0..2^31-1, got '
+                          f'{wave_seed!r}')
     environment = Environment(_vec3(env, 'wind_enu', 'environment', lim=60.0),
                               _num(env, 'gravity', 'environment', 9.80665, 0.0, 30.0),
                               _vec3(env, 'current_enu', 'environment', lim=10.0), sea_state,
-                              turbulence)
+                              turbulence, surface, wave_seed)
     mission = _mission(d.get('mission', []), 'scenario.mission', 'mission', origin)
     fleet = _fleet(d.get('vehicles'), kind, vehicle_file, init_yaw, base_dir, origin)
     objs = d.get('objects', [])
@@ -219,10 +239,18 @@ def _mission(items, where: str, prefix: str, origin: GeoOrigin) -> tuple:
         needs_pos = cmd in ('waypoint', 'land')
         lat = _num(it, 'lat_deg', w, None if needs_pos else origin.lat_deg, -90.0, 90.0)
         lon = _num(it, 'lon_deg', w, None if needs_pos else origin.lon_deg, -180.0, 180.0)
+        if True in it:      # YAML 1.1 reads an unquoted `on:` key as true
+            raise ConfigError(f'{w}: a key `on` (YAML reads it as true): the deck to land on '
+                              'is `deck: boat0`')
+        deck = it.get('deck', '')
+        if deck and cmd != 'land':
+            raise ConfigError(f'{w}.deck: only a land item lands on a deck, not a {cmd}')
+        if not isinstance(deck, str) or deck and not deck.isidentifier():
+            raise ConfigError(f"{w}.deck: a vehicle's name (boat0, ...), got {deck!r}")
         mission.append(MissionItem(
             cmd, lat, lon, _num(it, 'alt_m', w, 0.0, -1000.0, 10000.0),
             _num(it, 'hold_s', w, 0.0, 0.0, 3600.0),
-            _num(it, 'acceptance_radius_m', w, 1.0, 0.1, 1000.0)))
+            _num(it, 'acceptance_radius_m', w, 1.0, 0.1, 1000.0), deck))
     return tuple(mission)
 
 
@@ -243,7 +271,7 @@ def _fleet(entries, kind: str, vehicle_file: Path, init_yaw: float,
         raise ConfigError(f'scenario.vehicles: must be a list of 1..{MAX_FLEET} vehicles, got '
                           f'{entries!r:.60}')
     fields = ('kind', 'controller', 'params', 'initial_position_enu', 'initial_yaw_deg',
-              'initial_speed_mps', 'mission')
+              'initial_speed_mps', 'mission', 'start_on', 'cruise_speed_mps')
     out = []
     for i, e in enumerate(entries):
         w = f'vehicles[{i}]'
@@ -272,9 +300,13 @@ def _fleet(entries, kind: str, vehicle_file: Path, init_yaw: float,
         mission = None
         if 'mission' in e:
             mission = _mission(e['mission'], f'{w}.mission', f'{w}.mission', origin)
+        start_on = e.get('start_on', '')
+        if not isinstance(start_on, str) or start_on and not start_on.isidentifier():
+            raise ConfigError(f"{w}.start_on: a vehicle's name (boat0, ...), got {start_on!r}")
         out.append(FleetEntry(vfile, pos, _num(e, 'initial_yaw_deg', w, init_yaw, -360.0,
                                                360.0), mission, k, controller,
-                              _num(e, 'initial_speed_mps', w, 0.0, 0.0, 300.0)))
+                              _num(e, 'initial_speed_mps', w, 0.0, 0.0, 300.0), start_on,
+                              _num(e, 'cruise_speed_mps', w, 0.0, 0.0, 100.0)))
     return tuple(out)
 
 

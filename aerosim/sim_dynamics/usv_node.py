@@ -76,7 +76,7 @@ class UsvNode(SimTimeNode):
         env = self.scenario.environment
         self.boat.set_environment(current_ne=(env.current_enu[1], env.current_enu[0]),
                                   wind_ne=(env.wind_enu[1], env.wind_enu[0]),
-                                  sea_state=env.sea_state)
+                                  sea_state=env.sea_state, wave_seed=env.wave_seed)
         self.control = HeadingSpeedControl(self.boat, **gains)
         self._reset_model()
         self.add_on_set_parameters_callback(self._on_set_parameters)

@@ -605,6 +605,10 @@ WORLD_ARGS = (
               ('udp', 'tcp')),
     LaunchArg('tcp_bind', '127.0.0.1:4560', 'Bridge TCP server address host:port of link 0 '
               '(link k: port + k): PX4 SITL instance k connects there'),
+    LaunchArg('px4_mission_link', '127.0.0.1:14280', "PX4 SITL instance 0's onboard payload "
+              'link host:port (mission, parameters, arming; instance k: port + k)'),
+    LaunchArg('px4_mission_bind', '127.0.0.1:14030', 'Our address on the payload link of PX4 '
+              'instance 0, where PX4 sends (instance k: port + k)'),
     LaunchArg('autostart', 'true', 'PX4 and external FCs: arm and start the mission once the FC '
               'accepted it and reports ready', ('true', 'false')),
     LaunchArg('fleet_start_timeout_s', '60.0', "Sim time stays at 0 until every MAVLink "
@@ -640,6 +644,8 @@ WORLD_PLANT = NodeSpec(
                 READ_BY_REPORT) + SUITE_PARAMS + (
         ('bind', Arg('bind')), ('fc_address', Arg('fc_address')),
         ('transport', Arg('transport')), ('tcp_bind', Arg('tcp_bind')),
+        ('px4_mission_link', Arg('px4_mission_link')),
+        ('px4_mission_bind', Arg('px4_mission_bind')),
         ('autostart', Arg('autostart', 'bool')),
         ('sensor_topics', Arg('sensor_topics', 'bool'))))
 

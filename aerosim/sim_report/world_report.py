@@ -13,6 +13,7 @@ track), and exits: code 0 if every vehicle is complete, 1 if not. In sim_world w
 report:=true it is the supervisor: the run ends with it.
 """
 
+import math
 from pathlib import Path
 import time
 from typing import List, Optional
@@ -21,7 +22,13 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from sim_world.core.kinds import REGISTRY
 
-from aerosim_msgs.msg import AircraftEffectorCommand, Collision, MavlinkLinkStatus, SimStatus
+from aerosim_msgs.msg import (
+    AircraftEffectorCommand,
+    Collision,
+    DeckContact,
+    MavlinkLinkStatus,
+    SimStatus,
+)
 from mavlink_bridge.core.peers import is_flight_controller
 from sim_core.frames import quat_rotate
 from sim_core.members import Member, world_members
@@ -135,6 +142,7 @@ class WorldReport(Node):
         self._wall0: Optional[float] = None
         self.follows: List[Follow] = [Follow(self, m) for m in self.members]
         self.create_subscription(Collision, '/sim/collisions', self._on_collision, 100)
+        self.create_subscription(DeckContact, '/sim/deck_contacts', self._on_deck, 100)
         self.create_subscription(SimStatus, '/sim/status', self._on_status, qos.LATCHED)
         preload_plotting()
         self.get_logger().info(
@@ -174,6 +182,19 @@ class WorldReport(Node):
             f'[t={t:7.2f} s] collision: {msg.vehicle} and {msg.other} at '
             f'{msg.closing_speed:.1f} m/s' + (f': {" and ".join(hit)} collided' if hit else
                                               ' (not a vehicle of this world)'))
+        self.check_over()
+
+    def _on_deck(self, msg: DeckContact):
+        """A touchdown on, lift-off from or slide off a deck: the vehicle's judge."""
+        if self.finished is not None:
+            return
+        t = time_ns(msg.header.stamp) * 1e-9
+        self.world.deck_event(t, msg.vehicle, msg.deck, msg.event, msg.normal_speed,
+                              (msg.pad_x, msg.pad_y))
+        self.get_logger().info(
+            f'[t={t:7.2f} s] {msg.vehicle} {msg.event} on the deck of {msg.deck}'
+            + (f': {msg.normal_speed:.2f} m/s down, {math.hypot(msg.pad_x, msg.pad_y):.2f} m '
+               'from the pad centre' if msg.event == 'touchdown' else ''))
         self.check_over()
 
     def check_over(self):

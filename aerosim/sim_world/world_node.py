@@ -22,9 +22,10 @@ controllers answer inside the step and are never waited for. A boat flown over I
 """
 
 from dataclasses import dataclass
+import math
 from typing import Tuple
 
-from aerosim_msgs.msg import AircraftEffectorCommand, AutopilotCommand, Collision
+from aerosim_msgs.msg import AircraftEffectorCommand, AutopilotCommand, Collision, DeckContact
 from sim_core.clock import SimState
 from sim_core.errors import ConfigError
 from sim_core.geodesy import KNOT_MPS
@@ -42,8 +43,9 @@ from sim_ros.plant import Command, PlantMember
 from sim_ros.run import run_node
 from sim_ros.sim_time_node import SimTimeNode, serialized
 from sim_ros.vehicle_pub import VehicleStatePublisher
+from sim_world.core.decks import DeckEvent
 from sim_world.core.kinds import make_controller, make_model
-from sim_world.core.world import GROUND, WATER, Event, World
+from sim_world.core.world import GROUND, WATER, Event, World, open_water
 
 MAX_SPEED_KT = 100.0       # largest |airspeed_setpoint_kts| a boat takes [kn] (as usv_node)
 
@@ -57,6 +59,8 @@ class LinkBase:
     tcp_bind: str
     transport: str
     autostart: bool
+    px4_mission_link: str = '127.0.0.1:14280'
+    px4_mission_bind: str = '127.0.0.1:14030'
 
 
 def declare_links(node) -> LinkBase:
@@ -74,7 +78,13 @@ def declare_links(node) -> LinkBase:
                          'host:port of instance 0 (instance k: port + k), transport tcp'),
         transport=transport,
         autostart=declare(node, 'autostart', True, 'PX4 and external FCs: arm and start the '
-                          'mission once the FC accepted it and reports ready'))
+                          'mission once the FC accepted it and reports ready'),
+        px4_mission_link=declare(node, 'px4_mission_link', '127.0.0.1:14280',
+                                 "PX4 SITL instance 0's onboard payload link host:port (the "
+                                 'mission, parameters, arming; instance k: port + k)'),
+        px4_mission_bind=declare(node, 'px4_mission_bind', '127.0.0.1:14030',
+                                 'Our address host:port on the payload link of PX4 instance 0, '
+                                 'where PX4 sends (instance k: port + k)'))
 
 
 class WorldNode(SimTimeNode):
@@ -103,7 +113,12 @@ class WorldNode(SimTimeNode):
         cfg = self.cfg
         self.scenario = load_scenario(cfg.scenario_file)
         self.members: Tuple[Member, ...] = world_members(self.scenario, requested)
-        self.world = World.build(self.members, make_model, make_controller)
+        try:
+            self.world = World.build(self.members, make_model, make_controller,
+                                     open_water if self.scenario.environment.surface == 'water'
+                                     else None)
+        except ValueError as exc:       # a start on a deck, a landing on one: not possible
+            raise ConfigError(f'scenario {self.scenario.name}: {exc}') from None
         self.models = [b.model for b in self.world.bodies]       # world order
         self.controllers = [b.controller for b in self.world.bodies]
         self.outs = [VehicleStatePublisher(self, cfg.world_frame_id,
@@ -115,6 +130,9 @@ class WorldNode(SimTimeNode):
         self.pub_collision = self.create_publisher(Collision, '/sim/collisions', qos.COMMAND)
         self._msg_collision = Collision()
         self._msg_collision.header.frame_id = cfg.world_frame_id
+        self.pub_deck = self.create_publisher(DeckContact, '/sim/deck_contacts', qos.COMMAND)
+        self._msg_deck = DeckContact()
+        self._msg_deck.header.frame_id = cfg.world_frame_id
         for m in self.members:
             if m.kind == VehicleKind.BOAT and m.controller == 'imc':
                 self._subscribe_imc_boat(m)
@@ -152,9 +170,16 @@ class WorldNode(SimTimeNode):
     def _reset_model(self):
         self.world.reset()
 
+    def deck_poses(self) -> list:
+        """The world's decks now: (DeckSpec, PadPose) pairs (a bridge's downward sensors)."""
+        d = self.world.decks
+        return [(d.decks[k], pose) for k, pose in d.poses.items()]
+
     def _integrate(self, dt: float):
         for event in self.world.step(dt, self.clock.t_ns):
             self._report(event)
+        for de in self.world.deck_events:
+            self._report_deck(de)
         for m, c in zip(self.members, self.controllers):
             if c is not None and c.log:
                 for t, text in c.log:
@@ -184,6 +209,23 @@ class WorldNode(SimTimeNode):
         self.get_logger().warning(
             f'collision at t = {event.t_ns * 1e-9:.3f} s: /{event.vehicle} and {other} at '
             f'{event.closing_speed:.1f} m/s ({self.collisions} so far)')
+
+    def _report_deck(self, e: DeckEvent):
+        """Publish and log a touchdown on, lift-off from or slide off a deck."""
+        m = self._msg_deck
+        m.header.stamp = time_msg(e.t_ns)
+        m.vehicle, m.deck, m.event = e.vehicle, e.deck, e.what
+        set_vec3(m.relative_velocity, e.rel_v_enu)
+        m.normal_speed = float(e.normal_speed)
+        m.pad_x, m.pad_y = float(e.pad_xy[0]), float(e.pad_xy[1])
+        set_vec3(m.position, e.point)
+        self.pub_deck.publish(m)
+        detail = (f' at {e.normal_speed:.2f} m/s down, {math.hypot(*e.pad_xy):.2f} m from the '
+                  f'pad centre (x {e.pad_xy[0]:+.2f}, y {e.pad_xy[1]:+.2f} m)'
+                  if e.what == 'touchdown' else '')
+        where = 'the deck' if e.what == 'slid off' else 'on the deck'
+        self.get_logger().info(f'/{e.vehicle} {e.what} {where} of /{e.deck} at t = '
+                               f'{e.t_ns * 1e-9:.3f} s{detail}')
 
     # --- inputs --------------------------------------------------------------------------------
     @serialized

@@ -11,8 +11,9 @@ controllers (a plane's autopilot, a boat's waypoints) need no bridge.
 Links: the vehicle of MAVLink instance k gets the links of instance k
 (sim_core.fleet.member_ports from the world node's link parameters: UDP ports + 2 k, TCP
 + k) and system id k + 1 for its FC; a PX4-flown vehicle the links PX4 SITL instance k uses
-(TCP 4560 + k, its onboard payload link 14280 + k, which we answer from 14030 + k, the plane's
-c172r.params). The clock stays at t = 0 until every bridge's FC is ready to fly its mission
+(TCP tcp_bind's port + k, default 4560 + k; its onboard payload link px4_mission_link + k,
+default 14280 + k, which we answer from px4_mission_bind + k, 14030 + k; the parameters
+px4_params names). The clock stays at t = 0 until every bridge's FC is ready to fly its mission
 (SimTimeNode.hold_start, at most fleet_start_timeout_s). Start it without a node-name remap
 and without a namespace: the nodes name their own.
 """
@@ -29,10 +30,25 @@ from sim_core.members import Member
 from sim_ros.run import run_node
 from sim_world.world_node import LinkBase, WorldNode
 
-# PX4 SITL instance k: TCP 4560 + k (simulator), onboard payload link 14280 + k (we 14030 + k)
-PX4_TCP, PX4_MISSION, PX4_MISSION_BIND = 4560, 14280, 14030
 # PX4 parameters set before the mission, per kind (config/px4): the C172 airframe's
 PX4_PARAMS = {VehicleKind.PLANE: 'c172r'}
+
+
+def _moved(address: str, k: int) -> str:
+    """host:port of instance 0 moved to instance k (port + k)."""
+    host, port = address.rsplit(':', 1)
+    return f'{host}:{int(port) + k}'
+
+
+def px4_params(member: Member) -> str:
+    """The PX4 parameter file (config/px4) a PX4-flown member needs, '' if none.
+
+    A plane: its airframe's (c172r); a quad whose mission lands on a deck: deck_landing
+    (LNDMC_XY_VEL_MAX over the boat's speed, LTEST_MODE 0, PLD_HACC_RAD, PLD_SRCH_TOUT).
+    """
+    if any(it.deck for it in member.scenario.mission):
+        return 'deck_landing'
+    return PX4_PARAMS.get(member.kind, '')
 
 
 def member_links(member: Member, base: LinkBase) -> Dict[str, object]:
@@ -51,10 +67,11 @@ def member_links(member: Member, base: LinkBase) -> Dict[str, object]:
                          fc_system_id=1)
     over: Dict[str, object] = dict(ports, spin_wait_us=0)
     if px4:
-        over.update(transport='tcp', tcp_bind=f'127.0.0.1:{PX4_TCP + k}',
-                    mission_link=f'127.0.0.1:{PX4_MISSION + k}',
-                    mission_bind=f'127.0.0.1:{PX4_MISSION_BIND + k}',
-                    fc_param_file=PX4_PARAMS.get(member.kind, ''))
+        host, port = base.tcp_bind.rsplit(':', 1)
+        over.update(transport='tcp', tcp_bind=f'{host}:{int(port) + k}',
+                    mission_link=_moved(base.px4_mission_link, k),
+                    mission_bind=_moved(base.px4_mission_bind, k),
+                    fc_param_file=px4_params(member))
     else:
         over['transport'] = base.transport
     over['autostart'] = base.autostart and member.controller != 'builtin'
@@ -78,6 +95,8 @@ def compose() -> Tuple:
                         vehicle_index=pm.index)
             bridge = attach_bridge(world, pm, namespace='/' + pm.name, parameter_overrides=[
                 Parameter(k, value=x) for k, x in over.items()])
+            if world.world.decks.decks:     # its landing-target sensor and range finder
+                bridge.decks = world.deck_poses
             bridges.append(bridge)
             flown.append((member, bridge))
         if flown and world.fleet_start_timeout_s > 0.0:

@@ -31,6 +31,10 @@ CMD_TAKEOFF, CMD_WAYPOINT, CMD_LAND, CMD_RTL = 22, 16, 21, 20
 PARAMS = {
     'MIS_TKO_LAND_REQ': (INT32, 0), 'MAV_HB_FORW_EN': (INT32, 1),
     'COM_DISARM_PRFLT': (REAL32, 10.0), 'COM_DL_LOSS_T': (REAL32, 10.0),
+    # precision landing (config/px4/deck_landing.params): landing_target_estimator,
+    # navigator's precland, the multicopter land detector
+    'LTEST_MODE': (INT32, 0), 'LTEST_SENS_ROT': (INT32, 2), 'LNDMC_XY_VEL_MAX': (REAL32, 1.5),
+    'PLD_HACC_RAD': (REAL32, 0.2), 'PLD_SRCH_TOUT': (REAL32, 10.0), 'PLD_BTOUT': (REAL32, 5.0),
     # those of config/px4/c172r.params
     'NAV_DLL_ACT': (6, 0),
     'COM_DISARM_LAND': (9, 2.0),

@@ -77,6 +77,22 @@ Commander, src/modules/commander/Commander.cpp, HealthAndArmingChecks:
 - armed on the ground without taking off: disarmed after COM_DISARM_PRFLT (10 s; the fixed
   wing defaults disable it).
 
+Precision landing (a land item's `deck:`, NAV_LAND param2 = 2):
+- the simulator link's LANDING_TARGET (handle_message_landing_target): position_valid 1 is
+  dropped with "Only landing targets relative to captured images are supported"; else angle_x
+  / angle_y become irlock_report pos_x / pos_y (tangents; distance, frame, time ignored);
+- DISTANCE_SENSOR (publish_distance_topic): cm -> m; only orientation PITCH_270 (downward)
+  feeds EKF2's terrain estimate (dist_bottom, valid while readings in [min, max] come within
+  2 x EKF2's RNG_MAX_INTERVAL 0.2 s); signal_quality 1 means invalid;
+- landing_target_estimator runs only when started (airframe 1011 or `landing_target_estimator
+  start`: --landing-target-estimator here); it converts an irlock_report only with a valid
+  dist_bottom: the ray (pos_x, pos_y, 1) turned by LTEST_SENS_ROT (2: yaw 90, body forward =
+  -pos_y, right = pos_x) and the attitude, scaled to dist_bottom (LandingTargetEstimator.cpp);
+- navigator's precland (precland.cpp): the target's position, no velocity feed-forward; the
+  descent once within PLD_HACC_RAD for 2 s, then for good (DescendAboveTarget); the land
+  detector on the ground speed under LNDMC_XY_VEL_MAX (MulticopterLandDetector.cpp). The FC core
+  flies this with NavConfig's PX4 options (mavlink_bridge.fc.autopilot).
+
 The flying itself is a built-in FC's core, told to wait for the mission start instead of
 arming itself: mavlink_bridge.fc.Autopilot for the quad (airframe 10016 none_iris, Quad X
 outputs 0..3), mavlink_bridge.fc.plane.PlaneFc with `--airframe plane`: PX4's SITL plane
@@ -519,6 +535,9 @@ class Px4Sitl:
         self.step_cost_s = 0.0              # --step-cost-us
         self.realtime = False               # --realtime, and permitted
         self._next_thr = None               # the FC core's outputs for the next answer
+        self.lte = False                    # landing_target_estimator started
+        self.range = None                   # (PX4 time [us], distance [m]) downward, valid
+        self._nav_from_params()
 
     # --- output ----------------------------------------------------------------------------------
     def say(self, severity: int, text: str, event=None, *args):
@@ -636,6 +655,12 @@ class Px4Sitl:
                 elif t == 'HIL_GPS':
                     with self.lock:
                         self.ap.hil_gps(m)
+                elif t == 'LANDING_TARGET':
+                    with self.lock:
+                        self._landing_target(m)
+                elif t == 'DISTANCE_SENSOR':
+                    with self.lock:
+                        self._distance(m)
                 elif t not in ('HIL_STATE_QUATERNION',):
                     self.counts['ignored_on_sim_link'] += 1
 
@@ -820,6 +845,7 @@ class Px4Sitl:
                     self.counts['param_refused'] += 1
                 else:
                     self.counts['param_sets'] += 1
+                    self._nav_from_params()
                     out = [link.mav.param_value_encode(name.encode(), to_wire(v, m.param_type),
                                                        m.param_type, len(PARAMS), 0)]
             elif t == 'FILE_TRANSFER_PROTOCOL' and m.target_system in (0, self.sysid):
@@ -834,6 +860,57 @@ class Px4Sitl:
         link.send(*out)
         for msgid, body in ext:
             link.send_ext(msgid, body)
+
+    # --- precision landing ---------------------------------------------------------------------
+    def _nav_from_params(self):
+        """The FC core's precision landing as PX4's parameters set it (module docstring)."""
+        if self.plane:
+            return
+        nav = self.ap.nav
+        nav.prec_velocity_ff = False
+        nav.prec_dwell_s = 2.0
+        nav.prec_radius_m = float(self.params['PLD_HACC_RAD'])
+        nav.prec_radius_frac = 0.0
+        nav.prec_search_s = float(self.params['PLD_SRCH_TOUT'])
+        nav.prec_lost_s = float(self.params['PLD_BTOUT'])
+        nav.land_xy_vel_max = float(self.params['LNDMC_XY_VEL_MAX'])
+
+    def _distance(self, m):
+        """DISTANCE_SENSOR: a downward reading in range is EKF2's terrain distance."""
+        self.counts['distance_sensor'] += 1
+        if m.orientation != mavlink.MAV_SENSOR_ROTATION_PITCH_270:
+            return                          # not ROTATION_DOWNWARD_FACING: not for EKF2
+        d = m.current_distance / 100.0
+        ok = m.signal_quality != 1 and m.min_distance / 100.0 <= d <= m.max_distance / 100.0
+        self.range = (self.now_us, d) if ok else None
+
+    def _landing_target(self, m):
+        """LANDING_TARGET -> irlock_report -> landing_target_estimator -> the FC core."""
+        if m.position_valid:
+            self.counts['landing_target_dropped'] += 1
+            if self.counts['landing_target_dropped'] == 1:
+                self.log.append('WARN Only landing targets relative to captured images are '
+                                'supported')
+            return
+        if not self.lte:
+            self.counts['irlock_unused'] += 1      # nobody subscribes irlock_report
+            return
+        if self.range is None or self.now_us - self.range[0] > 400_000:
+            self.counts['irlock_no_dist_bottom'] += 1
+            return
+        R = self.ap.est.R                      # body FRD -> NED
+        ray_frd = [-m.angle_y, m.angle_x, 1.0]  # LTEST_SENS_ROT 2 (yaw 90)
+        if self.params['LTEST_SENS_ROT'] != 2 or not all(map(math.isfinite, ray_frd)):
+            self.counts['irlock_refused'] += 1
+            return
+        ray_z = sum(float(R[2][k]) * ray_frd[k] for k in range(3))
+        if abs(ray_z) < 1e-6:
+            return
+        dist_bottom = self.range[1] * float(R[2][2])   # EKF2's HAGL from a tilted range
+        norm = math.sqrt(sum(x * x for x in ray_frd))
+        self.counts['irlock'] += 1
+        self.ap.tracker.measure(self.now_us * 1e-6, m.angle_x, m.angle_y,
+                                dist_bottom * norm / ray_z, self.ap.est.position, R)
 
     def _new_mission(self):
         """navigator: the feasibility check of a new mission (px4_params.feasibility)."""
@@ -916,7 +993,10 @@ class Px4Sitl:
                 f'streams_active={len(self.payload.streams.active())} '
                 f'stream_msgs={sum(self.payload.streams.sent.values())} '
                 f'forwarded_to_gcs={sum(gcs.forwarded.values()) if gcs else 0} '
-                f'mission_valid={int(self.mission_valid)} '
+                f'mission_valid={int(self.mission_valid)} irlock={c["irlock"]} '
+                f'irlock_unused={c["irlock_unused"]} '
+                f'irlock_no_dist_bottom={c["irlock_no_dist_bottom"]} '
+                f'distance_sensor={c["distance_sensor"]} '
                 f'done={int(self.ap.phase == DONE or self.landed)}')
 
 
@@ -933,6 +1013,9 @@ def main(argv=None):
     ap.add_argument('--realtime', action='store_true',
                     help='as PX4 started as root: the simulator link thread under SCHED_FIFO '
                     '99 (normal threads if not permitted, as PX4 falls back)')
+    ap.add_argument('--landing-target-estimator', action='store_true',
+                    help='as `landing_target_estimator start` (airframe 1011): precision '
+                    'landing on LANDING_TARGET')
     ap.add_argument('--step-cost-us', type=float, default=0.0,
                     help="answer each HIL_SENSOR no sooner than this after it came in [µs]: "
                     "a real PX4's time per step (bench_px4 measures it)")
@@ -940,6 +1023,7 @@ def main(argv=None):
     px4 = Px4Sitl(a.sim_port, a.mavlink_port, a.mavlink_remote, a.sysid, airframe=a.airframe,
                   gcs_port=a.gcs_port, gcs_remote=a.gcs_remote)
     px4.step_cost_s = max(0.0, a.step_cost_us) * 1e-6
+    px4.lte = a.landing_target_estimator
     if a.realtime:
         # platforms/posix/src/px4/common/tasks.cpp: SCHED_FIFO, or normal threads on EPERM
         try:

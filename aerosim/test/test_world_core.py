@@ -312,7 +312,7 @@ def test_the_boat_sample_is_usv_nodes_conversion():
     q = q_ned_frd_to_enu_flu(euler_ned_to_quat(float(b.roll[0]), float(b.pitch[0]),
                                                float(b.psi[0])))
     assert np.allclose(s.q_enu_flu, q, atol=1e-9)
-    assert s.p_enu == pytest.approx((b.e[0], b.n[0], 0.0))
+    assert s.p_enu == pytest.approx((b.e[0], b.n[0], b.heave[0]))     # the waves' heave, up
     assert s.t_ns == 7 and s.w_flu[2] > 0.05          # turning to port: yaw rate up (FLU)
     assert boat.heading_deg() < 30.0
 

@@ -37,6 +37,8 @@ from datetime import datetime, timezone
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
+
 from mavlink_bridge.core import commands, hil, mav_ext
 from mavlink_bridge.core.autostart import result_name
 from mavlink_bridge.core.endpoint import Endpoint, is_signed
@@ -58,9 +60,10 @@ from sim_core.clock import SimState
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
 from sim_core.frames import VehicleSample
-from sim_core.kinds import kind_of
+from sim_core.kinds import info, kind_of
 from sim_core.members import world_members
 from sim_core.scenario import MAX_FLEET, Scenario, load_scenario
+from sim_sensors.core.landing_target import DownwardSensors, TargetConfig
 from sim_sensors.core.suite import SensorSuite, SuiteConfig
 
 REJECT_KINDS = ('truncated', 'undecodable', 'signed', 'target', 'value', 'invalid')
@@ -269,8 +272,12 @@ class HilBridge:
 
     def __init__(self, cfg: BridgeConfig, scenario: Scenario, suite_cfg: SuiteConfig,
                  hil_ep: Endpoint, mission_link: Optional[Endpoint] = None,
-                 allow_ids=()):
-        """cfg: parameters; hil_ep: the HIL link; mission_link: the FC's MAVLink instance."""
+                 allow_ids=(), target_cfg: Optional[TargetConfig] = None):
+        """cfg: parameters; hil_ep: the HIL link; mission_link: the FC's MAVLink instance.
+
+        target_cfg: the landing-target sensor and range finder of a vehicle that lands on
+        decks (sim_core.kinds lands_on_decks), sampled when on_state is given decks.
+        """
         self.cfg = cfg
         self.sysid, self.compid = cfg.system_id, cfg.component_id
         self.hil, self.mlink = hil_ep, mission_link
@@ -280,6 +287,10 @@ class HilBridge:
         self.utc0_us = parse_utc(cfg.gps_utc_start)
         self.mixer = make_mixer(cfg, scenario)
         self.suite = SensorSuite(suite_cfg, scenario)
+        self.downward = None
+        if info(scenario.vehicle_kind).lands_on_decks:
+            self.downward = DownwardSensors(target_cfg or TargetConfig(),
+                                            np.random.default_rng([suite_cfg.seed, 0x1A4D]))
         self.encoder = hil.HilSensorEncoder()
         self.dec_state = Decimator(cfg.hil_state_rate_hz) if cfg.hil_state_rate_hz > 0 else None
         self.served = ServedFc(cfg.fc_system_id, cfg.fc_component_id)
@@ -402,8 +413,12 @@ class HilBridge:
             self._heartbeat(act, now)
         return act
 
-    def on_state(self, s: VehicleSample) -> Actions:
+    def on_state(self, s: VehicleSample, decks: Optional[Sequence] = None) -> Actions:
         """Sensors of one simulation step (its VehicleSample), to the FC.
+
+        decks: the world's decks now ((DeckSpec, PadPose) pairs; None: a world without decks,
+        or no world): a vehicle that lands on decks also sends LANDING_TARGET and
+        DISTANCE_SENSOR (sim_sensors.core.landing_target) when sampled.
 
         Every step the simulation took, and only those: the state itself says so (its
         time advanced), whatever /sim/status said and when it arrived (another topic: no order
@@ -435,6 +450,14 @@ class HilBridge:
             for fix in sample.gnss:
                 out.append(hil.hil_gps(tx, fix, self.utc0_us + fix.t_ns // 1000))
                 self.count['gps'] += 1
+            if self.downward is not None and decks is not None:
+                rng = self.downward.range(t_ns, s.p_enu, s.q_enu_flu, decks)
+                if rng is not None:
+                    out.append(hil.distance_sensor(tx, rng, t_ns // 1000))
+                tgt = self.downward.target(t_ns, s.p_enu, s.q_enu_flu, decks)
+                if tgt is not None:
+                    out.append(hil.landing_target(tx, tgt, t_ns // 1000))
+                    self.count['target'] = self.count.get('target', 0) + 1
             if self.dec_state is not None and self.dec_state.due(t_ns):
                 out.append(hil.hil_state_quaternion(tx, t_ns // 1000, self.scenario.origin,
                                                     s.p_enu, s.v_enu, s.q_enu_flu, s.a_enu,

@@ -123,3 +123,37 @@ def hil_state_quaternion(mav, time_usec, origin, p_enu, v_enu, q_enu_flu, a_enu,
         time_usec, [float(x) for x in q], float(w[0]), float(w[1]), float(w[2]),
         deg_e7(lat), deg_e7(lon), int(round(alt * 1000.0)), int16(cm[0]), int16(cm[1]),
         int16(cm[2]), speed_cm, speed_cm, int16(mg[0]), int16(mg[1]), int16(mg[2]))
+
+
+RANGEFINDER_ID = 0          # DISTANCE_SENSOR id of the downward range finder
+BEACON_SIZE_RAD = 0.05      # LANDING_TARGET size_x/size_y: the beacon's image size [rad]
+
+
+def landing_target(mav, reading, time_usec: int):
+    """LANDING_TARGET of a landing-target sample (sim_sensors.core.landing_target).
+
+    As PX4's SimulatorMavlink::handle_message_landing_target takes it on the simulator link
+    (-> irlock_report): position_valid 0 (PX4 drops a 1 there), angle_x / angle_y the image
+    tangents (IrlockReport's pos_x / pos_y: x right, y down the image, its top at the nose),
+    frame MAV_FRAME_BODY_FRD, type LIGHT_BEACON; distance [m] (PX4 ignores it and uses its
+    range finder; the built-in FC uses it). target_num: the deck's index.
+    """
+    return mav.landing_target_encode(
+        time_usec, int(reading.deck) & 0xFF, mavlink.MAV_FRAME_BODY_FRD, float(reading.tan_x),
+        float(reading.tan_y), float(reading.distance_m), BEACON_SIZE_RAD, BEACON_SIZE_RAD,
+        type=mavlink.LANDING_TARGET_TYPE_LIGHT_BEACON, position_valid=0)
+
+
+def distance_sensor(mav, reading, time_usec: int):
+    """DISTANCE_SENSOR of a downward range-finder sample: cm, orientation PITCH_270 (down).
+
+    As SimulatorMavlink::publish_distance_topic takes it: distances in cm, PITCH_270 ->
+    ROTATION_DOWNWARD_FACING, signal_quality 100 (MAVLink 1 would mean invalid there),
+    type LASER, covariance 255 (unknown; EKF2 uses EKF2_RNG_NOISE).
+    """
+    return mav.distance_sensor_encode(
+        time_usec // 1000 & 0xFFFFFFFF, int(round(reading.min_m * 100.0)),
+        min(UINT16_MAX, int(round(reading.max_m * 100.0))),
+        min(UINT16_MAX, int(round(reading.distance_m * 100.0))),
+        mavlink.MAV_DISTANCE_SENSOR_LASER, RANGEFINDER_ID, mavlink.MAV_SENSOR_ROTATION_PITCH_270,
+        255, signal_quality=100)

@@ -72,8 +72,10 @@ def items_from_scenario(mission: Sequence[MissionItem]) -> List[ItemInt]:
     """Convert scenario mission items to MISSION_ITEM_INT contents.
 
     NAV_WAYPOINT: param1 hold [s], param2 acceptance radius [m]; NAV_TAKEOFF / NAV_LAND:
-    param4 yaw NaN (keep heading); RTL: no position, in MAV_FRAME_MISSION (PX4 refuses it in a
-    global frame as UNSUPPORTED: parse_mavlink_mission_item() in mavlink_mission.cpp).
+    param4 yaw NaN (keep heading); NAV_LAND on a boat's deck (`deck:`): param2
+    PRECISION_LAND_MODE_REQUIRED (2; PX4's land_precision: mavlink_mission.cpp, navigator's
+    precland); RTL: no position, in MAV_FRAME_MISSION (PX4 refuses it in a global frame as
+    UNSUPPORTED: parse_mavlink_mission_item() in mavlink_mission.cpp).
     """
     out = []
     for i, it in enumerate(mission):
@@ -82,6 +84,8 @@ def items_from_scenario(mission: Sequence[MissionItem]) -> List[ItemInt]:
         p4 = math.nan
         if it.command == 'waypoint':
             p1, p2 = it.hold_s, it.acceptance_radius_m
+        elif it.command == 'land' and it.deck:
+            p2 = float(mavlink.PRECISION_LAND_MODE_REQUIRED)
         x = y = 0
         z = it.alt_m
         if it.command != 'rtl':

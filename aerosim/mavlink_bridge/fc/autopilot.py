@@ -7,6 +7,19 @@ answers each HIL_SENSOR with motor throttles. Mission execution (NED around home
   the acceptance radius (param2, at least accept_radius_m) and 1 m vertically, hold param1 s;
   NAV_LAND fly over the point, descend, detect the landing, disarm; NAV_RETURN_TO_LAUNCH climb
   to rtl_alt_m, fly home, land. Progress is reported in `events`.
+
+Precision landing (NAV_LAND param2 1 opportunistic, 2 required: PX4's land_precision): on the
+way to the land point, and hovering over it, the FC looks for the landing target
+(LANDING_TARGET, mavlink_bridge.fc.precland.TargetTracker). Once it has one it tracks it: the
+horizontal setpoint is the target's position, with the target's velocity fed forward (a
+moving deck), and it descends while within max(prec_radius_m, prec_radius_frac x height) of
+it (else holds its height), at land_speed, land_speed_near below land_slow_alt_m over the
+target. The landing is detected as PX4's land detector does, relative to the target: no
+movement against it while the thrust needed is well below hover, for 1 s; then disarm.
+Target lost: the last track is flown on (its velocity); over prec_commit_alt_m, lost for
+prec_lost_s, the FC lands where it is. Required and no target at the land point: it hovers
+there (a boat to meet may be late) up to prec_search_s, then lands there (PX4's fallback);
+opportunistic: lands there at once.
 """
 
 from dataclasses import dataclass
@@ -19,9 +32,12 @@ import pymap3d
 from mavlink_bridge.core.mav import mavlink
 from mavlink_bridge.fc.control import Controller, Gains
 from mavlink_bridge.fc.estimator import Estimator, hil_frame, take_hil_gps, take_home_position
+from mavlink_bridge.fc.precland import TargetTracker
 
 WAIT, TAKEOFF, WAYPOINT, LAND, LANDED, DONE = 'wait', 'takeoff', 'waypoint', 'land', 'landed', \
     'done'
+PRECLAND = 'precland'
+PRECISION_REQUIRED = 2          # NAV_LAND param2 (PX4's land_precision): 1 opportunistic
 
 
 @dataclass
@@ -36,6 +52,19 @@ class NavConfig:
     rtl_alt_m: float = 15.0
     settle_s: float = 2.0           # s on the ground with GPS and attitude before arming
     auto_arm: bool = True           # arm and start once ready; False: wait for start()
+    prec_radius_m: float = 0.3      # precision landing: descend within this of the target
+    prec_radius_frac: float = 0.1   # ... or within this fraction of the height over it
+    prec_commit_alt_m: float = 1.5  # below this over the target, a lost target is flown on
+    prec_lost_s: float = 5.0        # lost this long above prec_commit_alt_m: land where it is
+    prec_search_s: float = 120.0    # required, no target at the land point: hover this long
+    # PX4 v1.16's precision landing, as its stand-in flies it (navigator/precland.cpp, the land
+    # detector): no target velocity fed forward (False); within prec_radius_m for prec_dwell_s
+    # before the descent starts, then descending whatever the error (HorizontalApproach ->
+    # DescendAboveTarget); the landing detected on the ground speed below land_xy_vel_max
+    # (LNDMC_XY_VEL_MAX), not on the speed against the target
+    prec_velocity_ff: bool = True
+    prec_dwell_s: float = 0.0
+    land_xy_vel_max: float = math.inf
 
 
 LANDING_COMMANDS = (mavlink.MAV_CMD_NAV_LAND, mavlink.MAV_CMD_NAV_RETURN_TO_LAUNCH)
@@ -62,6 +91,11 @@ class Autopilot:
         self._landed_since = None
         self._last_us: Optional[int] = None
         self._land_xy = None
+        self.tracker = TargetTracker()
+        self._precision = 0      # the land item's param2
+        self._search_since: Optional[float] = None
+        self._close_since: Optional[float] = None       # within prec_radius_m since [s]
+        self._descending = False                        # the dwell done (prec_dwell_s > 0)
         self.rejected = 0        # HIL_SENSOR frames refused (non-finite values)
         self._out = [0.0, 0.0, 0.0, 0.0]
 
@@ -77,6 +111,13 @@ class Autopilot:
     def hil_gps(self, msg):
         """HIL_GPS: position and velocity correction."""
         take_hil_gps(self.est, msg)
+
+    def landing_target(self, msg):
+        """LANDING_TARGET (image tangents, distance [m]) with the estimate of this moment."""
+        if self._last_us is None:
+            return
+        self.tracker.measure(self._last_us * 1e-6, float(msg.angle_x), float(msg.angle_y),
+                             float(msg.distance), self.est.position, self.est.R)
 
     def hil_sensor(self, msg):
         """HIL_SENSOR: propagate, run the mission and the controller; returns 4 throttles.
@@ -99,7 +140,10 @@ class Autopilot:
             self._out = [0.0, 0.0, 0.0, 0.0]
             return list(self._out)
         est = self.est
-        vel_sp = self.ctl.velocity_setpoint(est.position, self.sp)
+        if self.phase == PRECLAND:
+            vel_sp = self._precland_setpoint(t)
+        else:
+            vel_sp = self.ctl.velocity_setpoint(est.position, self.sp)
         if self.phase == LAND:
             alt = -est.position[2]
             vel_sp[2] = self.nav.land_speed if alt > self.nav.land_slow_alt_m else \
@@ -154,6 +198,8 @@ class Autopilot:
             self.phase = WAYPOINT
             self.sp = self._item_ned(it)
         elif it.command == mavlink.MAV_CMD_NAV_LAND:
+            self._precision = int(it.param2) if int(it.param2) in (1, 2) else 0
+            self._search_since = None
             self.phase = WAYPOINT if it.x or it.y else LAND
             tgt = self._item_ned(it) if (it.x or it.y) else pos.copy()
             self._land_xy = tgt[0:2]
@@ -174,6 +220,68 @@ class Autopilot:
         e = mavlink.enums['MAV_CMD'].get(cmd)
         return e.name.replace('MAV_CMD_NAV_', '') if e else str(cmd)
 
+    def _precland_setpoint(self, t):
+        """Velocity setpoint over the target: its position and velocity, the descent."""
+        est, nav, tr = self.est, self.nav, self.tracker
+        pos = est.position
+        tgt, vt = tr.position(t), tr.velocity()
+        sp = np.array([tgt[0], tgt[1], pos[2]])
+        ff = np.array([vt[0], vt[1], 0.0]) if nav.prec_velocity_ff else None
+        vel_sp = self.ctl.velocity_setpoint(pos, sp, ff)
+        h = self._height_over_target()
+        err = math.hypot(tgt[0] - pos[0], tgt[1] - pos[1])
+        close = err <= max(nav.prec_radius_m, nav.prec_radius_frac * h)
+        if nav.prec_dwell_s > 0.0:          # PX4: the dwell, then descend for good
+            if not close:
+                self._close_since = None
+            elif self._close_since is None:
+                self._close_since = t
+            if self._close_since is not None and t - self._close_since >= nav.prec_dwell_s:
+                self._descending = True
+            go = self._descending
+        else:
+            go = close or h < nav.prec_commit_alt_m
+        vel_sp[2] = (nav.land_speed if h > nav.land_slow_alt_m else nav.land_speed_near) \
+            if go else 0.0
+        return vel_sp
+
+    def _height_over_target(self) -> float:
+        tr = self.tracker.track
+        return 0.0 if tr is None else float(tr.down - self.est.position[2])
+
+    def _precland(self, t):
+        """The precision landing's progress: target lost, landed on it."""
+        est, nav, tr = self.est, self.nav, self.tracker
+        h = self._height_over_target()
+        if not tr.valid(t) and h > nav.prec_commit_alt_m and \
+                t - (tr.track.t if tr.track else t) > nav.prec_lost_s:
+            self._say(t, f'item {self.index}: landing target lost for {nav.prec_lost_s:g} s at '
+                         f'{h:.1f} m over it: landing here')
+            self._land_xy = est.position[0:2].copy()
+            self.phase = LAND
+            return
+        vt = tr.velocity()
+        if nav.land_xy_vel_max < math.inf:      # PX4's land detector: ground speed
+            v = est.velocity
+            still = math.hypot(v[0], v[1]) < nav.land_xy_vel_max and abs(v[2]) < 0.3
+        else:                                   # relative to the target (a moving deck)
+            rel = est.velocity - np.array([vt[0], vt[1], 0.0])
+            still = float(np.linalg.norm(rel)) < 0.3
+        if still and h < nav.prec_commit_alt_m and \
+                self.ctl.thrust < 0.8 * self.ctl.g.hover_thrust:
+            if self._landed_since is None:
+                self._landed_since = t
+            elif t - self._landed_since > 1.0:
+                self.armed = False
+                self.phase = LANDED
+                self.reached.append((self.index, t))
+                p = tr.position(t)
+                self._say(t, f'item {self.index}: landed on the target (N {p[0]:.2f} '
+                             f'E {p[1]:.2f}, moving {np.linalg.norm(vt):.1f} m/s); disarmed')
+                self._next_item(t)
+        else:
+            self._landed_since = None
+
     def _navigate(self, t):
         est, nav = self.est, self.nav
         if self.phase == WAIT:
@@ -187,6 +295,18 @@ class Autopilot:
                 self._arm(t)
             return
         if self.phase in (DONE, LANDED):
+            return
+        if self.phase == PRECLAND:
+            return self._precland(t)
+        if self._precision and self.items[self.index].command == mavlink.MAV_CMD_NAV_LAND \
+                and self.tracker.valid(t):
+            self.phase = PRECLAND
+            self._landed_since = self._close_since = None
+            self._descending = False
+            p = self.tracker.position(t)
+            self._say(t, f'item {self.index}: landing target in sight at N {p[0]:.1f} '
+                         f'E {p[1]:.1f}, moving {np.linalg.norm(self.tracker.velocity()):.1f} '
+                         'm/s: precision landing')
             return
         pos = est.position
         err = self.sp - pos
@@ -215,6 +335,15 @@ class Autopilot:
             close = abs(err[2]) <= nav.accept_alt_m * 0.5
         if not close:
             return
+        if it.command == mavlink.MAV_CMD_NAV_LAND and self._precision == PRECISION_REQUIRED:
+            if self._search_since is None:
+                self._search_since = t
+                self._say(t, f'item {self.index}: over the land point, no landing target: '
+                             'hovering, looking for it')
+            if t - self._search_since < nav.prec_search_s:
+                return
+            self._say(t, f'item {self.index}: no landing target for {nav.prec_search_s:g} s: '
+                         'landing here')
         if it.command in LANDING_COMMANDS:   # over the landing point: descend
             self.phase = LAND
             self._landed_since = None

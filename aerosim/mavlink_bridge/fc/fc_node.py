@@ -233,6 +233,8 @@ class BuiltinFc(PortNode):
             self.answered += 1
         elif t == 'HIL_GPS':
             self.ap.hil_gps(m)
+        elif t == 'LANDING_TARGET':
+            self.ap.landing_target(m)
         elif t == 'HOME_POSITION':
             self.ap.home_position(m)
         elif t == 'MISSION_COUNT':

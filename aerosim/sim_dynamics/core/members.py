@@ -37,8 +37,9 @@ kind's own methods:
 import math
 from typing import Optional, Sequence, Tuple
 
+from sim_core.deck import DeckSpec
 from sim_core.frames import VehicleSample, euler_ned_to_q_enu_flu, frd_to_flu, ned_to_enu
-from sim_core.kinds import VehicleKind
+from sim_core.kinds import Carried, VehicleKind
 from sim_core.members import Member
 from sim_core.scenario import Environment, Scenario
 from sim_core.validate import FieldError, number
@@ -103,7 +104,9 @@ class QuadModel:
         self.model = Multirotor(params, wind_enu=env.wind_enu, gravity=env.gravity)
         self.mass_kg = float(params.mass)
         self.radius_m = body_radius([r.position for r in params.rotors])
+        self.deck: Optional[DeckSpec] = None
         self.throttles = [0.0] * len(params.rotors)
+        self.carried: Optional[Carried] = None      # resting on a moving deck
         self.reset()
 
     @classmethod
@@ -128,6 +131,7 @@ class QuadModel:
         self.model.reset(p_enu=sc.initial_position_enu,
                          yaw=math.radians(90.0 - sc.initial_yaw_deg))
         self.throttles = [0.0] * self.motors
+        self.carried = None
 
     def set_throttles(self, throttles: Sequence[float]) -> None:
         """The motor commands, one per motor in [0, 1] (clipped); ValueError on a bad count."""
@@ -152,22 +156,40 @@ class QuadModel:
         self.model.step(dt_s)
 
     def sample(self, t_ns: int) -> VehicleSample:
-        """The state now, stamped t_ns (as DynamicsNode.state_arrays)."""
+        """The state now, stamped t_ns (as DynamicsNode.state_arrays).
+
+        Carried by a deck: the deck point's acceleration (what the IMU feels there).
+        """
         s, acc = self.model.raw, self.model.acceleration
-        return VehicleSample(t_ns, s[0:3], s[3:6], s[6:10], acc[0:3], s[10:13])
+        a = _floats(self.carried.a_enu) if self.carried is not None else acc[0:3]
+        return VehicleSample(t_ns, s[0:3], s[3:6], s[6:10], a, s[10:13])
 
     def angular_acceleration_flu(self) -> Tuple[float, float, float]:
         """Body angular acceleration [rad/s^2], FLU (VehicleState's angular_acceleration)."""
+        if self.carried is not None:
+            return (0.0, 0.0, 0.0)
         a = self.model.acceleration
         return (a[3], a[4], a[5])
+
+    def carry(self, carried: Optional[Carried]) -> None:
+        """Rest on a moving deck in the state carried (None: free, as the last state left it).
+
+        The rigid body takes the deck's state, the rotors keep their speeds; the next step
+        integrates from it freely (the deck contact decides after it whether the vehicle
+        lifted off or is carried again).
+        """
+        self.carried = carried
+        if carried is not None:
+            self.model.set_rigid(carried.p_enu, carried.v_enu, carried.q_enu_flu,
+                                 carried.w_flu)
 
     def push(self, dp_enu: Sequence[float], dv_enu: Sequence[float]) -> None:
         """Move by dp_enu [m], change the velocity by dv_enu [m/s]; the ground still holds."""
         self.model.push(dp_enu, dv_enu)
 
     def on_surface(self) -> bool:
-        """Resting on (touching) the ground plane z = 0."""
-        return self.model.on_ground
+        """Resting on (touching) the ground plane z = 0, or carried by a deck."""
+        return self.model.on_ground or self.carried is not None
 
 
 class PlaneModel:
@@ -190,6 +212,7 @@ class PlaneModel:
         self.start = ''
         self.reset()
         self.mass_kg = float(self.plane.mass_properties()[0])
+        self.deck: Optional[DeckSpec] = None
         self.radius_m = 0.5 * float(self.plane.fdm['metrics/bw-ft']) * FT
 
     @classmethod
@@ -268,6 +291,10 @@ class PlaneModel:
         f.set_sim_time(sim_t)
         pl._v_prev = pl._v_enu()        # the velocity the next step differentiates from
 
+    def carry(self, carried: Optional[Carried]) -> None:
+        """A plane does not rest on a deck (sim_core.kinds lands_on_decks)."""
+        raise NotImplementedError('a plane does not land on a deck')
+
     def on_surface(self) -> bool:
         """Weight on the wheels (JSBSim's gear/wow), or the centre of gravity at z <= 0.
 
@@ -294,12 +321,13 @@ class BoatModel:
         self.boat = BoatSwarm([boat_type])
         self.boat.set_environment(current_ne=(env.current_enu[1], env.current_enu[0]),
                                   wind_ne=(env.wind_enu[1], env.wind_enu[0]),
-                                  sea_state=env.sea_state)
+                                  sea_state=env.sea_state, wave_seed=env.wave_seed)
         self.control = HeadingSpeedControl(self.boat)
         self.clock = FixedStep(dt_s)
         self.dt_s = self.clock.step_ns / NS_PER_S
         self.mass_kg = float(boat_type.mass_kg)
         self.radius_m = 0.5 * float(boat_type.length_m)
+        self.deck: Optional[DeckSpec] = boat_type.deck
         self.reset()
 
     @classmethod
@@ -320,9 +348,11 @@ class BoatModel:
         b.n[:], b.e[:] = s.initial_position_enu[1], s.initial_position_enu[0]
         b.psi[:] = math.radians(s.initial_yaw_deg)
         for a in (b.u, b.v, b.r, b.u_dot, b.v_dot, b.r_dot, b.throttle, b.rudder,
-                  b.throttle_cmd, b.rudder_cmd, b.roll, b.pitch, b.roll_rate, b.pitch_rate):
+                  b.throttle_cmd, b.rudder_cmd, b.roll, b.pitch, b.roll_rate, b.pitch_rate,
+                  b.heave, b.heave_rate, b.heave_acc):
             a[:] = 0.0          # the waves' motion too, as a new BoatSwarm (usv_node keeps it)
         b.t = 0.0
+        b.waves()               # the hull as the waves hold it at t = 0
         self.control.release()
         self.clock.reset()
 
@@ -401,3 +431,7 @@ class BoatModel:
     def on_surface(self) -> bool:
         """Always: the water carries it."""
         return True
+
+    def carry(self, carried: Optional[Carried]) -> None:
+        """A boat rests on the water, not on a deck (sim_core.kinds lands_on_decks)."""
+        raise NotImplementedError('a boat does not land on a deck')

@@ -263,6 +263,21 @@ class Multirotor:
         kern.body_deriv(s, self._rotor_k, self._body_k, self._wind, self._d)
         self._outputs()
 
+    def set_rigid(self, p_enu, v_enu, q_enu_flu, w_flu) -> None:
+        """Set the rigid-body state (the rotors keep their speeds): carried by a moving deck.
+
+        p_enu [m], v_enu [m/s], q_enu_flu (w, x, y, z; normalized here), w_flu [rad/s].
+        """
+        q = np.asarray(q_enu_flu, dtype=float)
+        s = self._s
+        s[0:3] = np.asarray(p_enu, dtype=float)
+        s[2] = max(0.0, s[2])
+        s[3:6] = np.asarray(v_enu, dtype=float)
+        s[6:10] = q / math.sqrt(float(q @ q))
+        s[10:13] = np.asarray(w_flu, dtype=float)
+        kern.body_deriv(s, self._rotor_k, self._body_k, self._wind, self._d)
+        self._outputs()
+
     def _outputs(self) -> None:
         """The state and acceleration as floats, read once per step by the accessors."""
         self._raw = tuple(self._s.tolist())

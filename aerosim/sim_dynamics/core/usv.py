@@ -20,18 +20,22 @@ Model (per boat):
     sway        tau_v v' = -k_v u r - v   (the drift outward in a turn)
     kinematics  n' = u cos psi - v sin psi + c_n + w_n,  e' = u sin psi + v cos psi + c_e + w_e
                 (c: current, w = windage * wind: drift), psi' = r
-Sea state (WMO 0..9): a speed loss and bounded roll/pitch oscillations for display and IMC
-(not fed back into the planar motion). Integration: semi-implicit Euler at a fixed step
+Sea state (WMO 0..9): a speed loss, and the waves' motion of the hull: bounded roll and pitch
+oscillations and a heave of half the significant wave height (a small craft rides the waves),
+each a sine of the wave period (not fed back into the planar motion). The heave moves the
+hull's reference point (the waterline) up and down: a deck on the hull (sim_core.deck) rises
+and falls with it. Integration: semi-implicit Euler at a fixed step
 (the fast states, throttle and rudder, are slew-limited; boats are slow against 10..100 Hz).
 """
 
 from dataclasses import dataclass, fields
 import math
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
+from sim_core.deck import DeckSpec
 from sim_core.errors import ConfigError
 from sim_core.frames import wrap_pi
 from sim_core.paths import read_yaml
@@ -77,6 +81,7 @@ class BoatType:
     sway_gain: float            # s
     sway_tau_s: float           # s
     windage: float              # -
+    deck: Optional[DeckSpec] = None     # a landing deck (sim_core.deck), optional
 
     @property
     def max_thrust_n(self) -> float:
@@ -95,8 +100,12 @@ class BoatType:
         unknown = set(raw) - known
         if unknown:
             raise ConfigError(f'{path}: unknown field(s) {", ".join(sorted(map(str, unknown)))}')
-        values = {}
+        values: dict = {}
         for f in fields(cls):
+            if f.name == 'deck':
+                if 'deck' in raw:
+                    values['deck'] = DeckSpec.from_dict(raw['deck'], f'{path}: deck')
+                continue
             if f.name not in raw:
                 raise ConfigError(f'{path}: {f.name}: missing')
             v = raw[f.name]
@@ -164,6 +173,9 @@ class BoatSwarm:
         self.pitch = np.zeros(n)
         self.roll_rate = np.zeros(n)        # rad/s: d(roll)/dt of the wave motion
         self.pitch_rate = np.zeros(n)       # rad/s: d(pitch)/dt
+        self.heave = np.zeros(n)            # m, up: the waves' vertical motion of the hull
+        self.heave_rate = np.zeros(n)       # m/s
+        self.heave_acc = np.zeros(n)        # m/s^2
         self._phase = np.random.default_rng(0).uniform(0.0, 2 * math.pi, n)
         self.t = 0.0
         self.current_ne = np.zeros(2)       # m/s
@@ -175,8 +187,13 @@ class BoatSwarm:
         return len(self.types)
 
     def set_environment(self, current_ne=(0.0, 0.0), wind_ne=(0.0, 0.0),
-                        sea_state: int = 0) -> None:
-        """Current and wind [m/s] (north, east: velocity of the water / air) and WMO sea state."""
+                        sea_state: int = 0, wave_seed: int = 0) -> None:
+        """Current and wind [m/s] (north, east: velocity of the water / air) and WMO sea state.
+
+        wave_seed: the phases of each boat's wave motion (0: the default phases).
+        """
+        self._phase = np.random.default_rng(int(wave_seed)).uniform(0.0, 2 * math.pi,
+                                                                     len(self.types))
         if not (isinstance(sea_state, int) and 0 <= sea_state <= 9):
             raise ConfigError(f'sea_state: must be a WMO code 0..9, got {sea_state!r}')
         c, w = np.asarray(current_ne, dtype=float), np.asarray(wind_ne, dtype=float)
@@ -228,12 +245,14 @@ class BoatSwarm:
         self.e += ve * dt
         self.psi = wrap_pi(self.psi + self.r * dt)
         self.t += dt
-        self._waves()
+        self.waves()
 
-    def _waves(self) -> None:
+    def waves(self) -> None:
+        """The waves' motion of every hull (roll, pitch, heave and their rates) at time t."""
         h = WMO_WAVE_HEIGHT_M[self.sea_state]
         if h == 0.0:
-            for a in (self.roll, self.pitch, self.roll_rate, self.pitch_rate):
+            for a in (self.roll, self.pitch, self.roll_rate, self.pitch_rate, self.heave,
+                      self.heave_rate, self.heave_acc):
                 a[:] = 0.0
             return
         # Slope-like amplitudes: wave height over boat length, bounded; a period that grows
@@ -248,6 +267,11 @@ class BoatSwarm:
         # their exact time derivatives: the body rates p, q follow the attitude
         self.roll_rate = roll_amp * w * np.cos(a_roll)
         self.pitch_rate = pitch_amp * 0.8 * w * np.cos(a_pitch)
+        # heave: half the significant wave height, at the wave frequency, its own phase
+        a_heave = w * self.t + 2.1 * self._phase
+        self.heave = 0.5 * h * np.sin(a_heave)
+        self.heave_rate = 0.5 * h * w * np.cos(a_heave)
+        self.heave_acc = -0.5 * h * w * w * np.sin(a_heave)
 
     def ground_velocity_ne(self, idx=None):
         """(north, east) velocity over ground [m/s] of every boat (arrays (N,)) or of idx.
@@ -263,7 +287,9 @@ class BoatSwarm:
 
 
 def boat_state_ned(b: BoatSwarm, i: int = 0):
-    """(p_ned, v_ned, euler (roll, pitch, yaw), w_frd, a_ned) of boat i (surface: down = 0).
+    """(p_ned, v_ned, euler (roll, pitch, yaw), w_frd, a_ned) of boat i.
+
+    Down: minus the waves' heave (0 in calm water).
 
     a_ned: the acceleration over ground of the body motion (surge/sway rates plus the turn's
     centripetal terms), without the constant drift. w_frd: the body rates (p, q, r) of the
@@ -280,6 +306,7 @@ def boat_state_ned(b: BoatSwarm, i: int = 0):
     c, s = math.cos(psi), math.sin(psi)
     vn, ve = b.ground_velocity_ne(i)
     ax_b, ay_b = b.u_dot[i] - v * r, b.v_dot[i] + u * r
-    return (np.array([b.n[i], b.e[i], 0.0]), np.array([vn, ve, 0.0]),
+    return (np.array([b.n[i], b.e[i], -float(b.heave[i])]),
+            np.array([vn, ve, -float(b.heave_rate[i])]),
             (phi, theta, float(psi)), w_frd,
-            np.array([c * ax_b - s * ay_b, s * ax_b + c * ay_b, 0.0]))
+            np.array([c * ax_b - s * ay_b, s * ax_b + c * ay_b, -float(b.heave_acc[i])]))

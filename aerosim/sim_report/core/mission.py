@@ -21,6 +21,12 @@ from sim_core.scenario import LANDING_COMMANDS, Scenario
 ALT_TOL_M = 1.0
 GROUND_Z_M = 0.05
 REST_SPEED = 0.1
+# A landing on a deck (a land item's `deck:`), judged on the world's touchdown events
+# (/sim/deck_contacts): within DECK_PAD_M of the pad's centre, slower than DECK_SPEED_MPS toward
+# the deck, and still on it DECK_STAY_S later (sim time).
+DECK_PAD_M = 0.5
+DECK_SPEED_MPS = 1.0
+DECK_STAY_S = 10.0
 
 
 def _import_plotting():
@@ -51,19 +57,25 @@ class Sample:
 
 
 def item_points(scenario: Scenario) -> List[np.ndarray]:
-    """ENU position of each mission item (takeoff: above the start position)."""
+    """ENU position of each mission item (takeoff: above the start position).
+
+    Altitudes are relative to home, the start (MAVLink's GLOBAL_RELATIVE_ALT): a start above
+    z = 0 (a boat's deck) lifts them by its height; a landing is at z = 0 (a deck's: judged on
+    its touchdown events, MissionJudge.deck_event).
+    """
     o = scenario.origin
     pts = []
     prev = np.array(scenario.initial_position_enu, dtype=float)
+    home_z = float(prev[2])
     for it in scenario.mission:
         if it.command == 'takeoff':
-            p = np.array([prev[0], prev[1], it.alt_m])
+            p = np.array([prev[0], prev[1], it.alt_m + home_z])
         elif it.command == 'rtl':
             p = np.array([scenario.initial_position_enu[0], scenario.initial_position_enu[1],
                           0.0])
         else:
             e, n, _ = o.geodetic_to_enu(it.lat_deg, it.lon_deg, o.alt_m)
-            p = np.array([e, n, 0.0 if it.command == 'land' else it.alt_m])
+            p = np.array([e, n, 0.0 if it.command == 'land' else it.alt_m + home_z])
         pts.append(p)
         prev = p
     return pts
@@ -90,6 +102,9 @@ class MissionJudge:
     max_track_err: float = 0.0
     landed_outside: bool = False       # came to rest on the ground away from the land point
     _rest_since: Optional[float] = None
+    deck_landing: Optional[dict] = None     # the touchdown on a deck judged (deck items)
+    deck_failed: str = ''                   # why a deck landing failed
+    _deck_hardest: float = 0.0              # the hardest touchdown on the deck so far [m/s]
 
     def __post_init__(self):
         """Place the items."""
@@ -100,7 +115,38 @@ class MissionJudge:
     @property
     def over(self) -> bool:
         """Nothing more will happen: mission done, or landed for good outside the target."""
-        return self.done or self.landed_outside
+        return self.done or self.landed_outside or bool(self.deck_failed)
+
+    def _deck_item(self) -> str:
+        """The deck the next item lands on ('' if it is not a landing on a deck)."""
+        k = len(self.reached)
+        return self.scenario.mission[k].deck if k < len(self.points) else ''
+
+    def deck_event(self, t: float, deck: str, what: str, normal_speed: float,
+                   pad_xy: Tuple[float, float]) -> None:
+        """A touchdown on / lift-off from / slide off a deck (DeckContact), at sim time t [s].
+
+        While a landing on a deck is next: a touchdown on its deck is judged (a touchdown
+        on another deck, or harder than DECK_SPEED_MPS, fails the item); a lift-off or a slide
+        off before DECK_STAY_S cancels it (the next touchdown is judged).
+        """
+        want = self._deck_item()
+        if not want or self.deck_failed:
+            return
+        if what != 'touchdown':
+            self.deck_landing = None
+            return
+        err = math.hypot(pad_xy[0], pad_xy[1])
+        self._deck_hardest = max(self._deck_hardest, normal_speed)
+        self.deck_landing = {'deck': deck, 't_s': round(t, 3), 'pad_error_m': round(err, 3),
+                             'pad_xy_m': [round(pad_xy[0], 3), round(pad_xy[1], 3)],
+                             'normal_speed_mps': round(normal_speed, 3),
+                             'hardest_touchdown_mps': round(self._deck_hardest, 3)}
+        if deck != want:
+            self.deck_failed = f'touched down on the deck of {deck}, not {want}'
+        elif normal_speed >= DECK_SPEED_MPS:
+            self.deck_failed = (f'touched down at {normal_speed:.2f} m/s toward the deck '
+                                f'(at most {DECK_SPEED_MPS:g})')
 
     @property
     def done(self) -> bool:
@@ -119,6 +165,16 @@ class MissionJudge:
             return
         it = self.scenario.mission[k]
         tgt = self.points[k]
+        if it.deck:                 # on a deck: the touchdown events judge it (deck_event)
+            td = self.deck_landing
+            if td is not None and not self.deck_failed and t - td['t_s'] >= DECK_STAY_S:
+                if td['pad_error_m'] <= DECK_PAD_M:
+                    td['on_deck_after_s'] = DECK_STAY_S
+                    self.reached.append(t)
+                else:
+                    self.deck_failed = (f"touched down {td['pad_error_m']:.2f} m from the pad "
+                                        f'centre (at most {DECK_PAD_M:g})')
+            return
         if it.command in LANDING_COMMANDS:
             if not (p[2] < GROUND_Z_M and speed < REST_SPEED and motors_off):
                 self._rest_since = None
@@ -155,6 +211,8 @@ class MissionJudge:
             'reached_at_s': [round(x, 2) for x in self.reached],
             'max_tracking_error_m': round(self.max_track_err, 3),
             'landing_error_m': None if landing is None else round(landing, 3),
+            **({'deck_landing': self.deck_landing} if self.deck_landing else {}),
+            **({'deck_failed': self.deck_failed} if self.deck_failed else {}),
             'sim_time_s': round(t, 3), 'wall_time_s': round(wall_s, 3),
             'real_time_factor': round(t / wall_s, 2) if wall_s > 0 else None,
         }

@@ -35,7 +35,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Protocol, Sequence, 
 import numpy as np
 
 from sim_core.frames import q_enu_flu_to_ned_frd, quat_to_euler_ned
-from sim_core.kinds import VehicleKind
+from sim_core.kinds import VehicleKind, info
 from sim_core.members import Member
 from sim_core.scenario import LANDING_COMMANDS, Scenario
 from sim_report.core.boats import BoatWaypointJudge
@@ -337,6 +337,15 @@ class WorldJudge:
                 hit.append(name)
         return hit
 
+    def deck_event(self, t: float, vehicle: str, deck: str, what: str, normal_speed: float,
+                   pad_xy: Tuple[float, float]) -> None:
+        """A DeckContact message: to the vehicle's judge if its kind lands on decks."""
+        if vehicle not in self.names:
+            return
+        e = self.entries[self.index(vehicle)]
+        if info(e.member.kind).lands_on_decks and isinstance(e.judge, MultirotorJudge):
+            e.judge.judge.deck_event(t, deck, what, normal_speed, pad_xy)
+
     def fc_lost(self, i: int, t: float) -> bool:
         """Vehicle i's FC is gone at sim time t [s]; True the first time it counts."""
         e = self.entries[i]
@@ -427,6 +436,12 @@ class WorldJudge:
                 ax.plot(plan[0, 0], plan[0, 1], j.marker, mfc='none', mec=c, ms=9)
                 if len(P):
                     ax.plot(P[-1, 0], P[-1, 1], j.marker, color=c, ms=9)
+                td = e.judge.summary().get('deck_landing')
+                if td and len(ts):
+                    q = P[min(int(np.searchsorted(ts, td['t_s'])), len(P) - 1)]
+                    ax.plot(q[0], q[1], '*', color='k', ms=12,
+                            label=f"{m.name} touchdown on {td['deck']}: "
+                                  f"{td['pad_error_m']:.2f} m from the pad")
                 for x in e.collisions:
                     i = int(np.searchsorted(ts, x['t_s'])) if len(ts) else 0
                     if len(P):

@@ -16,8 +16,9 @@ reads its model's state and commands it through the kind's own methods.
   waypoint (the start for the first) to the next: the course is the leg's, corrected by the
   cross-track error e over a look-ahead distance D (course = leg - atan(e / D), D =
   LOOKAHEAD_LENGTHS hull lengths, at least MIN_LOOKAHEAD_M); the speed is CRUISE_FRACTION of
-  the boat's top speed, slowing to ARRIVE_GAIN x the distance (at least MIN_SPEED_MPS) on
-  the last leg. A waypoint is reached within its acceptance radius (at least half the hull),
+  the boat's top speed (or the vehicle's cruise_speed_mps), slowing to ARRIVE_GAIN x the
+  distance (at least MIN_SPEED_MPS) on the last leg. A waypoint is reached within its
+  acceptance radius (at least half the hull),
   or passed: beyond the end of its leg (not the last: the turn circle may hold the boat out
   of a small radius). Done at the last waypoint: holds released, throttle and rudder 0.
 
@@ -138,6 +139,8 @@ class BoatWaypoints:
         sc = member.scenario
         self.model = model
         self.rate_hz = float(rate_hz)
+        if cruise_mps is None and member.cruise_speed_mps > 0.0:
+            cruise_mps = member.cruise_speed_mps        # the scenario's cruise_speed_mps
         self.cruise_mps = (CRUISE_FRACTION * model.top_speed_mps if cruise_mps is None
                            else float(cruise_mps))
         self.lookahead_m = max(MIN_LOOKAHEAD_M,

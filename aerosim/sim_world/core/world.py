@@ -37,6 +37,7 @@ from sim_core.kinds import AIR, VehicleModel, info
 from sim_core.members import Member
 from sim_dynamics.core.collision import contacts, ground_impact
 from sim_world.core.controllers import Controller
+from sim_world.core.decks import TOUCHDOWN, DeckEvent, Decks
 
 GROUND, WATER = 'ground', 'water'
 TOUCH_MARGIN_M = 0.1            # a touching pair parts beyond the sum of the radii plus this [m]
@@ -96,7 +97,49 @@ class World:
         self.water = water
         self.samples: List[VehicleSample] = []
         self._touching: Set[Tuple[int, int]] = set()
+        self.decks = Decks(self.names, [b.model for b in self.bodies],
+                           {i: b.model.deck for i, b in enumerate(self.bodies)
+                            if b.model.deck is not None},
+                           [i for i, b in enumerate(self.bodies)
+                            if info(b.member.kind).lands_on_decks])
+        self._deck_pairs = set(self.decks.pairs())
+        self.deck_events: List[DeckEvent] = []      # the last step's
+        self._starts = self._deck_starts(members)
+        self._check_landings(members)
         self.reset()
+
+    def _deck_starts(self, members: Sequence[Member]) -> List[Tuple[int, int]]:
+        """(vehicle, boat) of each member that starts on a boat's deck (start_on)."""
+        out = []
+        for m in members:
+            if not m.start_on:
+                continue
+            d = self._deck_of(m.start_on, f'{m.name}: start_on')
+            if m.index not in self.decks.riders:
+                raise ValueError(f'{m.name}: start_on {m.start_on}: a {m.kind.value} does not '
+                                 'rest on a deck')
+            out.append((m.index, d))
+        return out
+
+    def _check_landings(self, members: Sequence[Member]) -> None:
+        """Every land item's `deck` names a boat with a deck, flown to by a vehicle of decks."""
+        for m in members:
+            for k, it in enumerate(m.scenario.mission):
+                if it.deck:
+                    self._deck_of(it.deck, f'{m.name}: mission[{k}].deck')
+                    if m.index not in self.decks.riders:
+                        raise ValueError(f'{m.name}: mission[{k}].deck: a {m.kind.value} does '
+                                         'not land on a deck')
+
+    def _deck_of(self, name: str, where: str) -> int:
+        if name not in self.names:
+            raise ValueError(f'{where}: no vehicle {name!r} in the world '
+                             f'({", ".join(self.names)})')
+        d = self.names.index(name)
+        if d not in self.decks.decks:
+            raise ValueError(f'{where}: {name} has no deck (a boat type with deck:, '
+                             'e.g. deck_usv)')
+        return d
 
     @classmethod
     def build(cls, members: Sequence[Member], make_model: Callable[[Member], VehicleModel],
@@ -138,10 +181,15 @@ class World:
             b.model.reset()
             if b.controller is not None:
                 b.controller.reset()
-            b.airborne = b.air and not b.model.on_surface()
             b.due_ns = 0
         self._touching = set()
         self.samples = [b.model.sample(0) for b in self.bodies]
+        self.decks.reset(self.samples)
+        for r, d in self._starts:
+            self.decks.place(r, d, self.samples, 0)
+        for b in self.bodies:
+            b.airborne = b.air and not b.model.on_surface()
+        self.deck_events = []
 
     def resample(self, t_ns: int) -> None:
         """self.samples again, at t_ns [ns]: after a model's state was changed from outside."""
@@ -166,6 +214,10 @@ class World:
             b.model.step(dt_s)
         t_end = t_ns + int(round(dt_s * NS_PER_S))
         samples = [b.model.sample(t_end) for b in self.bodies]
+        self.deck_events = self.decks.step(samples, dt_s, t_end)
+        for e in self.deck_events:
+            if e.what == TOUCHDOWN:
+                self.bodies[self.names.index(e.vehicle)].airborne = False
         events = self._surface(samples, vz, t_end)
         events += self._contacts(samples, t_end)
         self.samples = samples
@@ -202,6 +254,8 @@ class World:
         touching: Set[Tuple[int, int]] = set()
         pushed: Dict[int, bool] = {}
         for c in found:
+            if (min(c.i, c.j), max(c.i, c.j)) in self._deck_pairs:
+                continue        # they meet through the deck (sim_world.core.decks)
             bodies[c.i].model.push(c.dp_i, c.dv_i)
             bodies[c.j].model.push(c.dp_j, c.dv_j)
             pushed[c.i] = pushed[c.j] = True
