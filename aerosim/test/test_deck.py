@@ -28,7 +28,7 @@ from sim_dynamics.core.usv import BoatType
 from sim_report.core.mission import MissionJudge
 from sim_sensors.core.landing_target import DownwardSensors, TargetConfig
 
-from conftest import DEADLINE_SCALE, finished, free_ports
+from conftest import DEADLINE_SCALE, PKG_DIR, finished, free_ports
 
 DT = 0.004
 G = 9.80665
@@ -205,6 +205,21 @@ def test_a_scenario_says_which_deck_and_an_on_key_is_refused_clearly():
             {'command': 'waypoint', 'deck': 'boat0', 'lat_deg': 41.0, 'lon_deg': -8.0}]})
 
 
+def test_a_world_refuses_a_start_or_a_landing_on_what_has_no_deck_naming_it():
+    sc = load_scenario('deck_landing')
+    boat, quad = sc.fleet
+    for fleet, text in (((boat, replace(quad, start_on='boat7')), "no vehicle 'boat7'"),
+                        ((replace(boat, vehicle_file=boat.vehicle_file.with_name('wamv.yaml')),
+                          quad), 'boat0 has no deck')):
+        with pytest.raises(ValueError, match=text):
+            World.build(world_members(replace(sc, fleet=fleet)), make_model, make_controller,
+                        open_water)
+    far = replace(quad, initial_position_enu=(0.0, 5.0, 1.2))      # 7.5 m from the pad
+    with pytest.raises(ValueError, match='not over the deck of boat0'):
+        World.build(world_members(replace(sc, fleet=(boat, far))), make_model,
+                    make_controller, open_water)
+
+
 @pytest.mark.graph
 def test_deck_landing_the_built_in_fc_lands_on_the_moving_deck(procs, tmp_path):
     """The issue's command: sim_world scenario:=deck_landing report:=true time_scale:=0."""
@@ -223,3 +238,46 @@ def test_deck_landing_the_built_in_fc_lands_on_the_moving_deck(procs, tmp_path):
     assert td['deck'] == 'boat0' and td['pad_error_m'] <= 0.5
     assert td['hardest_touchdown_mps'] < 1.0 and td['on_deck_after_s'] == 10.0
     assert 'landing target in sight' in out and 'precision landing' in out
+
+
+@pytest.mark.graph
+def test_the_px4_path_lands_on_the_deck_with_the_px4_stand_in(procs, tmp_path):
+    """A PX4-flown quad (the stand-in: PX4 v1.16's precision-landing chain from its source).
+
+    The boat at rest (PX4 v1.16's precland does not track a moving target: no velocity
+    feed-forward, so on a deck at 2 m/s it trails the pad; module docstring of px4_sitl).
+    Over the simulator link: LANDING_TARGET (position_valid 0) and DISTANCE_SENSOR (down)
+    taken, landing_target_estimator started; config/px4/deck_landing.params set first.
+    """
+    import yaml
+    d = yaml.safe_load(open(load_scenario('deck_landing').path))
+    boat, quad = d['vehicles']
+    boat.pop('mission')
+    quad['controller'] = 'px4'
+    o = load_scenario('deck_landing').origin
+    lat, lon, _ = o.enu_to_geodetic(0.0, -2.5, 0.0)          # the pad of the boat at rest
+    quad['mission'][-1].update(lat_deg=lat, lon_deg=lon)
+    sc = tmp_path / 'deck_px4.yaml'
+    sc.write_text(yaml.safe_dump(d))
+    tcp = free_ports(1)
+    mav, remote = free_ports(1), free_ports(1)
+    peer = procs.start([PY, str(PKG_DIR / 'test' / 'px4_sitl.py'), '--sim-port', str(tcp),
+                        '--mavlink-port', str(mav), '--mavlink-remote', str(remote),
+                        '--landing-target-estimator'], cwd=str(PKG_DIR))
+    run = procs.start([PY, '-m', 'sim_launch.cli', 'launch', 'sim_world', 'time_scale:=0',
+                       f'scenario:={sc}', 'report:=true', 'sensor_topics:=false',
+                       f'tcp_bind:=127.0.0.1:{tcp}', f'px4_mission_link:=127.0.0.1:{mav}',
+                       f'px4_mission_bind:=127.0.0.1:{remote}', f'output_dir:={tmp_path}'])
+    rc = finished(run, 900.0 * DEADLINE_SCALE)
+    out = procs.output(run)
+    assert rc == 0, out[-4000:]
+    said = procs.output(peer)
+    s = json.loads((tmp_path / 'sim_world_summary.json').read_text())
+    td = s['vehicles']['quad0']['details']['deck_landing']
+    assert s['result'] == 'complete' and td['pad_error_m'] <= 0.5, s
+    counts = {k: int(v) for k, v in
+              (x.split('=') for x in said.split('PX4SITL hil_sensor=')[1].split()[1:]
+               if '=' in x)}
+    assert counts['param_sets'] == 4 and counts['irlock'] > 100, counts
+    assert counts['distance_sensor'] > 100 and counts['irlock_unused'] == 0, counts
+    assert 'landing target in sight' in said and 'landed on the target' in said

@@ -234,7 +234,11 @@ class BuiltinFc(PortNode):
         elif t == 'HIL_GPS':
             self.ap.hil_gps(m)
         elif t == 'LANDING_TARGET':
+            refused = self.ap.tracker.rejected
             self.ap.landing_target(m)
+            if self.ap.tracker.rejected > refused:
+                self._reject('value', f'LANDING_TARGET with non-finite angles or no distance '
+                             f'refused ({self.ap.tracker.rejected} so far)', addr)
         elif t == 'HOME_POSITION':
             self.ap.home_position(m)
         elif t == 'MISSION_COUNT':

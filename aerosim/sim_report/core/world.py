@@ -34,10 +34,12 @@ from typing import Callable, Dict, List, Mapping, Optional, Protocol, Sequence, 
 
 import numpy as np
 
+from sim_core.deck import DeckSpec, pad_pose
 from sim_core.frames import q_enu_flu_to_ned_frd, quat_to_euler_ned
 from sim_core.kinds import VehicleKind, info
 from sim_core.members import Member
 from sim_core.scenario import LANDING_COMMANDS, Scenario
+from sim_dynamics.core.usv import BoatType
 from sim_report.core.boats import BoatWaypointJudge
 from sim_report.core.mission import MissionJudge
 from sim_report.core.plane import KT, PlaneJudge, PlaneSample
@@ -259,6 +261,8 @@ class Entry:
     fc_failure: str = ''                      # why its FC will not fly (its bridge's words)
     closest: Optional[dict] = None            # {'distance_m', 'with', 't_s'}
     tail: List[Tuple[float, Tuple[float, float, float]]] = field(default_factory=list)
+    deck: Optional[DeckSpec] = None           # a boat's landing deck
+    pad_track: List[Tuple[float, float]] = field(default_factory=list)   # its pad, ENU (e, n)
     last: Optional[Tuple[float, np.ndarray, np.ndarray]] = None   # t [s], ENU [m], [m/s]
 
     @property
@@ -295,6 +299,9 @@ class WorldJudge:
         if missing:
             raise ValueError(f'no judge for the kind(s) {", ".join(missing)}')
         self.entries = [Entry(m, judges[m.kind](m)) for m in members]
+        for e in self.entries:
+            if e.member.kind == VehicleKind.BOAT:
+                e.deck = BoatType.from_yaml(e.member.scenario.vehicle_file).deck
         self.names = [m.name for m in members]
         self.same_time_s = same_time_s
         self.t = 0.0                 # the latest sim time seen [s]
@@ -314,6 +321,9 @@ class WorldJudge:
         else:
             e.judge.feed(t, p, v_enu, q_enu_flu, motors_off)
         e.last = (float(t), np.array(p), np.array([float(x) for x in v_enu[:3]]))
+        if e.deck is not None:
+            pad = pad_pose(e.deck, p, v_enu, q_enu_flu, (0.0, 0.0, 0.0)).p_enu
+            e.pad_track.append((float(pad[0]), float(pad[1])))
         for j, o in enumerate(self.entries):
             if j != i and o.last is not None and abs(o.last[0] - t) <= self.same_time_s:
                 # the other's position at t, from its latest sample and velocity
@@ -447,6 +457,11 @@ class WorldJudge:
                     if len(P):
                         q = P[min(i, len(P) - 1)]
                         ax.plot(q[0], q[1], 'x', color='k', ms=11, mew=2)
+            if e.pad_track:
+                pad = np.array(e.pad_track)
+                for ax in (top, zoom):
+                    ax.plot(pad[:, 0], pad[:, 1], ls='--', color=(0.95, 0.55, 0.10), lw=1.0,
+                            label=f'{m.name} deck pad')
             pts = np.vstack([P[:, :2], plan[:, :2]])
             if float(np.max(np.ptp(pts, axis=0))) < ZOOM_SPAN_M:
                 small.append(pts)

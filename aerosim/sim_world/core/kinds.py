@@ -28,6 +28,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from mavlink_bridge.core.mixer import MIXERS, MixerConfig, MixerFactory
 from sim_core.errors import ConfigError
+from sim_core.frames import quat_rotate
 from sim_core.kinds import KINDS, KindInfo, VehicleKind, VehicleModel, info, kind_of
 from sim_core.members import Member, world_members
 from sim_core.paths import config_dirs
@@ -107,9 +108,22 @@ def plane_body(params: AircraftParams, ns: str) -> BodyShapes:
     return lambda p, q: scene.plane_shapes(p, q, ns)
 
 
+DECK_COLOR = (0.95, 0.55, 0.10, 1.0)      # a landing deck's pad (orange)
+
+
 def boat_body(params: BoatType, ns: str) -> BodyShapes:
-    """A hull of the boat's length."""
-    return lambda p, q: scene.boat_shapes(params.length_m, p, q, ns)
+    """A hull of the boat's length; its landing deck (a flat box at the pad) if it has one."""
+    deck = params.deck
+    if deck is None:
+        return lambda p, q: scene.boat_shapes(params.length_m, p, q, ns)
+
+    def shapes(p, q):
+        w = quat_rotate(q, deck.pad_flu_m)
+        pad = (float(p[0] + w[0]), float(p[1] + w[1]), float(p[2] + w[2]) - 0.025)
+        return scene.boat_shapes(params.length_m, p, q, ns) + [
+            scene.Shape(ns, 10, 'cube', pad, tuple(float(x) for x in q),
+                        (deck.size_m[0], deck.size_m[1], 0.05), DECK_COLOR)]
+    return shapes
 
 
 BUILTIN_FC = ControllerWay(PROCESS, 'builtin_fc', MAVLINK)
