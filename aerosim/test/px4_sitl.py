@@ -92,6 +92,10 @@ Precision landing (a land item's `deck:`, NAV_LAND param2 = 2):
   descent once within PLD_HACC_RAD for 2 s, then for good (DescendAboveTarget); the land
   detector on the ground speed under LNDMC_XY_VEL_MAX (MulticopterLandDetector.cpp). The FC core
   flies this with NavConfig's PX4 options (mavlink_bridge.fc.autopilot).
+  Not reproduced: a real PX4 v1.16 does not take off from a deck that is already moving (its
+  takeoff holds the point where it began; held level by the deck it demanded a 45 deg tilt,
+  saturated two motors and stayed on the deck, checked by hand); this stand-in lifts off.
+  config/scenarios/deck_landing_px4.yaml has the boat wait for the takeoff.
 
 The flying itself is a built-in FC's core, told to wait for the mission start instead of
 arming itself: mavlink_bridge.fc.Autopilot for the quad (airframe 10016 none_iris, Quad X

@@ -281,3 +281,13 @@ def test_the_px4_path_lands_on_the_deck_with_the_px4_stand_in(procs, tmp_path):
     assert counts['param_sets'] == 4 and counts['irlock'] > 100, counts
     assert counts['distance_sensor'] > 100 and counts['irlock_unused'] == 0, counts
     assert 'landing target in sight' in said and 'landed on the target' in said
+
+
+def test_a_boat_waits_hold_s_at_a_waypoint_then_steams_on():
+    """deck_landing_px4's boat: stopped on its start for 15 s (the quad's takeoff), then north."""
+    sc = load_scenario('deck_landing_px4')
+    w = World.build(world_members(sc), make_model, make_controller, open_water)
+    _, t = run(w, 14.0)
+    assert float(np.linalg.norm(np.asarray(w.samples[0].p_enu[0:2]))) < 0.05
+    _, t = run(w, 16.0, t)
+    assert float(w.samples[0].p_enu[1]) > 15.0 and float(w.samples[0].v_enu[1]) > 1.8

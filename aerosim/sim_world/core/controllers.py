@@ -20,7 +20,9 @@ reads its model's state and commands it through the kind's own methods.
   distance (at least MIN_SPEED_MPS) on the last leg. A waypoint is reached within its
   acceptance radius (at least half the hull),
   or passed: beyond the end of its leg (not the last: the turn circle may hold the boat out
-  of a small radius). Done at the last waypoint: holds released, throttle and rudder 0.
+  of a small radius). A waypoint with hold_s: stopped there (holds released, throttle and
+  rudder 0) that long before the next. Done at the last waypoint: holds released, throttle
+  and rudder 0.
 
 Each reports ``done`` and ``item``: the index of the mission item it flies (len(mission)
 when done).
@@ -36,6 +38,7 @@ from sim_dynamics.core.members import JSBSIM_DT_S, BoatModel, PlaneModel
 from sim_dynamics.core.plane import FlightCommand
 
 BOAT_RATE_HZ = 10.0
+NS_PER_S = 1_000_000_000
 CRUISE_FRACTION = 0.7           # a boat's cruise speed / its top speed [-]
 LOOKAHEAD_LENGTHS = 3.0         # line-of-sight look-ahead distance [hull lengths]
 MIN_LOOKAHEAD_M = 5.0
@@ -125,6 +128,7 @@ class _Waypoint(NamedTuple):
     e: float                        # ENU [m]
     n: float
     radius: float                   # acceptance [m]
+    hold_s: float = 0.0             # stopped there this long [s] before the next
 
 
 class BoatWaypoints:
@@ -156,7 +160,8 @@ class BoatWaypoints:
             else:                   # takeoff: nothing for a boat
                 continue
             wps.append(_Waypoint(i, float(e), float(n),
-                                 max(float(it.acceptance_radius_m), model.radius_m)))
+                                 max(float(it.acceptance_radius_m), model.radius_m),
+                                 float(it.hold_s)))
         self.waypoints = tuple(wps)
         self.log: List[Tuple[float, str]] = []
         self.reset()
@@ -165,6 +170,7 @@ class BoatWaypoints:
         """To the first waypoint, from the start."""
         self._k = 0
         self._prev = self.start
+        self._hold_until_ns: Optional[int] = None
         self.log = []
 
     @property
@@ -181,6 +187,11 @@ class BoatWaypoints:
         """Steer for the waypoint ahead: set the heading and speed holds."""
         if self.done:
             return
+        if self._hold_until_ns is not None:
+            if t_ns < self._hold_until_ns:
+                return
+            self._hold_until_ns = None
+            self.log.append((t_ns * 1e-9, 'hold over: under way'))
         p = self.model.sample(t_ns).p_enu
         x, y = float(p[0]), float(p[1])
         wp = self.waypoints[self._k]
@@ -199,6 +210,12 @@ class BoatWaypoints:
                 self.model.release()
                 self.model.command(0.0, 0.0)
                 self.log.append((t_ns * 1e-9, 'mission complete'))
+                return
+            if wp.hold_s > 0.0:             # stopped (throttle and rudder 0) for hold_s
+                self.model.release()
+                self.model.command(0.0, 0.0)
+                self._hold_until_ns = t_ns + int(round(wp.hold_s * NS_PER_S))
+                self.log.append((t_ns * 1e-9, f'holding {wp.hold_s:g} s'))
                 return
             self.update(t_ns)
             return
