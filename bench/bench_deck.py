@@ -20,7 +20,6 @@ Usage: python bench/bench_deck.py [--runs N] [--graph-runs M] [--jobs J]
 
 import argparse
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import replace
 import json
 import math
 import os
@@ -62,6 +61,9 @@ def scenario(speed: float, sea_state: int, seed: int):
 
 def fly(speed: float, sea_state: int, seed: int) -> dict:
     """One landing in one process (module docstring, 1); its judged figures."""
+    from sim_world.core.kinds import make_controller, make_model
+    from sim_world.core.world import World, open_water
+
     from mavlink_bridge.core import hil
     from mavlink_bridge.core.mav import new_mav, pack
     from mavlink_bridge.core.mission import items_from_scenario
@@ -70,8 +72,6 @@ def fly(speed: float, sea_state: int, seed: int) -> dict:
     from sim_report.core.mission import MissionJudge
     from sim_sensors.core.landing_target import DownwardSensors, TargetConfig
     from sim_sensors.core.suite import SensorSuite, SuiteConfig
-    from sim_world.core.kinds import make_controller, make_model
-    from sim_world.core.world import World, open_water
 
     ms = world_members(scenario(speed, sea_state, seed))
     world = World.build(ms, make_model, make_controller, open_water)
