@@ -122,7 +122,8 @@ def test_state_presence_and_driving_the_boat_over_imc(procs):
     ann = peer.last['Announce']
     assert ann.sys_name == 'aerosim-usv' and ann.sys_type == imcpy.SystemType.USV
     assert ann.services == f'imc+udp://127.0.0.1:{port}/'
-    assert ann.height == pytest.approx(55.46 - s.z, abs=0.05)
+    # the Announce and the state are of other moments: the hull heaves +-0.15 m (sea state 2)
+    assert ann.height == pytest.approx(55.46 - s.z, abs=0.35)
     assert peer.last['EstimatedState'].height == pytest.approx(55.46)
     # EstimatedState at half the rate on sim time: half the 0.1 s slots spanned (a state the
     # bridge missed under load leaves a SimulatedState slot empty, not the sim time it spans)

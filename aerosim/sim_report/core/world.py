@@ -458,9 +458,9 @@ class WorldJudge:
                         q = P[min(i, len(P) - 1)]
                         ax.plot(q[0], q[1], 'x', color='k', ms=11, mew=2)
             if e.pad_track:
-                pad = np.array(e.pad_track)
+                track = np.array(e.pad_track)
                 for ax in (top, zoom):
-                    ax.plot(pad[:, 0], pad[:, 1], ls='--', color=(0.95, 0.55, 0.10), lw=1.0,
+                    ax.plot(track[:, 0], track[:, 1], ls='--', color=(0.95, 0.55, 0.10), lw=1.0,
                             label=f'{m.name} deck pad')
             pts = np.vstack([P[:, :2], plan[:, :2]])
             if float(np.max(np.ptp(pts, axis=0))) < ZOOM_SPAN_M:
