@@ -109,11 +109,11 @@ def fly(speed: float, sea_state: int, seed: int) -> dict:
         smp = suite.sample(t_ns, *s[1:])
         for fix in smp.gnss:
             ap.hil_gps(wire(hil.hil_gps(sim, fix, 0)))
-        rng = down.range(t_ns, s.p_enu, s.q_enu_flu, decks)
+        # the range finder draws its noise first, as the bridge does (the same streams); the
+        # built-in FC does not read DISTANCE_SENSOR
+        down.range(t_ns, s.p_enu, s.q_enu_flu, decks)
         if smp.imu is not None:
             model.set_throttles(ap.hil_sensor(wire(enc.encode(sim, smp, t_ns // 1000))))
-        if rng is not None:
-            hil.distance_sensor(sim, rng, t_ns // 1000)
         tgt = down.target(t_ns, s.p_enu, s.q_enu_flu, decks)
         if tgt is not None:
             ap.landing_target(wire(hil.landing_target(sim, tgt, t_ns // 1000)))

@@ -30,7 +30,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from sim_core.errors import ConfigError
 from sim_core.kinds import info
-from sim_core.scenario import MAX_FLEET, MissionItem, Scenario
+from sim_core.scenario import MAX_FLEET, Scenario
 from sim_core.separation import (
     DRIFT_TOLERANCE_S,
     SEPARATION_M,
@@ -97,8 +97,7 @@ def move_mission(mission: tuple, scenario: Scenario, offset_enu,
                 e, n, _ = o.geodetic_to_enu(it.lat_deg, it.lon_deg, o.alt_m)
                 lat, lon, _ = o.enu_to_geodetic(e + offset_enu[0], n + offset_enu[1], 0.0)
             alt = it.alt_m if it.command == 'land' else it.alt_m + stagger_m
-            it = MissionItem(it.command, float(lat), float(lon), alt, it.hold_s,
-                             it.acceptance_radius_m, it.deck)
+            it = replace(it, lat_deg=float(lat), lon_deg=float(lon), alt_m=alt)
         out.append(it)
     return tuple(out)
 

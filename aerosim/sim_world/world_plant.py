@@ -34,12 +34,6 @@ from sim_world.world_node import LinkBase, WorldNode
 PX4_PARAMS = {VehicleKind.PLANE: 'c172r'}
 
 
-def _moved(address: str, k: int) -> str:
-    """host:port of instance 0 moved to instance k (port + k)."""
-    host, port = address.rsplit(':', 1)
-    return f'{host}:{int(port) + k}'
-
-
 def px4_params(member: Member) -> str:
     """The PX4 parameter file (config/px4) a PX4-flown member needs, '' if none.
 
@@ -63,15 +57,12 @@ def member_links(member: Member, base: LinkBase) -> Dict[str, object]:
     k = member.link
     px4 = member.controller == 'px4'
     ports = member_ports(k, bind=base.bind, fc_address=base.fc_address,
-                         tcp_bind=base.tcp_bind, mission_link='', mission_bind='',
-                         fc_system_id=1)
+                         tcp_bind=base.tcp_bind,
+                         mission_link=base.px4_mission_link if px4 else '',
+                         mission_bind=base.px4_mission_bind if px4 else '', fc_system_id=1)
     over: Dict[str, object] = dict(ports, spin_wait_us=0)
     if px4:
-        host, port = base.tcp_bind.rsplit(':', 1)
-        over.update(transport='tcp', tcp_bind=f'{host}:{int(port) + k}',
-                    mission_link=_moved(base.px4_mission_link, k),
-                    mission_bind=_moved(base.px4_mission_bind, k),
-                    fc_param_file=px4_params(member))
+        over.update(transport='tcp', fc_param_file=px4_params(member))
     else:
         over['transport'] = base.transport
     over['autostart'] = base.autostart and member.controller != 'builtin'

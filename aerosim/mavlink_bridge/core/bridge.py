@@ -304,7 +304,7 @@ class HilBridge:
         self.mission, self.autostart = self.session.mission, self.session.autostart
         self.lock = threading.Lock()      # owner of everything below and the counters
         self.count = {'rx': 0, 'actuators': 0, 'ignored': 0, 'sensor': 0, 'gps': 0,
-                      'commands': 0}
+                      'commands': 0, 'target': 0}
         self._commands_said: set = set()    # (peer, command, result) logged once
         self.sim_state: Optional[SimState] = None
         self.fast = False               # the simulation runs as fast as possible
@@ -457,7 +457,7 @@ class HilBridge:
                 tgt = self.downward.target(t_ns, s.p_enu, s.q_enu_flu, decks)
                 if tgt is not None:
                     out.append(hil.landing_target(tx, tgt, t_ns // 1000))
-                    self.count['target'] = self.count.get('target', 0) + 1
+                    self.count['target'] += 1
             if self.dec_state is not None and self.dec_state.due(t_ns):
                 out.append(hil.hil_state_quaternion(tx, t_ns // 1000, self.scenario.origin,
                                                     s.p_enu, s.v_enu, s.q_enu_flu, s.a_enu,

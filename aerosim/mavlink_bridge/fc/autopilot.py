@@ -267,20 +267,27 @@ class Autopilot:
         else:                                   # relative to the target (a moving deck)
             rel = est.velocity - np.array([vt[0], vt[1], 0.0])
             still = float(np.linalg.norm(rel)) < 0.3
-        if still and h < nav.prec_commit_alt_m and \
-                self.ctl.thrust < 0.8 * self.ctl.g.hover_thrust:
-            if self._landed_since is None:
-                self._landed_since = t
-            elif t - self._landed_since > 1.0:
-                self.armed = False
-                self.phase = LANDED
-                self.reached.append((self.index, t))
-                p = tr.position(t)
-                self._say(t, f'item {self.index}: landed on the target (N {p[0]:.2f} '
-                             f'E {p[1]:.2f}, moving {np.linalg.norm(vt):.1f} m/s); disarmed')
-                self._next_item(t)
-        else:
+        p = tr.position(t)
+        self._land_detector(t, still and h < nav.prec_commit_alt_m,
+                            lambda: f'on the target (N {p[0]:.2f} E {p[1]:.2f}, moving '
+                                    f'{np.linalg.norm(vt):.1f} m/s)')
+
+    def _land_detector(self, t, still: bool, where):
+        """PX4's land detector: landed after 1 s still with the thrust well below hover.
+
+        The ground carries the weight: disarm, the item reached, the next. where(): where it
+        landed, for the log.
+        """
+        if not (still and self.ctl.thrust < 0.8 * self.ctl.g.hover_thrust):
             self._landed_since = None
+        elif self._landed_since is None:
+            self._landed_since = t
+        elif t - self._landed_since > 1.0:
+            self.armed = False
+            self.phase = LANDED
+            self.reached.append((self.index, t))
+            self._say(t, f'item {self.index}: landed {where()}; disarmed')
+            self._next_item(t)
 
     def _navigate(self, t):
         est, nav = self.est, self.nav
@@ -312,21 +319,9 @@ class Autopilot:
         err = self.sp - pos
         if self.phase == LAND:
             self.sp[0:2] = self._land_xy
-            speed = float(np.linalg.norm(est.velocity))
-            # PX4's land detector: no movement while the thrust needed is well below hover
-            # (the ground carries the weight); no altitude test, an estimate may be off.
-            if speed < 0.2 and self.ctl.thrust < 0.8 * self.ctl.g.hover_thrust:
-                if self._landed_since is None:
-                    self._landed_since = t
-                elif t - self._landed_since > 1.0:
-                    self.armed = False
-                    self.phase = LANDED
-                    self.reached.append((self.index, t))
-                    self._say(t, f'item {self.index}: landed at N {pos[0]:.2f} E {pos[1]:.2f}; '
-                                 'disarmed')
-                    self._next_item(t)
-            else:
-                self._landed_since = None
+            # no movement; no altitude test, an estimate may be off
+            self._land_detector(t, float(np.linalg.norm(est.velocity)) < 0.2,
+                                lambda: f'at N {pos[0]:.2f} E {pos[1]:.2f}')
             return
         it = self.items[self.index]
         radius = max(nav.accept_radius_m, float(it.param2) if self.phase == WAYPOINT else 0.0)

@@ -71,6 +71,11 @@ class Resting:
     slip: np.ndarray            # m/s, (x, y) along the deck
 
 
+def _heading_on(pose: PadPose, s: VehicleSample) -> float:
+    """A vehicle's heading relative to the deck's [rad] (ENU yaws)."""
+    return yaw_of(tq.quat2mat(np.asarray(s.q_enu_flu, dtype=float))) - yaw_of(pose.R)
+
+
 def _yaw_q(yaw: float) -> np.ndarray:
     return np.array([math.cos(0.5 * yaw), 0.0, 0.0, math.sin(0.5 * yaw)])
 
@@ -126,8 +131,8 @@ class Decks:
                 f'the deck of {self.names[deck]} (its pad at ({pose.p_enu[0]:.2f}, '
                 f'{pose.p_enu[1]:.2f}) m, the deck {self.decks[deck].size_m[0]:g} x '
                 f'{self.decks[deck].size_m[1]:g} m)')
-        yaw = yaw_of(tq.quat2mat(np.asarray(s.q_enu_flu, dtype=float))) - yaw_of(pose.R)
-        self.resting[rider] = Resting(deck, float(xyh[0]), float(xyh[1]), yaw, np.zeros(2))
+        self.resting[rider] = Resting(deck, float(xyh[0]), float(xyh[1]),
+                                      _heading_on(pose, s), np.zeros(2))
         self._carry(rider, samples, t_ns)
 
     def step(self, samples: List[VehicleSample], dt_s: float, t_ns: int) -> List[DeckEvent]:
@@ -169,8 +174,7 @@ class Decks:
         pose, s = self.poses[d], samples[r]
         rel = np.asarray(s.v_enu, dtype=float) - point_velocity(pose, s.p_enu)
         rel_deck = pose.R.T @ rel
-        yaw = yaw_of(tq.quat2mat(np.asarray(s.q_enu_flu, dtype=float))) - yaw_of(pose.R)
-        self.resting[r] = Resting(d, float(xyh[0]), float(xyh[1]), yaw,
+        self.resting[r] = Resting(d, float(xyh[0]), float(xyh[1]), _heading_on(pose, s),
                                   np.array(rel_deck[0:2], dtype=float))
         self._carry(r, samples, t_ns)
         p = samples[r].p_enu
