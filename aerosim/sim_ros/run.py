@@ -3,6 +3,7 @@
 import os
 import signal
 import sys
+import time
 
 import rclpy
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
@@ -107,6 +108,23 @@ def ignore_late_interrupts() -> None:
             continue
 
 
+def _stopping(wait_s: float = 2.0, ok=rclpy.ok) -> bool:
+    """Whether the ROS context is going down (a signal arrived), waiting up to wait_s for it.
+
+    rclpy's signal handler shuts the context down from its own thread, while Python raises the
+    KeyboardInterrupt of the same SIGINT in the main thread at once. Raised inside rclpy's C++
+    conversion of a message being taken, pybind11 reports it as 'RuntimeError: Unable to convert
+    call argument' while rclpy.ok() may still be True for a moment on a busy machine (seen in
+    CI). A RuntimeError in normal running leaves the context up and is raised after wait_s.
+    """
+    deadline = time.monotonic() + wait_s
+    while ok():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def run_node(node_cls, name: str, args=None, body=spin) -> None:
     """Create node_cls() and run body(node) (default: spin) until it returns or Ctrl-C/SIGTERM.
 
@@ -132,7 +150,7 @@ def run_node(node_cls, name: str, args=None, body=spin) -> None:
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except RuntimeError:
-        if rclpy.ok():
+        if not _stopping():
             raise
     finally:
         ignore_late_interrupts()
