@@ -173,8 +173,8 @@ class ImcBridge(PortNode):
                            f'({ok if ok is not False else "send error"}); '
                            f'{self.core.counts["announce_errors"]} so far (no route to the '
                            'discovery group: announce_hosts still reaches a DUNE on those hosts)')
-        for throttle, rudder in act.effector:
-            self.pub_effector.publish(effector_msg(self._header(), throttle, rudder))
+        for throttle, rudder, elevators in act.effector:
+            self.pub_effector.publish(effector_msg(self._header(), throttle, rudder, elevators))
             self.core.counts['commands'] += 1
         for speed_mps, heading_rad in act.autopilot:
             self.pub_autopilot.publish(autopilot_msg(self._header(), speed_mps, heading_rad))

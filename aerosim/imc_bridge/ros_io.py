@@ -16,11 +16,18 @@ from sim_ros.convert import time_msg
 GAINS = ('tas2acc_pgain', 'bank2p_pgain')
 
 
-def effector_msg(header, throttle, rudder) -> AircraftEffectorCommand:
-    """AeroSim throttle [-1, 1] and rudder [rad] (None: not commanded, an empty array)."""
+def effector_msg(header, throttle, rudder, elevators=None) -> AircraftEffectorCommand:
+    """AeroSim throttle [-1, 1] and control surfaces [rad] (None: not commanded, empty).
+
+    rudder: one angle (a boat) or a sequence (an AUV's rudder fins, in fin order); elevators:
+    a sequence (an AUV's elevator fins) or None.
+    """
+    rud = [] if rudder is None else [float(rudder)] if isinstance(rudder, (int, float)) \
+        else [float(x) for x in rudder]
     return AircraftEffectorCommand(
         header=header, throttle_cmd=[] if throttle is None else [float(throttle)],
-        rudder_cmd_angle_rad=[] if rudder is None else [float(rudder)])
+        rudder_cmd_angle_rad=rud,
+        elevator_cmd_angle_rad=[] if elevators is None else [float(x) for x in elevators])
 
 
 def autopilot_msg(header, speed_mps, heading_rad) -> AutopilotCommand:

@@ -23,6 +23,7 @@ class VehicleKind(str, Enum):
     MULTIROTOR = 'multirotor'
     PLANE = 'plane'
     BOAT = 'boat'
+    AUV = 'auv'
 
 
 AIR, WATER = 'air', 'water'
@@ -53,13 +54,15 @@ class KindInfo:
     #                                 takeoff item and glides down to the landing point)
     lands_on_decks: bool = False    # may rest on a boat's deck (sim_world.core.decks): its
     #                                 model is carried (VehicleModel.carry)
+    imc_type: str = ''              # its IMC system type (Announce) when flown over IMC
 
 
 # Nominal speeds (sim_core.separation). Multirotor: PX4's MPC_XY_CRUISE 5 m/s (the built-in
 # FC's cruise_speed 5 m/s); climbs between MPC_TKO_SPEED 1.5 and MPC_Z_V_AUTO_UP 3 m/s,
 # descends between MPC_LAND_SPEED 0.7 and MPC_Z_V_AUTO_DN 1.5 m/s (the built-in FC: land
 # 0.7 m/s, 0.4 below 3 m). Plane: a C172's cruise (100 kt, the built-in FC's fw_cruise_kts),
-# ~700 ft/min climb, a 3 deg glide. Boat: the WAM-V's transit speed.
+# ~700 ft/min climb, a 3 deg glide. Boat: the WAM-V's transit speed. AUV: a LAUV's usual plan
+# speed (its planned path is drawn at the surface: sim_core.separation keeps water kinds there).
 KINDS: Dict[VehicleKind, KindInfo] = {
     VehicleKind.MULTIROTOR: KindInfo('vehicles', 'quad', ('builtin', 'px4', 'external'),
                                      ('builtin', 'px4', 'external'), AIR, False,
@@ -67,7 +70,9 @@ KINDS: Dict[VehicleKind, KindInfo] = {
     VehicleKind.PLANE: KindInfo('aircraft', 'plane', ('autopilot', 'builtin', 'px4'),
                                 ('builtin', 'px4'), AIR, True, Speeds(50.0, 3.5, 3.0), False),
     VehicleKind.BOAT: KindInfo('boats', 'boat', ('waypoint', 'imc'), (), WATER, False,
-                               Speeds(2.0, 0.0, 0.0), False),
+                               Speeds(2.0, 0.0, 0.0), False, imc_type='usv'),
+    VehicleKind.AUV: KindInfo('auvs', 'auv', ('builtin', 'imc'), (), WATER, False,
+                              Speeds(1.25, 0.0, 0.0), False, imc_type='uuv'),
 }
 
 

@@ -29,7 +29,11 @@ LANDING_COMMANDS = ('land', 'rtl')
 
 @dataclass(frozen=True)
 class MissionItem:
-    """One mission item. lat/lon [deg] WGS-84, alt_m [m] above the origin (relative altitude)."""
+    """One mission item. lat/lon [deg] WGS-84, alt_m [m] above the origin (relative altitude).
+
+    An underwater item's depth: the scenario's `depth_m: 5` is alt_m -5 (the origin is at the
+    sea surface in a world of water).
+    """
 
     command: str
     lat_deg: float = 0.0
@@ -247,8 +251,13 @@ def _mission(items, where: str, prefix: str, origin: GeoOrigin) -> tuple:
             raise ConfigError(f'{w}.deck: only a land item lands on a deck, not a {cmd}')
         if not isinstance(deck, str) or deck and not deck.isidentifier():
             raise ConfigError(f"{w}.deck: a vehicle's name (boat0, ...), got {deck!r}")
+        if 'depth_m' in it and 'alt_m' in it:
+            raise ConfigError(f'{w}: alt_m or depth_m, not both (depth_m: {it["depth_m"]!r} '
+                              'is alt_m -depth_m)')
+        alt = (-_num(it, 'depth_m', w, 0.0, 0.0, 1000.0) if 'depth_m' in it
+               else _num(it, 'alt_m', w, 0.0, -1000.0, 10000.0))
         mission.append(MissionItem(
-            cmd, lat, lon, _num(it, 'alt_m', w, 0.0, -1000.0, 10000.0),
+            cmd, lat, lon, alt,
             _num(it, 'hold_s', w, 0.0, 0.0, 3600.0),
             _num(it, 'acceptance_radius_m', w, 1.0, 0.1, 1000.0), deck))
     return tuple(mission)

@@ -11,6 +11,7 @@ from typing import Callable, Optional, Tuple, Union
 
 from sim_core.errors import ConfigError
 from sim_core.fleet import UDP_PORTS_PER_VEHICLE, fleet_size, member_name, offset_port
+from sim_core.kinds import info
 from sim_core.members import Member, world_members
 from sim_core.paths import resolve_config_path, resolve_package_path
 from sim_core.scenario import load_scenario
@@ -672,15 +673,16 @@ WORLD_FC = replace(
 
 
 def _imc_index(values: dict, member: Member) -> int:
-    """The count of boats flown by imc before member in its world (0 for the first)."""
-    return sum(1 for m in _world_members(values)[:member.index]
-               if (m.kind, m.controller) == (member.kind, 'imc'))
+    """The count of vehicles flown by imc before member in its world (0 for the first)."""
+    return sum(1 for m in _world_members(values)[:member.index] if m.controller == 'imc')
 
 
 WORLD_IMC = replace(
-    IMC_BRIDGE, fleet=MEMBER, members=(('boat', 'imc'),),
-    # the k-th boat flown by imc: imc_bind's port + k, IMC id 0x3F01 + k and its own name
-    # (the first keeps imc_params' own: the shipped DUNE ini's aerosim-usv)
+    IMC_BRIDGE, fleet=MEMBER, members=(('boat', 'imc'), ('auv', 'imc')),
+    # the k-th vehicle flown by imc: imc_bind's port + k, IMC id 0x3F01 + k and its own name
+    # (the first keeps imc_params' own: the shipped DUNE ini's aerosim-usv, or in sim_auv
+    # imc_bridge_auv.yaml's aerosim-auv); its kind's IMC system type; its vehicle file (an
+    # AUV's fins)
     parameters=(('scenario_file', Arg('scenario')),
                 ('bind', PerMember(lambda v, m: offset_port(v['imc_bind'], _imc_index(v, m)))),
                 ('peers', Arg('imc_peers')),
@@ -688,6 +690,8 @@ WORLD_IMC = replace(
                                         if _imc_index(v, m) else None)),
                 ('system_name', PerMember(lambda v, m: f'aerosim-{m.name}'
                                           if _imc_index(v, m) else None)),
+                ('system_type', PerMember(lambda v, m: info(m.kind).imc_type)),
+                ('vehicle_file', PerMember(lambda v, m: str(m.scenario.vehicle_file))),
                 # its DynamicsSimParam gains: the world node's (it has none: refused, counted)
                 ('vehicle_node', '/world_node')))
 
@@ -712,8 +716,19 @@ SIM_WORLD = Graph(
     world=True,
 )
 
+SIM_AUV = replace(
+    SIM_WORLD, name='sim_auv',
+    description="An AUV (a LAUV, 6-DOF, VSIM's coefficients) in a world of water: its "
+                'built-in controller dives, runs its legs at depth and surfaces (the scenario '
+                "dive), or DUNE's LAUV drives it over IMC (controller: imc; DUNE's sensor "
+                'simulators fed by our SimulatedState); judged with its depths',
+    args=tuple(replace(a, default='dive') if a.name == 'scenario' else
+               replace(a, default='imc_bridge_auv.yaml') if a.name == 'imc_params' else
+               replace(a, default='sim_auv') if a.name == 'title' else a
+               for a in SIM_WORLD.args))
+
 GRAPHS = {g.name: g for g in (SIM_QUAD, SIM_QUAD_HIL, SIM_PLANE, SIM_PLANE_HIL, SIM_IMC,
-                              SIM_USV_SWARM, SIM_WORLD)}
+                              SIM_USV_SWARM, SIM_WORLD, SIM_AUV)}
 
 
 def get_graph(name: str) -> Graph:

@@ -69,7 +69,7 @@ def until_finished(node) -> int:
     return node.finished or 0
 
 
-def check_params_files(nodes, argv) -> None:
+def check_params_files(nodes, argv, composable=()) -> None:
     """Warn about the --params-file files that do not apply to the process's node(s).
 
     rcl ignores a file whose sections do not match the node's fully qualified name, and the
@@ -84,9 +84,16 @@ def check_params_files(nodes, argv) -> None:
                 files.append((path, yaml.safe_load(f)))
         except (OSError, yaml.YAMLError):
             continue
+    nodes = nodes if isinstance(nodes, tuple) else (nodes,)
+    # a file for a node this process composes only when needed (a world's MAVLink bridges)
+    # is not a mistake when none was composed this time
+    present = {n.get_name() for n in nodes}
+    files = [(path, doc) for path, doc in files
+             if not (isinstance(doc, dict) and doc and all(
+                 str(k).rsplit('/', 1)[-1] in composable and
+                 str(k).rsplit('/', 1)[-1] not in present for k in doc))]
     if not files:
         return
-    nodes = nodes if isinstance(nodes, tuple) else (nodes,)
     for line in check_nodes(files, [(n.get_fully_qualified_name(),
                                      n.list_parameters([], 0).names) for n in nodes]):
         nodes[0].get_logger().warning(line)
@@ -125,10 +132,12 @@ def _stopping(wait_s: float = 2.0, ok=rclpy.ok) -> bool:
     return True
 
 
-def run_node(node_cls, name: str, args=None, body=spin) -> None:
+def run_node(node_cls, name: str, args=None, body=spin, composable=()) -> None:
     """Create node_cls() and run body(node) (default: spin) until it returns or Ctrl-C/SIGTERM.
 
-    node_cls may return a tuple of nodes (several nodes composed in one process).
+    node_cls may return a tuple of nodes (several nodes composed in one process); composable:
+    names of nodes it composes only when needed (a parameter file for them alone is not
+    reported as unused when none was).
 
     A ConfigError (bad parameter or file), or rclpy refusing a parameter override (type,
     range), is logged as fatal and exits with code 2. Errors
@@ -140,7 +149,7 @@ def run_node(node_cls, name: str, args=None, body=spin) -> None:
     code = None
     try:
         node = node_cls()
-        check_params_files(node, sys.argv if args is None else args)
+        check_params_files(node, sys.argv if args is None else args, composable)
         code = body(node)
     except (ConfigError, InvalidParameterTypeException, InvalidParameterValueException) as exc:
         # rclpy refuses a parameter override of the wrong type or out of its declared range

@@ -33,9 +33,7 @@ from sim_core.kinds import VehicleKind
 from sim_core.members import Member, world_members
 from sim_core.scenario import MAX_FLEET, load_scenario
 from sim_core.validate import FieldError, number
-from sim_dynamics.core.members import BoatModel
 from sim_dynamics.core.plane import EffectorCommand
-from sim_dynamics.core.usv_control import check_manual
 from sim_ros import qos
 from sim_ros.convert import set_vec3, time_msg, time_ns
 from sim_ros.params import declare
@@ -44,7 +42,7 @@ from sim_ros.run import run_node
 from sim_ros.sim_time_node import SimTimeNode, serialized
 from sim_ros.vehicle_pub import VehicleStatePublisher
 from sim_world.core.decks import DeckEvent
-from sim_world.core.kinds import make_controller, make_model
+from sim_world.core.kinds import IMC, entry, make_controller, make_model
 from sim_world.core.world import GROUND, WATER, Event, World, open_water
 
 MAX_SPEED_KT = 100.0       # largest |airspeed_setpoint_kts| a boat takes [kn] (as usv_node)
@@ -134,8 +132,8 @@ class WorldNode(SimTimeNode):
         self._msg_deck = DeckContact()
         self._msg_deck.header.frame_id = cfg.world_frame_id
         for m in self.members:
-            if m.kind == VehicleKind.BOAT and m.controller == 'imc':
-                self._subscribe_imc_boat(m)
+            if entry(m.kind).controllers[m.controller].link == IMC:
+                self._subscribe_imc(m)
         self._direct = direct_commands
         if not direct_commands:
             for m in self.linked:
@@ -258,27 +256,27 @@ class WorldNode(SimTimeNode):
             cmd = list(msg.throttle_cmd)
         self.apply_command(cmd, time_ns(msg.header.stamp), i)
 
-    def _boat(self, i: int) -> BoatModel:
-        model = self.models[i]
-        assert isinstance(model, BoatModel)
-        return model
+    def _subscribe_imc(self, m: Member):
+        """A vehicle flown from outside over IMC (imc_bridge in /<name>): its command topics.
 
-    def _subscribe_imc_boat(self, m: Member):
-        """A boat flown from outside (imc_bridge in /<name>): its two command topics."""
+        effector_command goes to its model's effector() (a boat: throttle and rudder; an
+        AUV: thruster and fins), autopilot_command to its holds() (a boat's heading and
+        speed; an AUV refuses them).
+        """
         i = m.index
         self.create_subscription(AircraftEffectorCommand, f'/{m.name}/effector_command',
-                                 lambda msg: self._on_boat_effector(msg, i), qos.COMMAND)
+                                 lambda msg: self._on_imc_effector(msg, i), qos.COMMAND)
         self.create_subscription(AutopilotCommand, f'/{m.name}/autopilot_command',
                                  lambda msg: self._on_boat_autopilot(msg, i), qos.COMMAND)
 
     @serialized
-    def _on_boat_effector(self, msg: AircraftEffectorCommand, i: int):
-        """throttle_cmd[0] in [-1, 1], rudder_cmd_angle_rad[0] (AeroSim: + bow to port)."""
+    def _on_imc_effector(self, msg: AircraftEffectorCommand, i: int):
+        """throttle_cmd[0] in [-1, 1]; rudder (AeroSim: + bow to port) and elevator angles."""
         try:
-            throttle, rudder = check_manual(msg.throttle_cmd, msg.rudder_cmd_angle_rad)
-        except FieldError as exc:
+            self.models[i].effector(msg.throttle_cmd, msg.rudder_cmd_angle_rad,
+                                    msg.elevator_cmd_angle_rad)
+        except (FieldError, ValueError) as exc:
             return self._reject(f'/{self.members[i].name} effector_command', str(exc))
-        self._boat(i).command(throttle, rudder)
 
     @serialized
     def _on_boat_autopilot(self, msg: AutopilotCommand, i: int):
@@ -290,11 +288,11 @@ class WorldNode(SimTimeNode):
                        MAX_SPEED_KT)
             if msg.heading_hold:
                 number(msg.heading_setpoint_deg, 'heading_setpoint_deg')
-        except FieldError as exc:
+            self.models[i].holds(
+                msg.heading_setpoint_deg if msg.heading_hold else None,
+                msg.airspeed_setpoint_kts * KNOT_MPS if msg.airspeed_hold else None)
+        except (FieldError, ValueError) as exc:
             return self._reject(what, str(exc))
-        self._boat(i).holds(
-            msg.heading_setpoint_deg if msg.heading_hold else None,
-            msg.airspeed_setpoint_kts * KNOT_MPS if msg.airspeed_hold else None)
 
 
 def main(args=None):

@@ -103,7 +103,7 @@ def compose() -> Tuple:
 
 def main(args=None):
     """Run world_plant."""
-    run_node(compose, 'world_plant', args)
+    run_node(compose, 'world_plant', args, composable=('mavlink_bridge',))
 
 
 if __name__ == '__main__':

@@ -255,7 +255,7 @@ def test_imc_core_drives_the_actuators_and_refuses_with_the_kind():
     thr = imcpy.SetThrusterActuation()
     thr.id, thr.value = 0, 0.5
     act = core.on_datagram(imc_bytes(thr), peer, 1.0, 0.0)
-    assert act.reject is None and act.effector == [(0.5, None)] and core.counts['rx'] == 1
+    assert act.reject is None and act.effector == [(0.5, None, None)] and core.counts['rx'] == 1
     thr.id = 3
     assert core.on_datagram(imc_bytes(thr), peer, 1.0, 0.0).reject[0] == 'value'
     assert core.on_datagram(imc_bytes(thr, dst=0x1234), peer, 1.0, 0.0).reject[0] == \
@@ -269,7 +269,7 @@ def test_imc_core_drives_the_actuators_and_refuses_with_the_kind():
     assert act.notes and act.notes[0][0] == 'ignored_guidance'
     # addressed to us it switches the level: actuators at 0, then the speed hold
     act = core.on_datagram(imc_bytes(speed), peer, 1.0, 0.0)
-    assert act.effector == [(0.0, 0.0)] and act.autopilot == [(2.0, None)]
+    assert act.effector == [(0.0, 0.0, None)] and act.autopilot == [(2.0, None)]
     assert core.arbiter.level == 'guidance' and core.counts['level_switches'] == 1
 
 

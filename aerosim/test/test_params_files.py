@@ -28,6 +28,7 @@ CHANGES = {
     'camera_node.yaml': ('jpeg_quality', 70),
     'dynamics_node.yaml': ('status_period_s', 2.0),
     'imc_bridge.yaml': ('system_id', 0x3F05),
+    'imc_bridge_auv.yaml': ('system_id', 0x3F07),
     'mavlink_bridge.yaml': ('heartbeat_rate_hz', 2.0),
     'sensors_node.yaml': ('noise_scale', 0.5),
     'usv_bridge.yaml': ('window', 150),
@@ -36,7 +37,8 @@ CHANGES = {
 }
 # processes that hold several nodes under their own names (rename=False)
 COMPOSED = {'hil_plant': ('dynamics_node', 'mavlink_bridge'),
-            'plane_plant': ('plane_node', 'mavlink_bridge')}
+            'plane_plant': ('plane_node', 'mavlink_bridge'),
+            'world_plant': ('world_node',)}   # a world of no MAVLink vehicle (sim_auv)
 
 
 def params_yamls():
@@ -99,6 +101,7 @@ GRAPH_RUNS = {
     'sim_quad_hil': ['summary:=false'],
     'sim_plane_hil': ['summary:=false'],
     'sim_imc': ['summary:=false'],
+    'sim_auv': ['summary:=false', 'scenario:=dive_dune'],
     'sim_usv_swarm': ['summary:=false'],
 }
 
@@ -109,7 +112,7 @@ def _ports(graph):
     if graph in ('sim_quad_hil', 'sim_plane_hil'):
         return [f'bind:=127.0.0.1:{a}', f'fc_address:=127.0.0.1:{b}',
                 f'tcp_bind:=127.0.0.1:{c}']
-    if graph == 'sim_imc':
+    if graph in ('sim_imc', 'sim_auv'):
         return [f'imc_bind:=127.0.0.1:{a}', f'imc_peers:=127.0.0.1:{b}']
     if graph == 'sim_usv_swarm':
         return [f'ui_bind:=127.0.0.1:{a}', f'ui_address:=127.0.0.1:{b}']
@@ -137,7 +140,7 @@ def expected_values(graph, overrides):
                         if '*' not in key.rsplit('/', 1)[-1]:
                             must |= set(flat)
             vals.update(r.parameters)
-            if len(names) == 1:
+            if len(names) == 1 and r.name not in COMPOSED:
                 must |= set(r.parameters)
             out[fqn] = ({k: v for k, v in vals.items() if k in must},
                         {k: v for k, v in vals.items() if k not in must})

@@ -82,6 +82,7 @@ from sim_core.link import parse_endpoint, parse_id_list
 from sim_core.scenario import Scenario
 from sim_core.timeutil import NS_PER_S
 from sim_core.validate import number, vector
+from sim_dynamics.core.auv import ELEVATOR, RUDDER, fin_table
 
 # DUNE's ASV leak entities (etc/asv/simulator.ini, Simulators.Leaks).
 DUNE_ASV_LEAKS = ('Leak Sensor - Port Pontoon', 'Leak Sensor - Starboard Pontoon')
@@ -144,6 +145,7 @@ class ImcConfig:
     origin_geoid_height_m: float = HARBOUR_GEOID_HEIGHT_M
     topside_position_enu: Tuple[float, ...] = (0.0, 0.0, 0.0)
     vehicle_node: str = 'usv_node'
+    vehicle_file: str = ''
     warn_period_s: float = 2.0
     allow_system_ids: Any = ''
 
@@ -196,6 +198,10 @@ PARAMETERS: Dict[str, tuple] = {
     'topside_position_enu': ('Position of the remote modem (senders of UASimulation) [m], '
                              'ENU',),
     'vehicle_node': ('Node whose tas2acc_pgain/bank2p_pgain DynamicsSimParam sets',),
+    'vehicle_file': ("The vehicle's parameter file (set by the graph): an AUV's fins "
+                     '(config/auvs) take SetServoPosition by their servo ids, in rad as '
+                     "DUNE's allocator and VSIM take them; '' or a boat: one rudder "
+                     '(rudder_servo_id)',),
     'warn_period_s': ('Minimum period of repeated warnings [s]', 0.1, 600.0),
     'allow_system_ids': ('IMC systems (header src) whose messages are taken, comma-separated '
                          "(0x3F02 or 16130); '' = any. Others are counted as rejected_peer",),
@@ -219,7 +225,9 @@ class Actions:
 
     sends: List[Tuple[Any, Optional[Addr]]] = field(default_factory=list)  # (msg, None = all)
     discovery: List[Tuple[bytes, Addr, bool]] = field(default_factory=list)  # multicast?
-    effector: List[Tuple[Optional[float], Optional[float]]] = field(default_factory=list)
+    # (throttle, rudder, elevators): None = not commanded; an AUV's rudder and elevators are
+    # tuples of every fin of the role (fin order), a boat's rudder one angle
+    effector: List[Tuple[Any, Any, Any]] = field(default_factory=list)
     autopilot: List[Tuple[Optional[float], Optional[float]]] = field(default_factory=list)
     acoustic_rx: list = field(default_factory=list)     # acoustic.Delivery for us
     logs: List[str] = field(default_factory=list)
@@ -274,6 +282,9 @@ class ImcBridgeCore:
                 loss_probability=cfg.acoustic_loss, seed=cfg.seed))
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
+        # an AUV's fins (servo id, surface) in fin order; a boat: none (one rudder)
+        self.fins = fin_table(cfg.vehicle_file) if cfg.vehicle_file else ()
+        self.fin_angles = [0.0] * len(self.fins)
         self.system_id = cfg.system_id
         self.sys_type = SYSTEM_TYPES[cfg.system_type]
         self.addr = codec.Address(cfg.system_id, cfg.entity_id)
@@ -573,7 +584,7 @@ class ImcBridgeCore:
                 f'IMC control level -> {level}: {msg.msg_name} addressed to us by '
                 f'0x{msg.src:04X}; the other level is ignored until one of its messages is '
                 'addressed to us (holds released, actuators at 0 until commanded)')
-            act.effector.append((0.0, 0.0))
+            act.effector.append(self._at_rest())
         elif not take:
             n = self.counts[f'ignored_{level}'] = self.counts[f'ignored_{level}'] + 1
             act.notes.append((f'ignored_{level}', (
@@ -588,14 +599,37 @@ class ImcBridgeCore:
                              f'{self.cfg.thruster_id}')
         number(msg.value, 'value', -1.0, 1.0)
         if self._level(act, ACTUATORS, msg):
-            act.effector.append((throttle_aerosim(msg.value, self.cfg.thruster_positive), None))
+            act.effector.append((throttle_aerosim(msg.value, self.cfg.thruster_positive), None,
+                                 None))
+
+    def _at_rest(self) -> Tuple[Any, Any, Any]:
+        """Thruster and every control surface at 0 (a control level switch)."""
+        if not self.fins:
+            return (0.0, 0.0, None)
+        self.fin_angles = [0.0] * len(self.fins)
+        return (0.0,) + self._fin_arrays()
+
+    def _fin_arrays(self) -> Tuple[Tuple[float, ...], Tuple[float, ...]]:
+        """The fins' angles as AeroSim's (rudder, elevator) arrays, each in fin order."""
+        return tuple(tuple(a for (_, surf), a in zip(self.fins, self.fin_angles) if surf == s)
+                     for s in (RUDDER, ELEVATOR))       # type: ignore[return-value]
 
     def _on_servo(self, act: Actions, msg, _addr: Addr, _sim_s: float, _now: float):
+        if self.fins:           # an AUV's fins: SetServoPosition id k moves the fin of id k
+            ids = [servo for servo, _ in self.fins]
+            if msg.id not in ids:
+                raise ValueError(f'servo id {msg.id}: the fins are servos '
+                                 f'{", ".join(map(str, ids))}')
+            number(msg.value, 'value [rad]', -self.cfg.max_rudder_rad, self.cfg.max_rudder_rad)
+            if self._level(act, ACTUATORS, msg):
+                self.fin_angles[ids.index(msg.id)] = float(msg.value)
+                act.effector.append((None,) + self._fin_arrays())
+            return
         if msg.id != self.cfg.rudder_servo_id:
             raise ValueError(f'servo id {msg.id}: the rudder is servo {self.cfg.rudder_servo_id}')
         number(msg.value, 'value [rad]', -self.cfg.max_rudder_rad, self.cfg.max_rudder_rad)
         if self._level(act, ACTUATORS, msg):
-            act.effector.append((None, rudder_aerosim(msg.value, self.cfg.rudder_positive)))
+            act.effector.append((None, rudder_aerosim(msg.value, self.cfg.rudder_positive), None))
 
     def _on_speed(self, act: Actions, msg, _addr: Addr, _sim_s: float, _now: float):
         units = int(msg.speed_units)
@@ -610,7 +644,7 @@ class ImcBridgeCore:
         if units == int(imcpy.SpeedUnits.METERS_PS):
             act.autopilot.append((v, None))
         else:
-            act.effector.append((v / 100.0, None))
+            act.effector.append((v / 100.0, None, None))
 
     def _on_heading(self, act: Actions, msg, _addr: Addr, _sim_s: float, _now: float):
         number(msg.value, 'value [rad]', -2.0 * math.pi, 2.0 * math.pi)

@@ -54,7 +54,7 @@ from sim_dynamics.core.plane import (
     Plane,
 )
 from sim_dynamics.core.usv import BoatSwarm, BoatType, boat_state_ned, rudder_aerosim_starboard
-from sim_dynamics.core.usv_control import HeadingSpeedControl
+from sim_dynamics.core.usv_control import HeadingSpeedControl, check_manual
 
 JSBSIM_DT_S = 1.0 / 125.0           # JSBSim's own step (plane_node's default rate) [s]
 BOAT_DT_S = 1.0 / 50.0              # a boat's own step (usv_node's default rate) [s]
@@ -375,6 +375,17 @@ class BoatModel:
         b.command(b.throttle_cmd[0] if throttle is None else throttle,
                   b.rudder_cmd[0] if rudder_rad is None else rudder_aerosim_starboard(rudder_rad),
                   0)
+
+    def effector(self, throttle: Sequence[float], rudders: Sequence[float],
+                 elevators: Sequence[float]) -> None:
+        """AeroSim's AircraftEffectorCommand arrays (a controller over a link), checked.
+
+        At most one throttle in [-1, 1] and one rudder [rad], no elevator; FieldError naming
+        what is bad.
+        """
+        if len(elevators):
+            raise FieldError('value', 'elevator_cmd_angle_rad: a boat has no elevator')
+        self.command(*check_manual(throttle, rudders))
 
     def holds(self, heading_deg: Optional[float], speed_mps: Optional[float]) -> None:
         """Hold a compass heading [deg] and a speed through the water [m/s] (None: not held).

@@ -115,6 +115,22 @@ def plane_shapes(p, q, ns='vehicle', color: Color = BODY) -> List[Shape]:
     return out
 
 
+def auv_shapes(length_m: float, diameter_m: float, p, q, ns='vehicle', color: Color = BODY
+               ) -> List[Shape]:
+    """A torpedo: an ellipsoid hull of the AUV's length and diameter and a cruciform tail."""
+    p = tuple(float(x) for x in p)
+    q = tuple(float(x) for x in q)
+    span = 2.2 * diameter_m
+    parts = (('sphere', (0.0, 0.0, 0.0), (length_m, diameter_m, diameter_m)),
+             ('cube', (-0.42 * length_m, 0.0, 0.0), (0.1 * length_m, span, 0.01)),
+             ('cube', (-0.42 * length_m, 0.0, 0.0), (0.1 * length_m, 0.01, span)))
+    out = []
+    for k, (kind, off, size) in enumerate(parts):
+        w = quat_rotate(q, off)
+        out.append(Shape(ns, k, kind, (p[0] + w[0], p[1] + w[1], p[2] + w[2]), q, size, color))
+    return out
+
+
 def mission_shapes(points_enu: Sequence[Sequence[float]], labels: Sequence[str],
                    ns='mission', size: float = 0.6) -> List[Shape]:
     """Mission items: a sphere and a label each, and the planned path through them.

@@ -33,15 +33,18 @@ from sim_core.kinds import KINDS, KindInfo, VehicleKind, VehicleModel, info, kin
 from sim_core.members import Member, world_members
 from sim_core.paths import config_dirs
 from sim_core.scenario import Scenario, kinds_in, load_scenario
+from sim_dynamics.core.auv import AuvModel, AuvType
 from sim_dynamics.core.members import BoatModel, PlaneModel, QuadModel
 from sim_dynamics.core.multirotor import MultirotorParams
 from sim_dynamics.core.plane import AircraftParams
 from sim_dynamics.core.usv import BoatType
+from sim_report.core.auv import AuvJudge, auv_judge
 from sim_report.core.boats import BoatWaypointJudge
 from sim_report.core.mission import MissionJudge
 from sim_report.core.plane import PlaneJudge
 from sim_report.core.world import JudgeFactory, boat_judge, multirotor_judge, plane_judge
 from sim_viz.core import scene
+from sim_world.core.auv_pilot import AuvPilot
 from sim_world.core.controllers import BoatWaypoints, PlaneAutopilot
 
 # how a controller runs
@@ -126,6 +129,11 @@ def boat_body(params: BoatType, ns: str) -> BodyShapes:
     return shapes
 
 
+def auv_body(params: AuvType, ns: str) -> BodyShapes:
+    """A torpedo of the AUV's length and diameter, its cruciform tail."""
+    return lambda p, q: scene.auv_shapes(params.length_m, params.diameter_m, p, q, ns)
+
+
 BUILTIN_FC = ControllerWay(PROCESS, 'builtin_fc', MAVLINK)
 PX4 = ControllerWay(EXTERNAL, 'PX4 SITL', MAVLINK)
 
@@ -146,6 +154,12 @@ REGISTRY: Dict[VehicleKind, KindEntry] = {
         VehicleKind.BOAT, 'usv_node', 'harbour', BoatType.from_yaml, BoatModel, None,
         View(boat_body, 0.6), BoatWaypointJudge, boat_judge,
         {'waypoint': ControllerWay(IN_PROCESS, 'BoatWaypoints', make=BoatWaypoints),
+         'imc': ControllerWay(EXTERNAL, 'DUNE (imc_bridge)', IMC)}),
+    # no single-kind node: an AUV runs in a world (its graph sim_auv is sim_world's)
+    VehicleKind.AUV: KindEntry(
+        VehicleKind.AUV, 'world_plant', 'dive', AuvType.from_yaml, AuvModel, None,
+        View(auv_body, 0.6), AuvJudge, auv_judge,
+        {'builtin': ControllerWay(IN_PROCESS, 'AuvPilot', make=AuvPilot),
          'imc': ControllerWay(EXTERNAL, 'DUNE (imc_bridge)', IMC)}),
 }
 

@@ -1,0 +1,492 @@
+"""6-DOF torpedo AUV (pure, no rclpy): one thruster, four fins, as DUNE's VSIM models a LAUV.
+
+Frames: NED around the scenario origin (x north, y east, z down = depth [m]); body FRD (x
+forward, y starboard, z down); the attitude q_ned_frd (w, x, y, z). The state integrated is the
+position, the attitude and the body velocity through the water nu = (u, v, w, p, q, r); the
+water's current (constant, NED) carries the vehicle: p' = R nu[:3] + current.
+
+Equations (Fossen's form, M nu' = tau, every term in the body frame):
+    M = diag(mass + added mass (surge, sway, heave), the moments of inertia with their added
+        part): the effective masses of VSIM's "Inertial Matrix"
+    tau = damping + body lift + Coriolis (Kirchhoff) + restoring + fins + thruster
+    damping      VSIM's linear and quadratic drag, ten terms each: the diagonal (X_u ... N_r)
+                 and the couplings Y_r, Z_q, M_w, N_v; linear terms times the velocity,
+                 quadratic times velocity |velocity|
+    body lift    Y = (L0 v + L1 r) u, Z = (L2 w + L3 q) u, M = (L4 w + L5 q) u,
+                 N = (L6 v + L7 r) u (VSIM's "Body Lift Coefficients")
+    Coriolis     Kirchhoff's equations with the effective masses P = m_eff * v, H = I_eff * w:
+                 force -(w x P), moment -(v x P + w x H) (the Munk moment of the added mass)
+    restoring    weight m g at the centre of gravity (the body origin), buoyancy B at the
+                 centre of buoyancy cb_above_cg_m above it; fully submerged B = m g +
+                 reserve_buoyancy_n (slightly positive: a stopped AUV floats up); near the
+                 surface B shrinks with the submerged part of the hull's diameter (a linear
+                 fraction of its height, as VSIM's box volume), so the AUV floats with a few
+                 centimetres of hull out of the water
+    fins         fin k (servo id k, DUNE's SetServoPosition id) at position r_k, deflection
+                 delta_k in +-max_fin_rad: force F_k = force_n_k (delta_k / max_fin_rad) U^2
+                 (force_n_k: its force at full deflection at 1 m/s, along its lift axis; U the
+                 speed through the water, as VSIM), moment r_k x F_k; scaled by the submerged
+                 fraction at the surface
+    thruster     n = act max_rpm / 60 [rev/s], act in [-1, 1]; T = (k1 n - k2 U) |n| along
+                 body x, clamped to +-max_thrust_n (VSIM's "Engine Parameters" of a UUV)
+Integration: RK4 at a fixed step (AUV_DT_S, 100 Hz in a world); the attitude as a quaternion,
+normalised each step.
+
+The coefficients of config/auvs/lauv.yaml are DUNE's (etc/common/vsim-models.ini,
+[VSIM/Model/lauv]); their meaning, the fin geometry and the thruster law from DUNE's
+src/Simulators/VSIM/VSIM (Object.cpp, UUV.cpp, Fin.cpp, Engine.cpp). Where VSIM's own code is
+inconsistent this model is not: VSIM takes the weight of a 24 kg mass but integrates with the
+effective masses of an 18 kg one, its restoring force along x is zeroed, its Coriolis terms use
+the 24 kg, its fins make no roll moment; here one mass, r x F, and Kirchhoff's terms.
+"""
+
+from dataclasses import dataclass
+import math
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
+
+from sim_core.deck import DeckSpec
+from sim_core.errors import ConfigError
+from sim_core.frames import VehicleSample, euler_ned_to_quat, ned_to_enu, q_ned_frd_to_enu_flu
+from sim_core.kinds import Carried, VehicleKind
+from sim_core.members import Member
+from sim_core.paths import read_yaml
+from sim_core.scenario import Environment, Scenario
+from sim_core.validate import FieldError, number, vector
+from sim_dynamics.core.members import FixedStep
+
+G = 9.80665                     # [m/s^2]
+RUDDER, ELEVATOR = 'rudder', 'elevator'
+
+
+@dataclass(frozen=True)
+class Fin:
+    """One control fin: servo id, role, position (body FRD [m]), force at full deflection."""
+
+    servo: int                  # DUNE's SetServoPosition id (VSIM's fin number)
+    surface: str                # RUDDER (turns the vehicle) or ELEVATOR (pitches it)
+    position_m: Tuple[float, float, float]
+    force_n: Tuple[float, float, float]     # at +max_fin_rad and 1 m/s, body FRD [N]
+
+
+@dataclass(frozen=True)
+class AuvType:
+    """Parameters of one AUV type (SI; YAML files in config/auvs, each with its source)."""
+
+    name: str
+    source: str
+    length_m: float
+    diameter_m: float
+    mass_kg: float
+    added_mass_kg: Tuple[float, float, float]       # surge, sway, heave (positive) [kg]
+    inertia_kgm2: Tuple[float, float, float]        # roll, pitch, yaw, with added [kg m^2]
+    reserve_buoyancy_n: float                       # B - m g fully submerged [N]
+    cb_above_cg_m: float
+    linear_drag: Tuple[float, ...]      # 10: X_u Y_v Z_w K_p M_q N_r Y_r Z_q M_w N_v
+    quadratic_drag: Tuple[float, ...]   # 10: the same, times |.| of the same velocity
+    body_lift: Tuple[float, ...]        # 8: Y_uv Y_ur Z_uw Z_uq M_uw M_uq N_uv N_ur
+    fins: Tuple[Fin, ...]
+    max_fin_rad: float
+    thruster_k1: float                  # N/(rev/s)^2
+    thruster_k2: float                  # N s/(m rev) ... per (m/s)(rev/s)
+    max_rpm: float
+    max_thrust_n: float
+    max_depth_m: float                  # its rated depth [m]
+    cruise_speed_mps: float             # its usual speed through the water [m/s]
+
+    @classmethod
+    def from_yaml(cls, path) -> 'AuvType':
+        """Load and validate an AUV type file; errors name the file and the field."""
+        path = Path(path)
+        raw = read_yaml(path, 'AUV type')
+        if not isinstance(raw, dict):
+            raise ConfigError(f'{path}: expected a mapping of AUV parameters')
+        known = set(cls.__dataclass_fields__)
+        unknown = set(raw) - known
+        if unknown:
+            raise ConfigError(f'{path}: unknown field(s) {", ".join(sorted(map(str, unknown)))}')
+        missing = sorted(known - set(raw))
+        if missing:
+            raise ConfigError(f'{path}: {missing[0]}: missing')
+        w = str(path)
+        for k in ('name', 'source'):
+            if not isinstance(raw[k], str) or not raw[k]:
+                raise ConfigError(f'{w}: {k}: must be a non-empty string')
+        pos = {k: number(raw[k], f'{w}: {k}', 0.0, lo_open=True, hi=hi) for k, hi in (
+            ('length_m', 20.0), ('diameter_m', 3.0), ('mass_kg', 1e5), ('max_fin_rad', 1.2),
+            ('max_rpm', 1e5), ('max_thrust_n', 1e6), ('max_depth_m', 11000.0),
+            ('cruise_speed_mps', 20.0))}
+        vals: dict = dict(
+            name=raw['name'], source=raw['source'], **pos,
+            added_mass_kg=tuple(vector(raw['added_mass_kg'], f'{w}: added_mass_kg', 3, 0.0)),
+            inertia_kgm2=tuple(vector(raw['inertia_kgm2'], f'{w}: inertia_kgm2', 3, 1e-6)),
+            reserve_buoyancy_n=number(raw['reserve_buoyancy_n'], f'{w}: reserve_buoyancy_n',
+                                      -1e5, 1e5),
+            cb_above_cg_m=number(raw['cb_above_cg_m'], f'{w}: cb_above_cg_m', 0.0, 1.0),
+            linear_drag=tuple(vector(raw['linear_drag'], f'{w}: linear_drag', 10)),
+            quadratic_drag=tuple(vector(raw['quadratic_drag'], f'{w}: quadratic_drag', 10)),
+            body_lift=tuple(vector(raw['body_lift'], f'{w}: body_lift', 8)),
+            thruster_k1=number(raw['thruster_k1'], f'{w}: thruster_k1', 0.0, lo_open=True),
+            thruster_k2=number(raw['thruster_k2'], f'{w}: thruster_k2', 0.0),
+            fins=_fins(raw['fins'], w))
+        for i in range(6):      # the diagonal damps: a positive term would feed energy in
+            if vals['linear_drag'][i] > 0.0 or vals['quadratic_drag'][i] > 0.0:
+                raise ConfigError(f'{w}: linear_drag/quadratic_drag[{i}]: a diagonal damping '
+                                  'term must be <= 0 (a force against the motion)')
+        return cls(**vals)
+
+
+def _fins(raw, w: str) -> Tuple[Fin, ...]:
+    if not isinstance(raw, list) or not 1 <= len(raw) <= 8:
+        raise ConfigError(f'{w}: fins: a list of 1..8 fins')
+    out = []
+    for k, f in enumerate(raw):
+        wf = f'{w}: fins[{k}]'
+        if not isinstance(f, dict) or set(f) != {'servo', 'surface', 'position_m', 'force_n'}:
+            raise ConfigError(f'{wf}: a mapping of servo, surface, position_m, force_n')
+        if f['surface'] not in (RUDDER, ELEVATOR):
+            raise ConfigError(f"{wf}.surface: 'rudder' or 'elevator', got {f['surface']!r}")
+        servo = f['servo']
+        if isinstance(servo, bool) or not isinstance(servo, int) or not 0 <= servo <= 255:
+            raise ConfigError(f'{wf}.servo: an id 0..255, got {servo!r}')
+        px, py, pz = vector(f['position_m'], f'{wf}.position_m', 3, -20.0, 20.0)
+        fx, fy, fz = vector(f['force_n'], f'{wf}.force_n', 3, -1e5, 1e5)
+        out.append(Fin(servo, f['surface'], (px, py, pz), (fx, fy, fz)))
+    if len({f.servo for f in out}) != len(out):
+        raise ConfigError(f'{w}: fins: two fins with one servo id')
+    return tuple(out)
+
+
+def _cross(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def rot(q) -> Tuple[Tuple[float, float, float], ...]:
+    """The rotation matrix (rows) of the unit quaternion q = (w, x, y, z)."""
+    w, x, y, z = q
+    return ((1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)),
+            (2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)),
+            (2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)))
+
+
+def _mul(m, v):
+    return tuple(m[i][0] * v[0] + m[i][1] * v[1] + m[i][2] * v[2] for i in range(3))
+
+
+def _mul_t(m, v):
+    return tuple(m[0][i] * v[0] + m[1][i] * v[1] + m[2][i] * v[2] for i in range(3))
+
+
+class Auv:
+    """One AUV's state and equations (module docstring); SI, NED/FRD."""
+
+    def __init__(self, t: AuvType, current_ned: Sequence[float] = (0.0, 0.0, 0.0),
+                 gravity: float = G):
+        """Type t in a constant current [m/s] NED; at rest at the origin until reset()."""
+        self.t = t
+        self.g = float(gravity)
+        self.current = tuple(float(c) for c in current_ned)
+        a = t.added_mass_kg
+        self.m_eff = (t.mass_kg + a[0], t.mass_kg + a[1], t.mass_kg + a[2])
+        self.i_eff = t.inertia_kgm2
+        self.weight = t.mass_kg * self.g
+        self.buoyancy = self.weight + t.reserve_buoyancy_n
+        self.fin_cmd = [0.0] * len(t.fins)
+        self.thrust_act = 0.0
+        self.reset()
+
+    def reset(self, p_ned=(0.0, 0.0, 0.0), q=(1.0, 0.0, 0.0, 0.0), nu=(0.0,) * 6) -> None:
+        """Position [m] NED, attitude q_ned_frd, body velocity through the water; commands 0."""
+        self.p = [float(x) for x in p_ned]
+        self.q = [float(x) for x in q]
+        self.nu = [float(x) for x in nu]
+        self.fin_cmd = [0.0] * len(self.t.fins)
+        self.thrust_act = 0.0
+        self.acc_ned = (0.0, 0.0, 0.0)      # ground acceleration of the last step [m/s^2]
+        self.nu_dot = (0.0,) * 6
+        self.thrust_n = 0.0
+
+    def command(self, thrust_act: Optional[float] = None,
+                fins: Optional[Sequence[Optional[float]]] = None) -> None:
+        """Thruster actuation [-1, 1] and fin deflections [rad] (None: as it is), clipped."""
+        if thrust_act is not None:
+            self.thrust_act = max(-1.0, min(1.0, float(thrust_act)))
+        if fins is not None:
+            lim = self.t.max_fin_rad
+            for k, d in enumerate(fins):
+                if d is not None:
+                    self.fin_cmd[k] = max(-lim, min(lim, float(d)))
+
+    def submerged(self, depth_m: float) -> float:
+        """Submerged fraction of the hull's height at the given depth of its axis [0, 1]."""
+        d = self.t.diameter_m
+        return max(0.0, min(1.0, (depth_m + 0.5 * d) / d))
+
+    def thrust(self, speed: float) -> float:
+        """Thruster force [N] along body x at speed [m/s] through the water."""
+        t = self.t
+        n = self.thrust_act * t.max_rpm / 60.0
+        f = (t.thruster_k1 * n - t.thruster_k2 * speed) * abs(n)
+        return max(-t.max_thrust_n, min(t.max_thrust_n, f))
+
+    def _deriv(self, q, nu, depth):
+        t = self.t
+        u, v, w, p, qq, r = nu
+        ld, qd, bl = t.linear_drag, t.quadratic_drag, t.body_lift
+        f = [ld[0] * u + qd[0] * u * abs(u),
+             ld[1] * v + ld[6] * r + qd[1] * v * abs(v) + qd[6] * r * abs(r),
+             ld[2] * w + ld[7] * qq + qd[2] * w * abs(w) + qd[7] * qq * abs(qq),
+             ld[3] * p + qd[3] * p * abs(p),
+             ld[4] * qq + ld[8] * w + qd[4] * qq * abs(qq) + qd[8] * w * abs(w),
+             ld[5] * r + ld[9] * v + qd[5] * r * abs(r) + qd[9] * v * abs(v)]
+        f[1] += (bl[0] * v + bl[1] * r) * u
+        f[2] += (bl[2] * w + bl[3] * qq) * u
+        f[4] += (bl[4] * w + bl[5] * qq) * u
+        f[5] += (bl[6] * v + bl[7] * r) * u
+        # Kirchhoff: -(w x P), -(v x P + w x H)
+        lin, ang = (u, v, w), (p, qq, r)
+        P = (self.m_eff[0] * u, self.m_eff[1] * v, self.m_eff[2] * w)
+        H = (self.i_eff[0] * p, self.i_eff[1] * qq, self.i_eff[2] * r)
+        a, b, c = _cross(ang, P), _cross(lin, P), _cross(ang, H)
+        for i in range(3):
+            f[i] -= a[i]
+            f[3 + i] -= b[i] + c[i]
+        # restoring: weight at the CG (origin), buoyancy at the CB, in the body frame
+        R = rot(q)
+        s = self.submerged(depth)
+        grav = _mul_t(R, (0.0, 0.0, self.weight - self.buoyancy * s))
+        up = _mul_t(R, (0.0, 0.0, -self.buoyancy * s))
+        m_b = _cross((0.0, 0.0, -t.cb_above_cg_m), up)
+        for i in range(3):
+            f[i] += grav[i]
+            f[3 + i] += m_b[i]
+        speed2 = u * u + v * v + w * w
+        k = s * speed2 / t.max_fin_rad
+        for fin, d in zip(t.fins, self.fin_cmd):
+            if d:
+                ff = (fin.force_n[0] * d * k, fin.force_n[1] * d * k, fin.force_n[2] * d * k)
+                mm = _cross(fin.position_m, ff)
+                for i in range(3):
+                    f[i] += ff[i]
+                    f[3 + i] += mm[i]
+        th = self.thrust(math.sqrt(speed2))
+        f[0] += th
+        self.thrust_n = th
+        nu_dot = tuple(f[i] / m for i, m in enumerate(self.m_eff + self.i_eff))
+        p_dot = _mul(R, lin)
+        p_dot = (p_dot[0] + self.current[0], p_dot[1] + self.current[1],
+                 p_dot[2] + self.current[2])
+        qw, qx, qy, qz = q
+        q_dot = (0.5 * (-qx * p - qy * qq - qz * r), 0.5 * (qw * p + qy * r - qz * qq),
+                 0.5 * (qw * qq - qx * r + qz * p), 0.5 * (qw * r + qx * qq - qy * p))
+        return p_dot, q_dot, nu_dot
+
+    def step(self, dt: float) -> None:
+        """Integrate dt [s] (RK4) with the commands in force."""
+        p0, q0, n0 = self.p, self.q, self.nu
+        v0 = self.velocity_ned()
+
+        def at(k, h):
+            kp, kq, kn = k
+            return ([a + h * b for a, b in zip(p0, kp)], [a + h * b for a, b in zip(q0, kq)],
+                    [a + h * b for a, b in zip(n0, kn)])
+        k1 = self._deriv(q0, n0, p0[2])
+        p, q, n = at(k1, 0.5 * dt)
+        k2 = self._deriv(q, n, p[2])
+        p, q, n = at(k2, 0.5 * dt)
+        k3 = self._deriv(q, n, p[2])
+        p, q, n = at(k3, dt)
+        k4 = self._deriv(q, n, p[2])
+        w = dt / 6.0
+        self.p = [a + w * (b1 + 2 * b2 + 2 * b3 + b4)
+                  for a, b1, b2, b3, b4 in zip(p0, k1[0], k2[0], k3[0], k4[0])]
+        qn = [a + w * (b1 + 2 * b2 + 2 * b3 + b4)
+              for a, b1, b2, b3, b4 in zip(q0, k1[1], k2[1], k3[1], k4[1])]
+        norm = math.sqrt(sum(x * x for x in qn))
+        self.q = [x / norm for x in qn]
+        self.nu = [a + w * (b1 + 2 * b2 + 2 * b3 + b4)
+                   for a, b1, b2, b3, b4 in zip(n0, k1[2], k2[2], k3[2], k4[2])]
+        self.nu_dot = self._deriv(self.q, self.nu, self.p[2])[2]
+        v1 = self.velocity_ned()
+        self.acc_ned = ((v1[0] - v0[0]) / dt, (v1[1] - v0[1]) / dt, (v1[2] - v0[2]) / dt)
+
+    def velocity_ned(self) -> Tuple[float, float, float]:
+        """Velocity over ground [m/s], NED."""
+        v = _mul(rot(self.q), self.nu[:3])
+        return (v[0] + self.current[0], v[1] + self.current[1], v[2] + self.current[2])
+
+    def euler(self) -> Tuple[float, float, float]:
+        """Roll, pitch, yaw [rad] (ZYX, NED <- FRD)."""
+        w, x, y, z = self.q
+        roll = math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
+        pitch = math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x))))
+        yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+        return roll, pitch, yaw
+
+    @property
+    def depth(self) -> float:
+        """Depth of the body axis [m] (negative: above the surface)."""
+        return self.p[2]
+
+    def speed(self) -> float:
+        """Speed through the water [m/s]."""
+        u, v, w = self.nu[:3]
+        return math.sqrt(u * u + v * v + w * w)
+
+
+def fin_table(path) -> Tuple[Tuple[int, str], ...]:
+    """(servo id, surface) of each fin of the vehicle file at path; () for a file without fins.
+
+    A vehicle file with `fins:` is an AUV type (ConfigError if it is not a valid one); any
+    other (a boat's) has no fins.
+    """
+    raw = read_yaml(Path(path), 'vehicle')
+    if not isinstance(raw, dict) or 'fins' not in raw:
+        return ()
+    return tuple((f.servo, f.surface) for f in AuvType.from_yaml(path).fins)
+
+
+def fins_by_surface(t: AuvType, rudders: Sequence[float], elevators: Sequence[float]
+                    ) -> List[Optional[float]]:
+    """Fin deflections in fin order from AeroSim's arrays (rudder / elevator, each in order).
+
+    A missing entry is None (that fin as it is).
+    """
+    out: List[Optional[float]] = []
+    it = {RUDDER: iter(rudders), ELEVATOR: iter(elevators)}
+    for fin in t.fins:
+        out.append(next(it[fin.surface], None))
+    return out
+
+
+AUV_DT_S = 1.0 / 100.0          # an AUV's own step in a world [s]
+
+
+class AuvModel:
+    """One AUV of a world (sim_core.kinds.VehicleModel), on its own 100 Hz step.
+
+    Its controller (in process: sim_world.core.controllers.AuvPilot; DUNE over IMC: the
+    imc_bridge's effector_command) sets ``command(thrust_act, fins)``. Contact sphere: half
+    its length. It floats at the surface (on_surface: its hull breaks the surface).
+    """
+
+    kind = VehicleKind.AUV
+
+    def __init__(self, auv_type: AuvType, scenario: Scenario,
+                 environment: Optional[Environment] = None, dt_s: float = AUV_DT_S):
+        """The AUV of auv_type at scenario's start (depth: -initial z); environment: current."""
+        env = scenario.environment if environment is None else environment
+        self.auv_type = auv_type
+        self.scenario = scenario
+        c = env.current_enu
+        self.auv = Auv(auv_type, (c[1], c[0], -c[2]), env.gravity)
+        self.clock = FixedStep(dt_s)
+        self.dt_s = self.clock.step_ns / 1e9
+        self.mass_kg = float(auv_type.mass_kg)
+        self.radius_m = 0.5 * float(auv_type.length_m)
+        self.deck: Optional[DeckSpec] = None
+        self.reset()
+
+    @classmethod
+    def from_member(cls, member: Member, environment: Optional[Environment] = None
+                    ) -> 'AuvModel':
+        """The AUV of member (its AUV file and start; environment: the scenario's)."""
+        sc = member.scenario
+        return cls(AuvType.from_yaml(sc.vehicle_file), sc, environment)
+
+    def reset(self) -> None:
+        """At the start, at rest, commands 0: at the surface unless the start is deeper."""
+        s = self.scenario
+        e, n, u = (float(x) for x in s.initial_position_enu)
+        depth = -u if u < 0.0 else self._float_depth()
+        self.auv.reset((n, e, depth), euler_ned_to_quat(0.0, 0.0,
+                                                        math.radians(s.initial_yaw_deg)))
+        self.clock.reset()
+
+    def _float_depth(self) -> float:
+        """The depth [m] at which it floats at rest (buoyancy = weight)."""
+        a = self.auv
+        return (a.weight / a.buoyancy - 0.5) * self.auv_type.diameter_m
+
+    def command(self, thrust_act: Optional[float] = None,
+                fins: Optional[Sequence[Optional[float]]] = None) -> None:
+        """Thruster [-1, 1] and fin deflections [rad] in fin order (None: unchanged).
+
+        Clipped to the vehicle's limits; ValueError if not finite.
+        """
+        if thrust_act is not None and not math.isfinite(thrust_act):
+            raise ValueError(f'thrust {thrust_act!r}: not finite')
+        if fins is not None and any(d is not None and not math.isfinite(d) for d in fins):
+            raise ValueError(f'fins {list(fins)!r}: not finite')
+        self.auv.command(thrust_act, fins)
+
+    def effector(self, throttle: Sequence[float], rudders: Sequence[float],
+                 elevators: Sequence[float]) -> None:
+        """AeroSim's AircraftEffectorCommand arrays: thruster and fin angles, checked.
+
+        throttle_cmd[0] in [-1, 1], the rudder fins' and the elevator fins' angles [rad], each
+        in fin order (empty: unchanged); FieldError naming what is bad.
+        """
+        for name, arr, lo, hi in (('throttle_cmd', throttle, -1.0, 1.0),
+                                  ('rudder_cmd_angle_rad', rudders, -math.pi, math.pi),
+                                  ('elevator_cmd_angle_rad', elevators, -math.pi, math.pi)):
+            for k, x in enumerate(arr):
+                number(x, f'{name}[{k}]', lo, hi)
+        n = {RUDDER: len(rudders), ELEVATOR: len(elevators)}
+        have = {RUDDER: sum(f.surface == RUDDER for f in self.auv_type.fins),
+                ELEVATOR: sum(f.surface == ELEVATOR for f in self.auv_type.fins)}
+        for surf, name in ((RUDDER, 'rudder_cmd_angle_rad'), (ELEVATOR, 'elevator_cmd_angle_rad')):
+            if n[surf] > have[surf]:
+                raise FieldError('value', f'{name}: {n[surf]} angles, this AUV has '
+                                 f'{have[surf]} {surf} fins')
+        self.command(float(throttle[0]) if len(throttle) else None,
+                     fins_by_surface(self.auv_type, rudders, elevators))
+
+    def holds(self, heading_deg: Optional[float], speed_mps: Optional[float]) -> None:
+        """Refused (FieldError): guidance has no depth, an AUV takes its actuators.
+
+        DesiredHeading/DesiredSpeed would leave the depth to nobody: DUNE's own depth, pitch
+        and heading loops drive the fins.
+        """
+        raise FieldError('value', 'an AUV takes actuator commands (effector_command: thruster '
+                         'and fins), not heading and speed holds')
+
+    def apply_command(self, cmd) -> None:
+        """No flight controller drives an AUV over MAVLink: FieldError."""
+        raise FieldError('type', 'an AUV takes no MAVLink command (its controllers: builtin, or '
+                         'imc: its effector_command)')
+
+    def step(self, dt_s: float) -> None:
+        """Advance the world's dt_s [s]: each AUV step due."""
+        for _ in range(self.clock.due(dt_s)):
+            self.auv.step(self.dt_s)
+
+    def sample(self, t_ns: int) -> VehicleSample:
+        """The state now (ENU/FLU), stamped t_ns."""
+        a = self.auv
+        nu = a.nu
+        return VehicleSample(t_ns, tuple(float(x) for x in ned_to_enu(a.p)),
+                             tuple(float(x) for x in ned_to_enu(a.velocity_ned())),
+                             tuple(float(x) for x in q_ned_frd_to_enu_flu(a.q)),
+                             tuple(float(x) for x in ned_to_enu(a.acc_ned)),
+                             (float(nu[3]), -float(nu[4]), -float(nu[5])))
+
+    def angular_acceleration_flu(self) -> Tuple[float, float, float]:
+        """Body angular acceleration [rad/s^2], FLU."""
+        d = self.auv.nu_dot
+        return (float(d[3]), -float(d[4]), -float(d[5]))
+
+    def push(self, dp_enu: Sequence[float], dv_enu: Sequence[float]) -> None:
+        """Move by dp_enu [m] and change the velocity by dv_enu [m/s] (into the body frame)."""
+        a = self.auv
+        a.p = [a.p[0] + float(dp_enu[1]), a.p[1] + float(dp_enu[0]), a.p[2] - float(dp_enu[2])]
+        dv = _mul_t(rot(a.q), (float(dv_enu[1]), float(dv_enu[0]), -float(dv_enu[2])))
+        a.nu = [a.nu[0] + dv[0], a.nu[1] + dv[1], a.nu[2] + dv[2]] + a.nu[3:]
+
+    def on_surface(self) -> bool:
+        """Its hull breaks the surface (less than all of it under water)."""
+        return self.auv.submerged(self.auv.depth) < 1.0
+
+    def carry(self, carried: Optional[Carried]) -> None:
+        """An AUV does not rest on a deck (sim_core.kinds lands_on_decks)."""
+        raise NotImplementedError('an AUV does not land on a deck')
