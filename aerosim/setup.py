@@ -23,6 +23,7 @@ setup(
         ('share/' + PACKAGE + '/config/scenarios', glob('config/scenarios/*.yaml')),
         ('share/' + PACKAGE + '/config/vehicles', glob('config/vehicles/*.yaml')),
         ('share/' + PACKAGE + '/config/boats', glob('config/boats/*.yaml')),
+        ('share/' + PACKAGE + '/config/auvs', glob('config/auvs/*.yaml')),
         ('share/' + PACKAGE + '/config/aircraft', glob('config/aircraft/*.yaml')),
         ('share/' + PACKAGE + '/config/dune', glob('config/dune/*.ini')),
         ('share/' + PACKAGE + '/config/px4', glob('config/px4/*.params')),

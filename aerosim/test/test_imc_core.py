@@ -273,6 +273,48 @@ def test_imc_core_drives_the_actuators_and_refuses_with_the_kind():
     assert core.arbiter.level == 'guidance' and core.counts['level_switches'] == 1
 
 
+def test_an_auvs_bridge_moves_each_fin_by_its_servo_id_from_duness_servo_positions():
+    """DUNE's LAUV: Simulators.Servos' ServoPosition ids 0-3 drive the fins.
+
+    (Where its servos moved the fins, in VSIM's sense; values exact in IMC's fp32.) The
+    allocator's SetServoPosition (one of four through the LAUV ini's rate limiter per second)
+    is ignored unless fin_source says so.
+    """
+    from sim_core.paths import resolve_config_path
+    lauv = str(resolve_config_path('lauv', None, 'auvs'))
+    core = imc_core(vehicle_file=lauv)
+    peer = ('127.0.0.125', 6002)
+    pos = imcpy.ServoPosition()
+    pos.id, pos.value = 1, 0.125                              # port elevator
+    act = core.on_datagram(imc_bytes(pos, dst=0xFFFF), peer, 1.0, 0.0)
+    assert act.reject is None and act.effector == [(None, (0.0, 0.0), (0.125, 0.0))]
+    pos.id, pos.value = 3, -0.25                             # upper rudder
+    act = core.on_datagram(imc_bytes(pos, dst=0xFFFF), peer, 1.0, 0.0)
+    assert act.effector == [(None, (0.0, -0.25), (0.125, 0.0))]
+    cmd = imcpy.SetServoPosition()
+    cmd.id, cmd.value = 2, 0.375
+    n = core.counts['ignored']
+    act = core.on_datagram(imc_bytes(cmd, dst=0xFFFF), peer, 1.0, 0.0)
+    assert act.effector == [] and core.counts['ignored'] == n + 1
+    pos.id = 4                                              # no such fin: refused, nothing moves
+    act = core.on_datagram(imc_bytes(pos), peer, 1.0, 0.0)
+    assert act.reject[0] == 'value' and 'servos 0, 1, 2, 3' in act.reject[1]
+    pos.id, pos.value = 0, float('nan')
+    assert core.on_datagram(imc_bytes(pos), peer, 1.0, 0.0).reject[0] == 'value'
+    assert core.fin_angles == [0.0, 0.125, 0.0, -0.25]
+    # a control level switch puts the thruster and every fin at 0
+    speed = imcpy.DesiredSpeed()
+    speed.value, speed.speed_units = 1.0, imcpy.SpeedUnits.METERS_PS
+    act = core.on_datagram(imc_bytes(speed), peer, 1.0, 0.0)
+    assert act.effector == [(0.0, (0.0, 0.0), (0.0, 0.0))]
+    # the allocator's commands when asked to
+    other = imc_core(vehicle_file=lauv, fin_source='SetServoPosition')
+    act = other.on_datagram(imc_bytes(cmd), peer, 1.0, 0.0)
+    assert act.effector == [(None, (0.0, 0.0), (0.0, 0.375))]
+    with pytest.raises(ConfigError, match='fin_source'):
+        imc_core(vehicle_file=lauv, fin_source='Servos')
+
+
 def test_imc_core_leak_simulation_replies_and_reports_the_entities():
     core = imc_core()
     leak = imcpy.LeakSimulation()

@@ -23,7 +23,9 @@ In:
 - Control, one level at a time (control_level; imc_bridge.core.control): actuators =
   SetThrusterActuation (id thruster_id, -1..1, positive = ahead) and SetServoPosition (id
   rudder_servo_id, rad, positive = bow to port as DUNE's heading controller and plant take it)
-  -> effector_command; guidance = DesiredSpeed (m/s, or % of throttle) and DesiredHeading
+  -> effector_command; an AUV's fins (vehicle_file with fins: config/auvs) by servo id from
+  ServoPosition (DUNE's Simulators.Servos, fin_source) or SetServoPosition, in rad as VSIM
+  takes them, -> effector_command's rudder and elevator arrays (fin order); guidance = DesiredSpeed (m/s, or % of throttle) and DesiredHeading
   (rad) -> autopilot_command (the boat's speed/heading holds). A message of the other level
   switches the level only when addressed to our system id; broadcast copies (DUNE's telemetry
   of its Desired*) are counted as ignored_<level> and drive nothing.
@@ -146,6 +148,7 @@ class ImcConfig:
     topside_position_enu: Tuple[float, ...] = (0.0, 0.0, 0.0)
     vehicle_node: str = 'usv_node'
     vehicle_file: str = ''
+    fin_source: str = 'ServoPosition'
     warn_period_s: float = 2.0
     allow_system_ids: Any = ''
 
@@ -198,6 +201,10 @@ PARAMETERS: Dict[str, tuple] = {
     'topside_position_enu': ('Position of the remote modem (senders of UASimulation) [m], '
                              'ENU',),
     'vehicle_node': ('Node whose tas2acc_pgain/bank2p_pgain DynamicsSimParam sets',),
+    'fin_source': ("An AUV's fins from 'ServoPosition' (DUNE's Simulators.Servos: where its "
+                   'servos moved them, one set per SimulatedState; what VSIM takes) or '
+                   "'SetServoPosition' (the allocator's commands: DUNE's UDP transport lets one "
+                   'of the four through per second with the LAUV ini); the other is ignored',),
     'vehicle_file': ("The vehicle's parameter file (set by the graph): an AUV's fins "
                      '(config/auvs) take SetServoPosition by their servo ids, in rad as '
                      "DUNE's allocator and VSIM take them; '' or a boat: one rudder "
@@ -259,6 +266,9 @@ class ImcBridgeCore:
             if cfg.rudder_positive not in RUDDER_SENSES:
                 raise ValueError(f"rudder_positive: 'port' or 'starboard', got "
                                  f'{cfg.rudder_positive!r}')
+            if cfg.fin_source not in ('ServoPosition', 'SetServoPosition'):
+                raise ValueError(f"fin_source: 'ServoPosition' or 'SetServoPosition', got "
+                                 f'{cfg.fin_source!r}')
             if cfg.thruster_positive not in THRUSTER_SENSES:
                 raise ValueError(f"thruster_positive: 'ahead' or 'astern', got "
                                  f'{cfg.thruster_positive!r}')
@@ -326,6 +336,7 @@ class ImcBridgeCore:
             'EntityList': self._on_entity_list, 'LeakSimulation': self._on_leak,
             'UASimulation': self._on_ua, 'DynamicsSimParam': self._on_dynamics_param,
             'SetThrusterActuation': self._on_thruster, 'SetServoPosition': self._on_servo,
+            'ServoPosition': self._on_servo_position,
             'DesiredSpeed': self._on_speed, 'DesiredHeading': self._on_heading,
         }
 
@@ -614,16 +625,30 @@ class ImcBridgeCore:
         return tuple(tuple(a for (_, surf), a in zip(self.fins, self.fin_angles) if surf == s)
                      for s in (RUDDER, ELEVATOR))       # type: ignore[return-value]
 
+    def _on_servo_position(self, act: Actions, msg, addr: Addr, sim_s: float, now: float):
+        """DUNE's Simulators.Servos: an AUV's fin where its servo has moved it (fin_source)."""
+        if not self.fins or self.cfg.fin_source != 'ServoPosition':
+            self.counts['ignored'] += 1         # DUNE's telemetry (a boat has no fins)
+            return
+        self._fin(act, msg)
+
+    def _fin(self, act: Actions, msg) -> None:
+        """Fin of servo id msg.id to msg.value [rad] (VSIM's sense), if actuators are in force."""
+        ids = [servo for servo, _ in self.fins]
+        if msg.id not in ids:
+            raise ValueError(f'servo id {msg.id}: the fins are servos '
+                             f'{", ".join(map(str, ids))}')
+        number(msg.value, 'value [rad]', -self.cfg.max_rudder_rad, self.cfg.max_rudder_rad)
+        if self._level(act, ACTUATORS, msg):
+            self.fin_angles[ids.index(msg.id)] = float(msg.value)
+            act.effector.append((None,) + self._fin_arrays())
+
     def _on_servo(self, act: Actions, msg, _addr: Addr, _sim_s: float, _now: float):
         if self.fins:           # an AUV's fins: SetServoPosition id k moves the fin of id k
-            ids = [servo for servo, _ in self.fins]
-            if msg.id not in ids:
-                raise ValueError(f'servo id {msg.id}: the fins are servos '
-                                 f'{", ".join(map(str, ids))}')
-            number(msg.value, 'value [rad]', -self.cfg.max_rudder_rad, self.cfg.max_rudder_rad)
-            if self._level(act, ACTUATORS, msg):
-                self.fin_angles[ids.index(msg.id)] = float(msg.value)
-                act.effector.append((None,) + self._fin_arrays())
+            if self.cfg.fin_source != 'SetServoPosition':
+                self.counts['ignored'] += 1     # the allocator's command: ServoPosition rules
+                return
+            self._fin(act, msg)
             return
         if msg.id != self.cfg.rudder_servo_id:
             raise ValueError(f'servo id {msg.id}: the rudder is servo {self.cfg.rudder_servo_id}')
