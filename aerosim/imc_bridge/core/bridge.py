@@ -26,9 +26,10 @@ In:
   -> effector_command; an AUV's fins (vehicle_file with fins: config/auvs) by servo id from
   ServoPosition (DUNE's Simulators.Servos, fin_source) or SetServoPosition, in rad as VSIM
   takes them, -> effector_command's rudder and elevator arrays (fin order); guidance =
-  DesiredSpeed (m/s, or % of throttle) and DesiredHeading (rad) -> autopilot_command (the boat's speed/heading holds). A message of the other level
-  switches the level only when addressed to our system id; broadcast copies (DUNE's telemetry
-  of its Desired*) are counted as ignored_<level> and drive nothing.
+  DesiredSpeed (m/s, or % of throttle) and DesiredHeading (rad) -> autopilot_command (the
+  boat's speed/heading holds). A message of the other level switches the level only when
+  addressed to our system id; broadcast copies (DUNE's telemetry of its Desired*) are counted
+  as ignored_<level> and drive nothing.
 - Heartbeat/Announce: the sender gets our messages while it keeps talking (dynamic_peers).
 
 ImcBridgeCore owns the bridge's state (dynamic peers, leaks, the acoustic link, the control
