@@ -76,5 +76,7 @@ def read_config(node, cls, table: dict, any_type=()):
     for f in dataclasses.fields(cls):
         default = list(f.default) if isinstance(f.default, tuple) else f.default
         v = declare(node, f.name, default, *table[f.name], any_type=f.name in any_type)
-        values[f.name] = tuple(v) if isinstance(f.default, tuple) else v
+        if isinstance(f.default, tuple):     # an empty YAML list comes as no value: none
+            v = () if v is None else tuple(v)
+        values[f.name] = v
     return cls(**values)

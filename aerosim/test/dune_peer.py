@@ -85,6 +85,8 @@ STOCK_ASV = {
                                          'Temperature:0.1, AlignmentState:0.5, Rpm:1, '
                                          'SetServoPosition:1',
 }
+# The stock files a ``[Require ...]`` section stands for (dune_lauv_peer adds DUNE's LAUV).
+STOCK = {'Require asv/basic.ini': STOCK_ASV}
 # Defaults in DUNE's sources where etc/ sets nothing.
 TASK_DEFAULTS = {
     ('Control.ASV.Conventional.Speed', 'MPS PID Gains'): '0, 0, 0',
@@ -102,7 +104,8 @@ def read_dune_ini(path) -> dict:
 
     '#'/';' comment lines; ``[Section]``; ``Option = value``; ``Option+ = value`` appends to
     a value set before (', '); an indented line without '=' continues the last value. A
-    ``[Require asv/basic.ini]`` section stands for DUNE's stock ASV files: STOCK_ASV first.
+    ``[Require asv/basic.ini]`` section stands for DUNE's stock ASV files: STOCK_ASV first
+    (each ``[Require ...]`` of STOCK likewise).
     """
     data: dict = {}
     section = option = None
@@ -113,9 +116,8 @@ def read_dune_ini(path) -> dict:
         m = re.fullmatch(r'\[([^\]]+)\]', line)
         if m:
             section = m.group(1).strip()
-            if section == 'Require asv/basic.ini':
-                for (sec, opt), value in STOCK_ASV.items():
-                    data.setdefault(sec, {})[opt] = value
+            for (sec, opt), value in STOCK.get(section, {}).items():
+                data.setdefault(sec, {})[opt] = value
             continue
         if '=' in line:
             option, _, value = (s.strip() for s in line.partition('='))
@@ -193,12 +195,8 @@ class DunePeer:
         plan: waypoints (north, east) [m] of a plan of Gotos at speed_mps; the first track
         starts where the boat is when the plan starts. ini: DUNE's configuration file.
         """
-        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.udp.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
-        self.udp.bind(('127.0.0.1', udp_port))
-        self.disc = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.disc.bind(('127.0.0.1', discovery_port))
         cfg = self.cfg = DuneConfig(ini)
+        self._open_transport(udp_port, discovery_port, DUNE_ID)
         self.plan = [tuple(map(float, wp)) for wp in plan]
         self.speed = speed_mps
         hd, sp, pc = ('Control.ASV.Conventional.Heading', 'Control.ASV.Conventional.Speed',
@@ -218,29 +216,16 @@ class DunePeer:
                           / cfg.num(pc, 'Corridor -- Width'))
         self.eta_min_speed = cfg.num(pc, 'ETA Minimum Speed')
         self.time_factor = cfg.num('General', 'Time Of Arrival Factor')
-        self.limits = cfg.rate_limits()
         self.gps = Periodic(cfg.gps_hz)
         self.motor = Periodic(cfg.num('Simulators.Motor/Port', 'Execution Frequency'))
-        self.nodes = {}            # system id -> {(ip, port)} of its announced imc+udp services
-        self.contacts = {}         # system id -> [source address, last heard (monotonic)]
-        self.active = {}           # system id -> (ip, port) DUNE sends to
-        self.seen_announces = {}   # source address -> last Announce timestamp (dedupe)
-        self.filtered = 0          # datagrams dropped: sender not discovered
-        self.undecodable = 0       # datagrams dropped: not IMC (e.g. stray RTPS on a reused port)
-        self.first_accepted = None
-        self.announced_at = None
-        self.states = []           # accepted SimulatedState
         self.sent = {'SetServoPosition': 0, 'SetThrusterActuation': 0, 'DesiredHeading': 0,
                      'DesiredSpeed': 0}
-        self.rate_limited = 0      # messages the rate limiters kept from the network
         self.navigations = 0       # EstimatedState made (one per GPS fix)
         self.rudders = []          # (psi error, rudder) of the heading controller
         self.track = []            # (leg, along-track, cross-track [m]) of each SimulatedState
         self.leg = None            # index of the Goto in progress (None: plan not started)
         self.legs = []             # (start, end) of each track, north/east [m]
         self.arrived = False       # the plan completed
-        self._last_refresh = time.monotonic()
-        self._stimes = {}          # rate limiter: message name -> DUNE time last sent
         self._psi = None           # the AHRS's last heading
         self._sstate = None
         self._estate = None        # (x, y, psi, vx, vy, u)
@@ -251,6 +236,28 @@ class DunePeer:
         self._delta = {}           # task -> DUNE time of its last step (Time::Delta)
         self._mps_int = 0.0
         self._desired_rpm = self._previous_rpm = 0.0
+
+    def _open_transport(self, udp_port, discovery_port, dune_id):
+        """DUNE's UDP transport and discovery sockets and tables, as system dune_id."""
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+        self.udp.bind(('127.0.0.1', udp_port))
+        self.disc = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.disc.bind(('127.0.0.1', discovery_port))
+        self.dune_id = dune_id
+        self.limits = self.cfg.rate_limits()
+        self.nodes = {}            # system id -> {(ip, port)} of its announced imc+udp services
+        self.contacts = {}         # system id -> [source address, last heard (monotonic)]
+        self.active = {}           # system id -> (ip, port) DUNE sends to
+        self.seen_announces = {}   # source address -> last Announce timestamp (dedupe)
+        self.filtered = 0          # datagrams dropped: sender not discovered
+        self.undecodable = 0       # datagrams dropped: not IMC (e.g. stray RTPS on a reused port)
+        self.first_accepted = None
+        self.announced_at = None
+        self.states = []           # accepted SimulatedState
+        self.rate_limited = 0      # messages the rate limiters kept from the network
+        self._last_refresh = time.monotonic()
+        self._stimes = {}          # rate limiter: message name -> DUNE time last sent
 
     # --- discovery --------------------------------------------------------------------------
     def _decode(self, data):
@@ -315,7 +322,7 @@ class DunePeer:
                 self.rate_limited += 1
                 return
             self._stimes[name] = now
-        msg.src, msg.src_ent, msg.dst, msg.dst_ent = DUNE_ID, 5, 0xFFFF, 0xFF
+        msg.src, msg.src_ent, msg.dst, msg.dst_ent = self.dune_id, 5, 0xFFFF, 0xFF
         msg.timestamp = time.time()
         data = msg.serialize()
         for target in self.active.values():
