@@ -19,10 +19,10 @@ import sys
 import tempfile
 import time
 
+from sim_world.core.auv_pilot import thrust_for_speed
 import yaml
 
 from sim_dynamics.core.auv import Auv, AuvType
-from sim_world.core.auv_pilot import thrust_for_speed
 
 ROOT = Path(__file__).resolve().parent.parent / 'aerosim'
 BASE_DOMAIN = int(os.environ.get('AEROSIM_BENCH_DOMAIN', '170'))

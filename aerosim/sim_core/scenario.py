@@ -111,6 +111,8 @@ class Environment:
     surface: what lies at z = 0 under an air vehicle in a world (sim_world): 'ground'
     (a touchdown there is a landing, or a ground impact when fast) or 'water' (at sea: any
     touchdown is a ditching). wave_seed: the phases of the waves' motion of the boats.
+    water_depth_m: a flat seabed this deep (an AUV's DVL locks on it within its range); 0: no
+    seabed within reach.
     """
 
     wind_enu: tuple = (0.0, 0.0, 0.0)
@@ -120,6 +122,7 @@ class Environment:
     turbulence: str = 'none'
     surface: str = 'ground'
     wave_seed: int = 0
+    water_depth_m: float = 0.0      # the seabed's depth below the surface [m]; 0 = unknown/deep
 
 
 @dataclass(frozen=True)
@@ -207,7 +210,8 @@ def scenario_from_dict(d: dict, base_dir: Optional[Path] = None,
     environment = Environment(_vec3(env, 'wind_enu', 'environment', lim=60.0),
                               _num(env, 'gravity', 'environment', 9.80665, 0.0, 30.0),
                               _vec3(env, 'current_enu', 'environment', lim=10.0), sea_state,
-                              turbulence, surface, wave_seed)
+                              turbulence, surface, wave_seed,
+                              _num(env, 'water_depth_m', 'environment', 0.0, 0.0, 11000.0))
     mission = _mission(d.get('mission', []), 'scenario.mission', 'mission', origin)
     fleet = _fleet(d.get('vehicles'), kind, vehicle_file, init_yaw, base_dir, origin)
     objs = d.get('objects', [])

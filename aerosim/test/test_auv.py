@@ -229,3 +229,59 @@ def test_an_auv_over_a_link_takes_its_fins_by_role_and_refuses_guidance():
     with pytest.raises(FieldError, match='actuator'):
         model.holds(90.0, 1.0)
     assert model.auv.fin_cmd == pytest.approx([0.1, 0.05, -0.3, 0.2])  # nothing changed
+
+
+def test_the_auvs_sensors_gnss_only_at_the_surface_dvl_over_the_seabed_within_range():
+    import numpy as np
+
+    from sim_sensors.core.underwater import UnderwaterParams, UnderwaterSensors
+    p = UnderwaterParams(depth_std_m=0.0, gnss_std_m=0.0, dvl_std_mps=0.0, ahrs_std_rad=0.0,
+                         ahrs_rate_std_rps=0.0)
+    s = UnderwaterSensors(p, np.random.default_rng(0), water_depth_m=20.0)
+    nu = (1.2, 0.0, 0.0, 0.0, 0.0, 0.0)
+    r = s.sample(0, (10.0, 5.0, 0.1), (0.0, 0.0, 0.0), nu, (0.0, 0.3, 0.0))
+    assert r.gnss_ne == (10.0, 5.0) and r.depth_m == pytest.approx(0.1)
+    assert r.dvl_bottom and r.dvl_uvw == pytest.approx((1.2, 0.3, 0.0))   # over ground
+    r = s.sample(1_000_000_000, (10.0, 5.0, 0.25), (0.0, 0.0, math.pi / 2), nu,
+                 (0.0, 0.3, 0.0))
+    assert r.gnss_ne is None and r.gnss_lost                 # 5 cm too deep: no fix
+    assert r.dvl_uvw == pytest.approx((1.5, 0.0, 0.0))       # heading east: the current ahead
+    assert r.euler == pytest.approx((0.0, 0.0, math.pi / 2))
+    deep = UnderwaterSensors(p, np.random.default_rng(0), water_depth_m=50.0)
+    r = deep.sample(0, (0.0, 0.0, 5.0), (0.0, 0.0, 0.0), nu, (0.0, 0.3, 0.0))
+    assert not r.dvl_bottom and r.dvl_uvw == pytest.approx((1.2, 0.0, 0.0))  # water track
+    assert UnderwaterSensors(p, np.random.default_rng(0)).bottom_lock(5.0) is False
+    # the noise: same seed, same stream; its spread as declared
+    a, b = (UnderwaterSensors(UnderwaterParams(), np.random.default_rng(3)) for _ in range(2))
+    da = [a.sample(k * 100_000_000, (0, 0, 5.0), (0, 0, 0), nu).depth_m for k in range(2000)]
+    db = [b.sample(k * 100_000_000, (0, 0, 5.0), (0, 0, 0), nu).depth_m for k in range(2000)]
+    assert da == db and np.std(da) == pytest.approx(0.05, rel=0.1)
+    with pytest.raises(ConfigError, match='gnss_rate_hz'):
+        UnderwaterParams(gnss_rate_hz=0.0)
+
+
+def test_the_builtin_controller_navigates_on_its_sensors_and_a_fix_corrects_it():
+    """Under water it dead-reckons on the DVL; the first fix after the dive says how far off."""
+    sc = load_scenario('dive')
+    ms = world_members(sc)
+    w = World.build(ms, make_model, make_controller)
+    pilot, model = w.controller('auv0'), w.model('auv0')
+    t_ns, worst = 0, 0.0
+    while not pilot.done and t_ns < 600e9:
+        w.step(0.004, t_ns)
+        t_ns += 4_000_000
+        if model.auv.depth > 0.5:
+            worst = max(worst, math.dist(pilot.nav.ne, model.auv.p[:2]))
+    assert pilot.done and 0.0 < worst < 3.0, worst          # bottom lock at 5 m over 20 m
+    (t_fix, jump), = pilot.nav.corrections
+    assert 150.0 < t_fix < 300.0 and jump < 5.0
+
+
+def test_an_environment_water_depth_is_checked():
+    d = {'name': 'x', 'origin': {'lat_deg': 41.0, 'lon_deg': -8.0, 'alt_m': 0.0},
+         'vehicle': {'kind': 'auv', 'params': 'lauv'}}
+    assert scenario_from_dict(dict(d, environment={'water_depth_m': 20})).environment \
+        .water_depth_m == 20.0
+    for bad in (-1.0, 'deep', float('inf'), True):
+        with pytest.raises(ConfigError, match='water_depth_m'):
+            scenario_from_dict(dict(d, environment={'water_depth_m': bad}))

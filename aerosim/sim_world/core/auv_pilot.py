@@ -8,6 +8,12 @@ fins 0), floats up on its reserve buoyancy and, once at the surface (its axis sh
 SURFACE_DEPTH_M: the hull and GPS antenna out of the water), stays hold_s seconds, as a LAUV
 surfaces for a GPS fix. A hold at depth: stopped there (it rises slowly meanwhile).
 
+It flies on its own sensors (sim_sensors.core.underwater, seeded by the member's index), not
+on truth: AuvNavigator takes the depth sensor, the AHRS, GNSS fixes while at the surface and
+dead-reckons on the DVL under water (bottom lock within its range of the scenario's seabed,
+environment.water_depth_m; else water track, blind to the current); the first fix after a
+dive logs how far off the dead reckoning was.
+
 Loops (DUNE's LAUV structure: an outer depth loop commanding pitch, an inner pitch loop on
 the elevators, a heading loop on the rudders, speed on the thruster):
     horizontal   line of sight along the leg from the last waypoint (the start for the first):
@@ -30,9 +36,17 @@ the elevators, a heading loop on the rudders, speed on the thruster):
 import math
 from typing import List, NamedTuple, Optional, Tuple
 
+import numpy as np
+
 from sim_core.frames import wrap_pi
 from sim_core.members import Member
 from sim_dynamics.core.auv import ELEVATOR, RUDDER, AuvModel, AuvType
+from sim_sensors.core.underwater import (
+    UnderwaterParams,
+    UnderwaterReadings,
+    UnderwaterSensors,
+    rotation,
+)
 
 PILOT_RATE_HZ = 50.0
 NS_PER_S = 1_000_000_000
@@ -65,6 +79,46 @@ def thrust_for_speed(t: AuvType, speed: float) -> float:
     return min(1.0, n * 60.0 / t.max_rpm)
 
 
+class AuvNavigator:
+    """The pilot's own navigation: GNSS fixes at the surface, dead reckoning under water.
+
+    Depth from the depth sensor, attitude and rates from the AHRS, the position from each GNSS
+    fix while at the surface, else integrated from the DVL's body velocity turned by the AHRS
+    attitude (over the seabed with bottom lock; through the water without: the current is
+    then unseen and the estimate drifts with it). ``corrections``: (sim time [s], the jump [m])
+    of the first fix after a dive, the dead reckoning's error then.
+    """
+
+    def __init__(self, start_ne: Tuple[float, float]):
+        """Starting at start_ne (north, east [m]), level, at rest, at the surface."""
+        self.ne = (float(start_ne[0]), float(start_ne[1]))
+        self.depth = 0.0
+        self.euler = (0.0, 0.0, 0.0)
+        self.pqr = (0.0, 0.0, 0.0)
+        self.uvw = (0.0, 0.0, 0.0)
+        self.corrections: List[Tuple[float, float]] = []
+        self._dived = False
+
+    def update(self, r: UnderwaterReadings, dt: float, t_s: float) -> None:
+        """Take the readings of one instant, dt [s] after the last."""
+        if r.euler is not None:
+            self.euler, self.pqr = r.euler, r.pqr or self.pqr
+        if r.depth_m is not None:
+            self.depth = r.depth_m
+        if r.dvl_uvw is not None:
+            self.uvw = r.dvl_uvw
+        if r.gnss_ne is not None:
+            if self._dived:
+                self.corrections.append((t_s, math.dist(self.ne, r.gnss_ne)))
+                self._dived = False
+            self.ne = r.gnss_ne
+            return
+        if r.gnss_lost:
+            self._dived = True
+        v = rotation(self.euler) @ np.asarray(self.uvw)
+        self.ne = (self.ne[0] + float(v[0]) * dt, self.ne[1] + float(v[1]) * dt)
+
+
 class AuvPilot:
     """The built-in AUV controller (module docstring); the world updates it at rate_hz."""
 
@@ -87,6 +141,8 @@ class AuvPilot:
                                  max(float(it.acceptance_radius_m), float(t.length_m)),
                                  float(it.hold_s)))
         self.waypoints = tuple(wps)
+        self.water_depth_m = float(sc.environment.water_depth_m)
+        self.seed = int(member.index)       # the noise of member k's sensors: seed k
         self._rudders = [k for k, f in enumerate(t.fins) if f.surface == RUDDER]
         self._elevators = [k for k, f in enumerate(t.fins) if f.surface == ELEVATOR]
         self.log: List[Tuple[float, str]] = []
@@ -103,6 +159,9 @@ class AuvPilot:
         self._zi = 0.0
         self._ui = 0.0
         self.log = []
+        self.sensors = UnderwaterSensors(UnderwaterParams(), np.random.default_rng(self.seed),
+                                         self.water_depth_m)
+        self.nav = AuvNavigator((self.start[1], self.start[0]))
 
     @property
     def done(self) -> bool:
@@ -123,8 +182,15 @@ class AuvPilot:
         """Steer for the waypoint ahead at its depth: set the thruster and the fins."""
         dt = 0.0 if self._last_ns is None else (t_ns - self._last_ns) / NS_PER_S
         self._last_ns = t_ns
+        a = self.model.auv
+        fixes = len(self.nav.corrections)
+        self.nav.update(self.sensors.sample(t_ns, a.p, a.euler(), a.nu, a.current), dt,
+                        t_ns * 1e-9)
+        if len(self.nav.corrections) > fixes:
+            self.log.append((t_ns * 1e-9, f'GNSS fix after the dive: the dead reckoning was '
+                                          f'{self.nav.corrections[-1][1]:.2f} m off'))
         if self._surfacing:
-            if self.model.auv.depth > SURFACE_DEPTH_M:
+            if self.nav.depth > SURFACE_DEPTH_M:
                 return
             self._surfacing = False
             self._hold_until_ns = t_ns + int(round(self._hold_s * NS_PER_S))
@@ -137,8 +203,7 @@ class AuvPilot:
                                                            else 'under way')))
         if self._k >= len(self.waypoints):
             return
-        a = self.model.auv
-        x, y = a.p[1], a.p[0]               # east, north [m]
+        y, x = self.nav.ne                  # north, east [m]: the pilot's estimate
         wp = self.waypoints[self._k]
         last = self._k == len(self.waypoints) - 1
         te, tn = wp.e - self._prev[0], wp.n - self._prev[1]
@@ -149,7 +214,7 @@ class AuvPilot:
         if dist <= wp.radius or (not last and leg > 1e-6 and along >= leg):
             how = f'within {dist:.1f} m' if dist <= wp.radius else f'passed at {dist:.1f} m'
             self.log.append((t_ns * 1e-9, f'waypoint {wp.item} reached ({how}) at depth '
-                             f'{a.depth:.2f} m'))
+                             f'{self.nav.depth:.2f} m'))
             self._prev = (wp.e, wp.n)
             self._k += 1
             if wp.hold_s > 0.0 or self._k >= len(self.waypoints):
@@ -160,7 +225,7 @@ class AuvPilot:
                 return
             if wp.hold_s > 0.0:
                 self._hold_until_ns = t_ns + int(round(wp.hold_s * NS_PER_S))
-                self.log.append((t_ns * 1e-9, f'stopped at {a.depth:.1f} m: holding '
+                self.log.append((t_ns * 1e-9, f'stopped at {self.nav.depth:.1f} m: holding '
                                  f'{wp.hold_s:g} s'))
             if self.done:
                 self.log.append((t_ns * 1e-9, 'plan complete'))
@@ -173,15 +238,14 @@ class AuvPilot:
         self._steer(course, wp.depth, dt)
 
     def _steer(self, course: float, depth_d: float, dt: float) -> None:
-        a = self.model.auv
-        t = self.model.auv_type
-        roll, pitch, psi = a.euler()
-        u, q, r = a.nu[0], a.nu[4], a.nu[5]
-        ez = a.depth - depth_d
+        t, nav = self.model.auv_type, self.nav
+        roll, pitch, psi = nav.euler
+        u, q, r = nav.uvw[0], nav.pqr[1], nav.pqr[2]
+        ez = nav.depth - depth_d
         if abs(ez) < INTEGRATE_WITHIN_M:        # no wind-up on the way down or up
             self._zi = max(-50.0, min(50.0, self._zi + ez * dt))
         pitch_d = max(-MAX_PITCH, min(MAX_PITCH, K_Z * ez + K_ZI * self._zi))
-        s = max(0.25, min(4.0, (self.cruise_mps / max(0.1, a.speed())) ** 2))
+        s = max(0.25, min(4.0, (self.cruise_mps / max(0.1, math.hypot(*nav.uvw))) ** 2))
         elevator = -(K_THETA * (pitch_d - pitch) - K_Q * q) * s
         rate_d = max(-MAX_YAW_RATE, min(MAX_YAW_RATE, K_PSI * wrap_pi(course - psi)))
         rudder = -K_R * (rate_d - r) * s
