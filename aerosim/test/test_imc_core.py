@@ -54,6 +54,28 @@ def test_range_limit_loss_rate_and_order():
     assert [d.range_m for d in ordered.due(10.0)] == [100.0, 500.0, 900.0]
 
 
+def test_acoustic_loss_grows_with_range_by_the_sonar_equation():
+    """SL - TL(R) - NL against DT: TL = 20 log10 R + Thorp's absorption (6.1 dB/km at 25 kHz)."""
+    from imc_bridge.core.acoustic import arrival_probability, thorp_db_per_km
+    assert thorp_db_per_km(25.0) == pytest.approx(6.1, abs=0.05)      # Thorp, 25 kHz
+    p = AcousticParams(max_range_m=1e5)
+    # half the frames where the margin is 0: 185 - 20 log10 R - 6.1 R/1000 - 90 - 10 = 0
+    r_half = next(r for r in range(1000, 6000) if arrival_probability(p, r) < 0.5)
+    tl = 20 * math.log10(r_half) + thorp_db_per_km(25.0) * r_half / 1000
+    assert tl == pytest.approx(85.0, abs=0.1) and 2500 < r_half < 2800
+    link = AcousticLink(AcousticParams(max_range_m=1e5, seed=3))
+    rates = []
+    for r in (1000.0, r_half, 4000.0):
+        out = [link.transmit(0.0, DATA, 1, 2, 1000, b'x', r) for _ in range(2000)]
+        rates.append(out.count('lost') / 2000)
+    assert rates[0] < 0.01 and rates[1] == pytest.approx(0.5, abs=0.05) and rates[2] > 0.99
+    # a quieter sea (NL 20 dB lower) carries 4 km
+    quiet = AcousticParams(max_range_m=1e5, noise_level_db=70.0)
+    assert arrival_probability(quiet, 4000.0) > 0.98
+    with pytest.raises(ConfigError, match='frequency_khz'):
+        AcousticParams(frequency_khz=0.0)
+
+
 @pytest.mark.parametrize('args', [(PING_REPLY, 100, 10.0), (7, 100, 10.0), (DATA, 0, 10.0),
                                   (DATA, 100, float('nan'))])
 def test_what_the_channel_cannot_carry_is_refused(args):

@@ -16,7 +16,8 @@ In:
 - LeakSimulation (51): OFF/ON for the listed leak entities (empty = all); the leak state goes
   to the latched leaks topic (aerosim_msgs/LeakState) and back to the sender.
 - UASimulation (52): DATA and PING through a simulated acoustic link (range / sound speed +
-  bits / speed, range limit, loss); DATA for us goes to acoustic/rx, a PING is answered by a
+  bits / speed, range limit, a loss growing with range by the sonar equation, and a fixed
+  loss); DATA for us goes to acoustic/rx, a PING is answered by a
   PING_REPLY from us after the two-way travel time. acoustic/tx sends ours the other way.
 - DynamicsSimParam (53): REQUEST -> REPORT of the vehicle node's tas2acc_pgain/bank2p_pgain;
   SET range-checks, sets them on the vehicle node (ROS parameter services), answers REPORT.
@@ -144,6 +145,10 @@ class ImcConfig:
     sound_speed_mps: float = 1500.0
     acoustic_range_m: float = 1000.0
     acoustic_loss: float = 0.0
+    acoustic_frequency_khz: float = 25.0
+    acoustic_source_level_db: float = 185.0
+    acoustic_noise_level_db: float = 90.0
+    acoustic_detection_snr_db: float = 10.0
     seed: int = 0
     origin_geoid_height_m: float = HARBOUR_GEOID_HEIGHT_M
     topside_position_enu: Tuple[float, ...] = (0.0, 0.0, 0.0)
@@ -192,7 +197,13 @@ PARAMETERS: Dict[str, tuple] = {
     'max_rudder_rad': ('Largest |SetServoPosition| accepted [rad]', 0.01, math.pi),
     'sound_speed_mps': ('Sound speed [m/s]', 1300.0, 1700.0),
     'acoustic_range_m': ('Acoustic link range [m]', 1.0, 1e5),
-    'acoustic_loss': ('Loss probability per leg [-]', 0.0, 1.0),
+    'acoustic_loss': ('Loss probability per leg [-], on top of the range-dependent loss',
+                      0.0, 1.0),
+    'acoustic_frequency_khz': ("Acoustic modem's carrier [kHz] (Thorp's absorption)", 0.1,
+                               1000.0),
+    'acoustic_source_level_db': ('Modem source level [dB re 1 uPa at 1 m]', 0.0, 250.0),
+    'acoustic_noise_level_db': ('Noise level in the modem band [dB re 1 uPa]', 0.0, 200.0),
+    'acoustic_detection_snr_db': ('SNR at which half the frames decode [dB]', -50.0, 100.0),
     'seed': ('Random seed (acoustic losses)', 0, 2**31 - 1),
     'origin_geoid_height_m': ('Geoid (EGM96) height above the WGS-84 ellipsoid at the scenario '
                               'origin [m]: IMC heights are above the ellipsoid = the origin '
@@ -290,7 +301,11 @@ class ImcBridgeCore:
             self.allow_ids = parse_id_list(cfg.allow_system_ids, 'allow_system_ids', 0, 0xFFFE)
             self.acoustic = AcousticLink(AcousticParams(
                 sound_speed_mps=cfg.sound_speed_mps, max_range_m=cfg.acoustic_range_m,
-                loss_probability=cfg.acoustic_loss, seed=cfg.seed))
+                loss_probability=cfg.acoustic_loss, seed=cfg.seed,
+                frequency_khz=cfg.acoustic_frequency_khz,
+                source_level_db=cfg.acoustic_source_level_db,
+                noise_level_db=cfg.acoustic_noise_level_db,
+                detection_snr_db=cfg.acoustic_detection_snr_db))
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
         # an AUV's fins (servo id, surface) in fin order; a boat: none (one rudder)
