@@ -24,7 +24,8 @@ stamps: the bridge's ``timestamps: sim`` lets a test run off real time):
   pitch_ref = -PID_depth(z_ref - depth, -zdot) within +-15 deg (10 deg nose up when the
   reference and the depth are both within 0.3 m of the surface); m = PID_pitch(pitch_ref -
   theta, -(q cos phi - r sin phi)) within +-25 deg; rate_ref = PID_heading(wrap(psi_ref - psi))
-  within +-30 deg/s; n = PID_rate(rate_ref - r) within +-25 deg; k = PID_roll(-phi, -(p + ...)).
+  within +-30 deg/s; n = PID_rate(rate_ref - r) within +-25 deg; k = PID_roll(-phi, -(p + ...))
+  when ``Enable roll controller`` (stock: true; our ini: false).
 - Control.AUV.Allocator (Allocator/Task.cpp): fins 0, 3 (rudders) = -n, fins 1, 2 (elevators)
   = -m, the roll k added antisymmetrically (1 and 3 +k, 0 and 2 -k) within the margins, each
   fin within +-25 deg and 300 deg/s: four SetServoPosition, which the LAUV ini's UDP rate
@@ -76,6 +77,7 @@ STOCK_LAUV = {
     ('Control.AUV.Attitude', 'Heading Rate PID Gains'): '1.2, 0.0, 0.0',
     ('Control.AUV.Attitude', 'Maximum Fin Rotation'): '25.0',
     ('Control.AUV.Attitude', 'Roll PID Gains'): '2.1, 0.0, 0.4',
+    ('Control.AUV.Attitude', 'Enable roll controller'): 'true',
     ('Control.AUV.Allocator', 'Maximum Fin Rotation'): '25.0',          # auv/control.ini
     ('Control.AUV.Allocator', 'Maximum Rotation Rate'): '300.0',
     ('Control.AUV.Speed', 'MPS Feedforward Gain'): '1000.0',            # auv/control.ini
@@ -142,6 +144,7 @@ class DuneLauvPeer(DunePeer):
         fin = D(cfg.num(att, 'Maximum Fin Rotation'))
         self.pid_rate = Pid(cfg.nums(att, 'Heading Rate PID Gains'), fin)
         self.pid_roll = Pid(cfg.nums(att, 'Roll PID Gains'), fin)
+        self.roll_on = cfg.get(att, 'Enable roll controller').strip().lower() == 'true'
         self.surface_pitch = D(cfg.num(att, 'Pitch Angle At Surface'))
         self.underwater = cfg.num('General', 'Underwater Depth Threshold')
         self.fin_max = D(cfg.num('Control.AUV.Allocator', 'Maximum Fin Rotation'))
@@ -171,6 +174,7 @@ class DuneLauvPeer(DunePeer):
         self.done_at = []           # DUNE time each maneuver was done
         self.arrived = False
         self.nav_error = []         # (DUNE time, depth, horizontal error [m]) per navigation
+        self.rolls = []             # the true roll [rad] of each SimulatedState
         self._fix = None            # the last valid GpsFix (x, y), consumed by the navigation
         self._dvl = None            # body ground velocity (u, v, w) of the last DVL reading
         self._depth = 0.0
@@ -197,6 +201,7 @@ class DuneLauvPeer(DunePeer):
     def _on_simulated_state(self, s):
         now = s.timestamp
         self._sstate = s
+        self.rolls.append(s.phi)
         if self.gps.due(now) and s.z <= self.gps_depth:
             self._fix = (s.x, s.y)
         if self.dvl.due(now):
@@ -349,7 +354,7 @@ class DuneLauvPeer(DunePeer):
                                          -(sr * e['q'] + cr * e['r']) / cp, dt)
         n = self.pid_rate.step(rate_ref - e['r'], 0.0, dt)
         k = self.pid_roll.step(-phi, -(e['p'] + math.tan(th) * (sr * e['q'] + cr * e['r'])),
-                               dt)
+                               dt) if self.roll_on else 0.0
         self._allocate(n, m, k, dt, now)
 
     def _allocate(self, n, m, k, dt, now):
@@ -392,6 +397,11 @@ class DuneLauvPeer(DunePeer):
         self._send(th, now)
 
     # --- figures ------------------------------------------------------------------------------
+    def roll_rms_deg(self):
+        """RMS of the true roll [deg] over the run."""
+        return math.degrees(math.sqrt(sum(r * r for r in self.rolls) / len(self.rolls))) \
+            if self.rolls else None
+
     def nav_error_under_water(self, depth_m=0.5):
         """(mean, max) horizontal navigation error [m] while deeper than depth_m."""
         errs = [e for _, z, e in self.nav_error if z > depth_m]
