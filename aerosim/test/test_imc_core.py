@@ -324,6 +324,12 @@ def test_an_auvs_bridge_moves_each_fin_by_its_servo_id_from_duness_servo_positio
     pos.id, pos.value = 0, float('nan')
     assert core.on_datagram(imc_bytes(pos), peer, 1.0, 0.0).reject[0] == 'value'
     assert core.fin_angles == [0.0, 0.125, 0.0, -0.25]
+    # DUNE's plan traffic with another system, relayed to us: counted, not refused
+    relayed = core.counts['relayed']
+    for msg in (imcpy.PlanControl(), imcpy.TransmissionRequest()):
+        act = core.on_datagram(imc_bytes(msg, dst=0x3F70), peer, 1.0, 0.0)
+        assert act.reject is None
+    assert core.counts['relayed'] == relayed + 2
     # a control level switch puts the thruster and every fin at 0
     speed = imcpy.DesiredSpeed()
     speed.value, speed.speed_units = 1.0, imcpy.SpeedUnits.METERS_PS
