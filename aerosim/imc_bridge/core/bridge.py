@@ -101,11 +101,11 @@ HOUSEKEEPING = frozenset((
     'EntityState', 'QueryEntityState', 'EntityActivationState', 'QueryEntityActivationState',
     'EntityParameters', 'CpuUsage', 'StorageUsage', 'Voltage', 'Current', 'FuelLevel',
     'Temperature', 'TransportBindings', 'RSSI', 'LinkLatency',
-    # a vehicle's DUNE relays its plan traffic with the clients and its own transmission
-    # requests to every node (seen with DUNE's LAUV: PlanControl replies to a console,
-    # TransmissionRequest and IridiumMsgTx to itself)
-    'PlanControl', 'PlanControlState', 'PlanDB', 'TransmissionRequest', 'TransmissionStatus',
-    'IridiumMsgTx', 'IridiumTxStatus'))
+    # a vehicle's DUNE relays its plan traffic with the consoles and its own transmission
+    # requests to every node (seen with DUNE's LAUV: a console's PlanSpecification to DUNE,
+    # PlanControl replies to the console, TransmissionRequest and IridiumMsgTx to itself)
+    'PlanControl', 'PlanControlState', 'PlanDB', 'PlanSpecification', 'TransmissionRequest',
+    'TransmissionStatus', 'IridiumMsgTx', 'IridiumTxStatus'))
 MAX_SPEED_MPS, MAX_SPEED_PCT = 50.0, 100.0      # DesiredSpeed accepted
 # EGM96 geoid height at the harbour scenario's origin (41.185242 N, 8.706139 W) [m]: the 15'
 # EGM96 grid (egm9615) bilinearly interpolated, as DUNE's Coordinates::WMM::height (the WMM
