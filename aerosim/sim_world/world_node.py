@@ -267,7 +267,7 @@ class WorldNode(SimTimeNode):
         self.create_subscription(AircraftEffectorCommand, f'/{m.name}/effector_command',
                                  lambda msg: self._on_imc_effector(msg, i), qos.COMMAND)
         self.create_subscription(AutopilotCommand, f'/{m.name}/autopilot_command',
-                                 lambda msg: self._on_boat_autopilot(msg, i), qos.COMMAND)
+                                 lambda msg: self._on_imc_autopilot(msg, i), qos.COMMAND)
 
     @serialized
     def _on_imc_effector(self, msg: AircraftEffectorCommand, i: int):
@@ -279,7 +279,7 @@ class WorldNode(SimTimeNode):
             return self._reject(f'/{self.members[i].name} effector_command', str(exc))
 
     @serialized
-    def _on_boat_autopilot(self, msg: AutopilotCommand, i: int):
+    def _on_imc_autopilot(self, msg: AutopilotCommand, i: int):
         """heading_hold + heading_setpoint_deg, airspeed_hold + airspeed_setpoint_kts [kn]."""
         what = f'/{self.members[i].name} autopilot_command'
         try:

@@ -47,6 +47,7 @@ from sim_sensors.core.underwater import (
     UnderwaterSensors,
     rotation,
 )
+from sim_world.core.controllers import line_of_sight
 
 PILOT_RATE_HZ = 50.0
 NS_PER_S = 1_000_000_000
@@ -129,6 +130,7 @@ class AuvPilot:
         self.model = model
         self.rate_hz = float(rate_hz)
         self.cruise_mps = member.cruise_speed_mps or t.cruise_speed_mps
+        self.thrust_ff = thrust_for_speed(t, self.cruise_mps)   # the cruise's actuation
         self.start = (float(sc.initial_position_enu[0]), float(sc.initial_position_enu[1]))
         self.mission_len = len(sc.mission)
         wps = []
@@ -206,15 +208,10 @@ class AuvPilot:
         y, x = self.nav.ne                  # north, east [m]: the pilot's estimate
         wp = self.waypoints[self._k]
         last = self._k == len(self.waypoints) - 1
-        te, tn = wp.e - self._prev[0], wp.n - self._prev[1]
-        leg = math.hypot(te, tn)
-        dist = math.hypot(wp.e - x, wp.n - y)
-        along = ((x - self._prev[0]) * te + (y - self._prev[1]) * tn) / leg if leg > 1e-6 \
-            else 0.0
-        if dist <= wp.radius or (not last and leg > 1e-6 and along >= leg):
-            how = f'within {dist:.1f} m' if dist <= wp.radius else f'passed at {dist:.1f} m'
-            self.log.append((t_ns * 1e-9, f'waypoint {wp.item} reached ({how}) at depth '
-                             f'{self.nav.depth:.2f} m'))
+        step = line_of_sight(self._prev, (wp.e, wp.n), wp.radius, x, y, last, LOOKAHEAD_M)
+        if step.reached:
+            self.log.append((t_ns * 1e-9, f'waypoint {wp.item} reached ({step.reached}) at '
+                             f'depth {self.nav.depth:.2f} m'))
             self._prev = (wp.e, wp.n)
             self._k += 1
             if wp.hold_s > 0.0 or self._k >= len(self.waypoints):
@@ -230,12 +227,7 @@ class AuvPilot:
             if self.done:
                 self.log.append((t_ns * 1e-9, 'plan complete'))
             return
-        if leg > 1e-6:
-            cross = ((x - self._prev[0]) * tn - (y - self._prev[1]) * te) / leg  # right of it
-            course = math.atan2(te, tn) - math.atan2(cross, LOOKAHEAD_M)
-        else:
-            course = math.atan2(wp.e - x, wp.n - y)
-        self._steer(course, wp.depth, dt)
+        self._steer(step.course, wp.depth, dt)
 
     def _steer(self, course: float, depth_d: float, dt: float) -> None:
         t, nav = self.model.auv_type, self.nav
@@ -251,7 +243,7 @@ class AuvPilot:
         rudder = -K_R * (rate_d - r) * s
         eu = self.cruise_mps - u
         self._ui = max(-10.0, min(10.0, self._ui + eu * dt))
-        act = thrust_for_speed(t, self.cruise_mps) + K_U * eu + K_UI * self._ui
+        act = self.thrust_ff + K_U * eu + K_UI * self._ui
         fins: List[Optional[float]] = [None] * len(t.fins)
         for k in self._rudders:
             fins[k] = rudder

@@ -123,6 +123,38 @@ class PlaneAutopilot:
         self.ap.log.clear()
 
 
+class LegStep(NamedTuple):
+    """One line-of-sight step along a leg (line_of_sight)."""
+
+    reached: str            # how the leg's end was reached ('within 3.2 m', 'passed at ...'),
+    #                         '' if not yet
+    course: float           # the course to steer [rad] (compass: 0 north, clockwise)
+    dist: float             # to the leg's end [m]
+
+
+def line_of_sight(prev: Tuple[float, float], end: Tuple[float, float], radius: float,
+                  x: float, y: float, last: bool, lookahead_m: float) -> LegStep:
+    """A step along the leg prev -> end (ENU east, north [m]) from (x, y).
+
+    The end is reached within radius, or passed (beyond the leg's end, unless it is the last
+    leg). Else the course is the leg's, corrected by the cross-track error e over the
+    look-ahead: course = leg - atan(e / lookahead_m) (straight at the end for a leg of no
+    length).
+    """
+    te, tn = end[0] - prev[0], end[1] - prev[1]
+    leg = math.hypot(te, tn)
+    dist = math.hypot(end[0] - x, end[1] - y)
+    along = ((x - prev[0]) * te + (y - prev[1]) * tn) / leg if leg > 1e-6 else 0.0
+    if dist <= radius:
+        return LegStep(f'within {dist:.1f} m', 0.0, dist)
+    if not last and leg > 1e-6 and along >= leg:
+        return LegStep(f'passed at {dist:.1f} m', 0.0, dist)
+    if leg > 1e-6:
+        cross = ((x - prev[0]) * tn - (y - prev[1]) * te) / leg      # right of it
+        return LegStep('', math.atan2(te, tn) - math.atan2(cross, lookahead_m), dist)
+    return LegStep('', math.atan2(end[0] - x, end[1] - y), dist)
+
+
 class _Waypoint(NamedTuple):
     item: int                       # in the mission
     e: float                        # ENU [m]
@@ -196,14 +228,9 @@ class BoatWaypoints:
         x, y = float(p[0]), float(p[1])
         wp = self.waypoints[self._k]
         last = self._k == len(self.waypoints) - 1
-        te, tn = wp.e - self._prev[0], wp.n - self._prev[1]
-        leg = math.hypot(te, tn)
-        dist = math.hypot(wp.e - x, wp.n - y)
-        along = ((x - self._prev[0]) * te + (y - self._prev[1]) * tn) / leg if leg > 1e-6 \
-            else 0.0
-        if dist <= wp.radius or (not last and leg > 1e-6 and along >= leg):
-            how = f'within {dist:.1f} m' if dist <= wp.radius else f'passed at {dist:.1f} m'
-            self.log.append((t_ns * 1e-9, f'waypoint {wp.item} reached ({how})'))
+        step = line_of_sight(self._prev, (wp.e, wp.n), wp.radius, x, y, last, self.lookahead_m)
+        if step.reached:
+            self.log.append((t_ns * 1e-9, f'waypoint {wp.item} reached ({step.reached})'))
             self._prev = (wp.e, wp.n)
             self._k += 1
             if self.done:
@@ -219,12 +246,7 @@ class BoatWaypoints:
                 return
             self.update(t_ns)
             return
-        if leg > 1e-6:
-            cross = ((x - self._prev[0]) * tn - (y - self._prev[1]) * te) / leg  # right of it
-            course = math.atan2(te, tn) - math.atan2(cross, self.lookahead_m)
-        else:
-            course = math.atan2(wp.e - x, wp.n - y)
         speed = self.cruise_mps
         if last:
-            speed = min(speed, max(MIN_SPEED_MPS, ARRIVE_GAIN * dist))
-        self.model.holds(math.degrees(course) % 360.0, speed)
+            speed = min(speed, max(MIN_SPEED_MPS, ARRIVE_GAIN * step.dist))
+        self.model.holds(math.degrees(step.course) % 360.0, speed)
