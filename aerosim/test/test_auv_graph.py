@@ -71,6 +71,7 @@ def test_a_recorded_dive_is_in_the_bag_state_by_state(procs, tmp_path):
     depth = [-s.state.pose.position.z for s in states]
     assert t == sorted(t) and t[-1] > 240.0, (len(t), t[-1:])
     assert 5.0 < max(depth) < 6.0 and depth[-1] < 0.3
-    # the whole dive, without holes (best-effort states: a loaded machine may drop some, so
-    # no count is asserted)
-    assert t[0] < 5.0 and max(b - a for a, b in zip(t, t[1:])) < 5.0
+    # the whole dive from its descent on, without holes (best-effort states: a loaded machine
+    # may drop some, so no count is asserted; the recorder's subscription may match a few
+    # seconds after the world's clock started: 5.5 s of sim in a CI run with both cores busy)
+    assert depth[0] < 3.0 and max(b - a for a, b in zip(t, t[1:])) < 5.0, (t[:2], depth[:2])
