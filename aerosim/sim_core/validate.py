@@ -76,3 +76,11 @@ def integer(v, name: str, lo: int, hi: int) -> int:
     if not lo <= v <= hi:
         raise FieldError('value', f'{name}: must be in [{lo}, {hi}], got {v}')
     return v
+
+
+def choice(v, name: str, choices):
+    """The value v if it is one of choices; else FieldError ('value') naming the choices."""
+    if v not in tuple(choices):
+        raise FieldError('value', f'{name}: one of {", ".join(str(c) for c in choices)}, '
+                         f'got {v!r}')
+    return v

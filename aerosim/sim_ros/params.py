@@ -6,15 +6,14 @@ success and changing nothing. The few a node applies while it runs are declared 
 and the node registers the callback that applies them.
 """
 
-import dataclasses
-
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 
+from sim_core import config
 from sim_core.realtime import AS_PEER, MAX_PRIORITY, set_thread_priority
 
 
 def declare(node, name, default, description, lo=None, hi=None, live=False,
-            any_type=False):
+            any_type=False, choices=()):
     """Declare a parameter with a description (with units) and an optional range; return its value.
 
     Integers get an IntegerRange, floats a FloatingPointRange; out-of-range overrides are
@@ -25,6 +24,8 @@ def declare(node, name, default, description, lo=None, hi=None, live=False,
     """
     desc = ParameterDescriptor(description=description, read_only=not live,
                                dynamic_typing=any_type)
+    if choices:
+        desc.additional_constraints = 'one of: ' + ', '.join(str(c) for c in choices)
     if lo is not None and hi is not None:
         if isinstance(default, bool):
             pass
@@ -68,15 +69,15 @@ def apply_realtime(node, priority: int, what: str) -> bool:
 def read_config(node, cls, table: dict, any_type=()):
     """Declare a parameter for every field of the frozen dataclass cls; return cls(values).
 
-    table: field name -> (description with units,) or (description, lo, hi), from the pure
-    core that owns the ranges; the defaults are the dataclass's. Tuple fields are array
-    parameters. any_type: fields whose value may come in any type (the core checks them).
+    table: field name -> sim_core.config.Param (or a tuple (desc,) / (desc, lo, hi)), from the
+    pure core that owns the ranges and choices; the defaults are the dataclass's. Tuple fields
+    are array parameters. any_type: fields whose value may come in any type (the core checks
+    them), as Param.any_type does. The values are checked by sim_core.config.build: a value
+    out of its choices is a ConfigError naming the parameter.
     """
     values = {}
-    for f in dataclasses.fields(cls):
-        default = list(f.default) if isinstance(f.default, tuple) else f.default
-        v = declare(node, f.name, default, *table[f.name], any_type=f.name in any_type)
-        if isinstance(f.default, tuple):     # an empty YAML list comes as no value: none
-            v = () if v is None else tuple(v)
-        values[f.name] = v
-    return cls(**values)
+    for name, default in config.defaults(cls).items():
+        p = config.param(table[name])
+        values[name] = declare(node, name, default, p.describe(), p.lo, p.hi, live=p.live,
+                               any_type=p.any_type or name in any_type, choices=p.choices)
+    return config.build(cls, table, values)
