@@ -100,3 +100,13 @@ def markdown(cls, table: dict) -> str:
         live = ' (live)' if p.live else ''
         rows.append(f'| `{f.name}` | `{default!r}` | {rng} | {desc}{live} |')
     return '\n'.join(rows)
+
+
+def checked(cfg, table: dict):
+    """cfg itself after build's checks of every field (a core handed a config directly).
+
+    A core's constructor calls this so a config built in a test, without ROS, is refused with
+    the same ConfigError a node's start-up gives.
+    """
+    return build(type(cfg), table, {f.name: getattr(cfg, f.name)
+                                    for f in dataclasses.fields(cfg)})

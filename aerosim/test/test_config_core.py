@@ -52,3 +52,9 @@ def test_the_description_spells_out_the_choices_and_markdown_renders_every_row()
     assert md[2] == "| `mode` | `'pace'` | `pace` / `lockstep` | how it runs |"
     assert md[3] == '| `count` | `3` | 0 .. 5 | how many [1] |'
     assert len(md) == 2 + 4
+
+
+def test_checked_refuses_a_config_built_directly_as_build_does():
+    assert config.checked(Demo('lockstep'), TABLE) == Demo('lockstep')
+    with pytest.raises(ConfigError, match="mode: one of pace, lockstep, got 'x'"):
+        config.checked(Demo('x'), TABLE)
