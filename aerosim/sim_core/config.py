@@ -103,7 +103,7 @@ def markdown(cls, table: dict) -> str:
 
 
 def checked(cfg, table: dict):
-    """cfg itself after build's checks of every field (a core handed a config directly).
+    """The config itself after build's checks of every field (a core handed a config directly).
 
     A core's constructor calls this so a config built in a test, without ROS, is refused with
     the same ConfigError a node's start-up gives.
