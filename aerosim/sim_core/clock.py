@@ -289,3 +289,30 @@ class FleetGate:
         """Forget the awaited step; every member disengages until its next answer."""
         for g in self.gates:
             g.reset()
+
+
+class ResetDetector:
+    """Notices the sim clock going backwards (a sim reset, a rosbag replay looping over).
+
+    Every consumer of a time stream that keeps state across samples (decimators, tracks, a
+    sensor suite, a link's frames in flight) must start over when time goes back: feed each
+    new time to ``went_back`` and reset when it answers True. Times are any one comparable
+    unit (int ns, float s); equal times are not a reset (a paused sim repeats its time).
+    """
+
+    def __init__(self, last=None):
+        """last: the time already seen (None: nothing yet, the first time is never a reset)."""
+        self.last = last
+        self.resets = 0         # times went_back answered True
+
+    def went_back(self, t) -> bool:
+        """Take the time t of a new sample; True if it is earlier than the last one seen."""
+        back = self.last is not None and t < self.last
+        if back:
+            self.resets += 1
+        self.last = t
+        return back
+
+    def forget(self) -> None:
+        """Forget the last time (the next one is never a reset)."""
+        self.last = None

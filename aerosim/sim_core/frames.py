@@ -11,6 +11,8 @@ from typing import NamedTuple, Sequence
 import numpy as np
 from transforms3d import quaternions as tq
 
+from sim_core.units import wrap_pi as wrap_pi  # re-exported: its home is sim_core.units
+
 
 class VehicleSample(NamedTuple):
     """One vehicle's true state at one step, in the ROS frames: the named type end to end.
@@ -117,13 +119,6 @@ def euler_ned_to_q_enu_flu(roll: float, pitch: float, yaw: float):
 def yaw_enu_to_heading_deg(yaw_enu):
     """Convert an ENU yaw (rad, 0 = east, counter-clockwise) to a compass heading [0, 360) deg."""
     return (90.0 - math.degrees(yaw_enu)) % 360.0
-
-
-def wrap_pi(a):
-    """Angle(s) [rad] wrapped into [-pi, pi): a float for a float, an array for an array."""
-    if isinstance(a, float):
-        return (a + math.pi) % (2.0 * math.pi) - math.pi
-    return np.mod(np.asarray(a, dtype=float) + math.pi, 2.0 * math.pi) - math.pi
 
 
 def quat_rotate(q, v):
