@@ -92,7 +92,8 @@ def markdown(cls, table: dict) -> str:
         if p.choices:
             rng = ' / '.join(f'`{c}`' for c in p.choices)
         elif p.lo is not None and p.hi is not None:
-            rng = f'{p.lo:g} .. {p.hi:g}'
+            whole = isinstance(f.default, int) and not isinstance(f.default, bool)
+            rng = f'{int(p.lo)} .. {int(p.hi)}' if whole else f'{p.lo:g} .. {p.hi:g}'
         else:
             rng = ''
         default = list(f.default) if isinstance(f.default, tuple) else f.default
