@@ -31,22 +31,27 @@ Collisions (obstacle circles, map bounds, other boats; a boat is a circle of hal
 a step that would bring a boat closer inside a contact is undone for it (position back, surge
 and sway speed 0: it stops and cannot pass through); it keeps its command and may turn and
 leave. One event is counted per contact (not per blocked step).
+
+Split by concern: the type table and behaviour parameters are in swarm_types, the obstacles,
+bounds and contacts in swarm_contacts; this module is the swarm and its guidance.
 """
 
-from dataclasses import dataclass
 import math
-from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional
 
 import numpy as np
 import pymap3d
 from scipy.spatial import cKDTree
 
-from sim_core.errors import ConfigError
-from sim_core.frames import wrap_pi
-from sim_core.paths import read_yaml, resolve_config_path
+from sim_core.units import wrap_180, wrap_pi
 from sim_core.validate import FieldError
 from sim_dynamics.core.swarm_config import SwarmConfig
+from sim_dynamics.core.swarm_contacts import (
+    CONTACT_MARGIN_M,
+    NEIGHBOUR_SKIN_M,
+    SwarmContacts,
+    check_layout,
+)
 from sim_dynamics.core.swarm_orders import (
     TASKS_WITH_TARGET,
     WAYPOINT_MOTIONS,
@@ -55,123 +60,30 @@ from sim_dynamics.core.swarm_orders import (
     Task,
     check_order,
 )
-from sim_dynamics.core.usv import BoatSwarm, BoatType
+from sim_dynamics.core.swarm_types import BEAUFORT_MPS, ObstacleType, SwarmParams, TypeTable
+from sim_dynamics.core.usv import BoatSwarm
 from sim_dynamics.core.usv_control import PidControl
 
-# A contact lasts while the hull stays within this distance of touching [m] (hysteresis).
-CONTACT_MARGIN_M = 0.5
-# Neighbour list skin [m]: the boat-pair list is rebuilt when a boat moved half of it.
-NEIGHBOUR_SKIN_M = 10.0
+# Re-exported from their homes (callers import them from here): the type table and parameters
+# (swarm_types), the angle wrap (sim_core.units), the start check (swarm_contacts).
+__all__ = ['SwarmSim', 'SwarmParams', 'TypeTable', 'ObstacleType', 'BEAUFORT_MPS', 'wrap_180',
+           'check_layout', 'CONTACT_MARGIN_M', 'NEIGHBOUR_SKIN_M', 'PARK_BELOW_MPS']
+
 # A task slot moving slower than this [m/s] is parked at (speed 0 within waypoint_radius_m).
 PARK_BELOW_MPS = 0.3
-# Beaufort force 0..12 -> wind speed [m/s] (middle of each band; 12: its lower bound).
-BEAUFORT_MPS = (0.0, 0.9, 2.45, 4.4, 6.7, 9.35, 12.3, 15.5, 18.95, 22.6, 26.45, 30.55, 32.7)
-
-
-@dataclass(frozen=True)
-class ObstacleType:
-    """An obstacle type code's name and collision radius [m]."""
-
-    name: str
-    radius_m: float
-
-
-@dataclass(frozen=True)
-class TypeTable:
-    """Type codes of the init command: boat types and obstacle types."""
-
-    boats: Dict[int, BoatType]
-    obstacles: Dict[int, ObstacleType]
-
-    @classmethod
-    def from_yaml(cls, path, boats_dir) -> 'TypeTable':
-        """Load config/usv_types.yaml; boat names are files in boats_dir."""
-        path = Path(path)
-        raw = read_yaml(path, 'type table')
-        if not isinstance(raw, dict) or set(raw) != {'boat_types', 'obstacle_types'} or \
-                not all(isinstance(v, dict) or v is None for v in raw.values()):
-            raise ConfigError(f'{path}: expected exactly boat_types and obstacle_types, each '
-                              'a mapping by type code')
-        boats, obstacles = {}, {}
-        for code, name in (raw['boat_types'] or {}).items():
-            if not isinstance(code, int) or not isinstance(name, str):
-                raise ConfigError(f'{path}: boat_types: {code!r}: {name!r}: expected '
-                                  'integer code: boat file name')
-            boats[code] = BoatType.from_yaml(Path(boats_dir) / f'{name}.yaml')
-        for code, o in (raw['obstacle_types'] or {}).items():
-            r = o.get('radius_m') if isinstance(o, dict) else None
-            if not isinstance(code, int) or not isinstance(r, (int, float)) or \
-                    isinstance(r, bool) or not 0.0 < r < 1e5:
-                raise ConfigError(f'{path}: obstacle_types: {code!r}: expected {{name, '
-                                  f'radius_m > 0}}, got {o!r}')
-            obstacles[code] = ObstacleType(str(o.get('name', code)), float(r))
-        if not boats:
-            raise ConfigError(f'{path}: boat_types: at least one')
-        return cls(boats, obstacles)
-
-    @classmethod
-    def load(cls, types_file: str) -> 'TypeTable':
-        """The type table (config/usv_types.yaml, or a path); boat files from config/boats."""
-        boats_dir = resolve_config_path('wamv', subdir='boats').parent
-        return cls.from_yaml(resolve_config_path(types_file), boats_dir)
-
-
-@dataclass(frozen=True)
-class SwarmParams:
-    """Behaviour parameters (ROS parameters of usv_swarm_node; defaults here)."""
-
-    waypoint_radius_m: float = 5.0
-    station_gain: float = 0.2           # 1/s: slot error to velocity
-    escort_distance_m: float = 30.0
-    defend_distance_m: float = 50.0
-    ring_radius_m: float = 60.0
-    formation_spacing_m: float = 25.0
-    cruise_ratio: float = 0.8           # task cruise speed / top speed when para7 gives none
-    wind_from_deg: float = 0.0          # direction the wind comes from (compass)
-    current_ne: Tuple[float, float] = (0.0, 0.0)
-    boat_collisions: bool = True
-
-
-def wrap_180(deg):
-    """Degrees into [-180, 180) (arrays or scalars)."""
-    return (np.asarray(deg, dtype=float) + 180.0) % 360.0 - 180.0
-
-
-def check_layout(boats_ne, radius, obstacles_ne, obstacles_r, obstacle_ids) -> None:
-    """Refuse a start where a boat's hull overlaps an obstacle or another boat.
-
-    FieldError (kind 'value') naming the boat: the init is refused before anything changes.
-    """
-    if len(obstacles_r):
-        tree = cKDTree(obstacles_ne)
-        d, k = tree.query(boats_ne, k=min(4, len(obstacles_r)))
-        d, k = d.reshape(len(boats_ne), -1), k.reshape(len(boats_ne), -1)
-        over = d < obstacles_r[k] + radius[:, None]
-        for i in np.flatnonzero(over.any(axis=1)):
-            j = k[i][over[i]][0]
-            raise FieldError('value', f'boats[{i}]: starts inside obstacle '
-                                  f'{obstacle_ids[j]} ({float(d[i][over[i]][0]):.1f} m from its '
-                                  f'centre, radius {obstacles_r[j]:g} m)')
-    if len(boats_ne) > 1:
-        pairs = cKDTree(boats_ne).query_pairs(2.0 * float(radius.max()), output_type='ndarray')
-        if len(pairs):
-            a, c = pairs[:, 0], pairs[:, 1]
-            d = np.hypot(*(boats_ne[a] - boats_ne[c]).T)
-            bad = np.flatnonzero(d < radius[a] + radius[c])
-            if len(bad):
-                lo, hi = sorted((int(a[bad[0]]), int(c[bad[0]])))   # boat indices
-                raise FieldError('value', f'boats[{hi}]: starts {d[bad[0]]:.1f} m from '
-                                      f'boats[{lo}], closer than their hulls allow')
 
 
 class SwarmSim:
     """The boats of one init config, their commands, tasks, health and collisions."""
 
-    def __init__(self, cfg: SwarmConfig, types: TypeTable, params: SwarmParams = SwarmParams()):
+    def __init__(self, cfg: SwarmConfig, types: TypeTable, params: Optional[SwarmParams] = None):
         """Build the swarm at the init's positions; every boat in mode 0 (stopped).
+
+        params: behaviour parameters (None: SwarmParams' defaults).
 
         Raises FieldError if a boat starts overlapping an obstacle or another boat.
         """
+        params = SwarmParams() if params is None else params
         self.cfg, self.types, self.params = cfg, types, params
         self.lat0, self.lon0 = cfg.center
         specs = cfg.boats
@@ -191,24 +103,11 @@ class SwarmSim:
                                    wind_ne=(wind * math.cos(to), wind * math.sin(to)),
                                    sea_state=cfg.wave_degree)
         self.control = PidControl(self.boats, cfg.gas_pid, cfg.steering_pid)
-        # obstacles and bounds in the local frame
-        ob = cfg.obstacles
-        self.obstacle_ids = np.array([o.id for o in ob], dtype=np.int64)
-        self.obstacle_ne = self.to_ne([o.lat_deg for o in ob], [o.lon_deg for o in ob]) \
-            if ob else np.zeros((0, 2))
-        self.obstacle_r = np.array([types.obstacles[o.type].radius_m for o in ob], dtype=float)
-        self._obstacle_tree = cKDTree(self.obstacle_ne) if ob else None
-        # map bounds: north/south edges at constant n; the west/east edges (meridians) as
-        # lines through their corners (e shrinks toward the pole)
-        c = self.to_ne([cfg.map_south_deg, cfg.map_north_deg] * 2,
-                       [cfg.map_west_deg] * 2 + [cfg.map_east_deg] * 2)
-        self.bounds_n = (float(c[0, 0]), float(c[1, 0]))       # (south, north) [m]
-        self._edge_w = np.polyfit(c[:2, 0], c[:2, 1], 1)       # e = a n + b
-        self._edge_e = np.polyfit(c[2:, 0], c[2:, 1], 1)
+        self.contacts = SwarmContacts(cfg, types, self.to_ne, self.radius,
+                                      params.boat_collisions)
+        self.collisions = self.contacts.collisions          # events per kind (obstacle, ...)
         self._start_ne = self.to_ne([b.lat_deg for b in specs], [b.lon_deg for b in specs])
-        check_layout(self._start_ne, self.radius, self.obstacle_ne, self.obstacle_r,
-                     self.obstacle_ids)
-        self.collisions = {'obstacle': 0, 'bounds': 0, 'boat': 0}
+        self.contacts.check_start(self._start_ne)
         self.events: List[str] = []          # what happened since the last read (log lines)
         self.damage_enabled = True
         self.reset()
@@ -251,11 +150,7 @@ class SwarmSim:
         self.route_t0 = np.zeros(n)                         # sim time of a mode-4 command
         self.rudder_cmd_deg = np.zeros(n)
         self.throttle_pct = np.zeros(n)
-        for k in self.collisions:
-            self.collisions[k] = 0
-        self._contact = {k: np.zeros(n, dtype=bool) for k in self.collisions}
-        self._pairs: Optional[np.ndarray] = None            # neighbour list (boat contacts)
-        self._pairs_pos = None
+        self.contacts.reset()
         self.t = 0.0
 
     @property
@@ -364,7 +259,7 @@ class SwarmSim:
         b.step(dt)
         self.t += dt
         self._damage(dt)
-        self._collide(n0, e0)
+        self.contacts.collide(b, n0, e0, self.ids, self.events)
 
     def _waypoints(self) -> None:
         b, ctl = self.boats, self.control
@@ -483,80 +378,6 @@ class SwarmSim:
         self.control.release(dead)
         self.wp[dead] = np.nan
         self.target[dead] = -1
-
-    def _collide(self, n0, e0) -> None:
-        """Undo the step of boats that moved closer inside a contact; count new contacts.
-
-        Per kind, ``hit``: the hull overlaps and the step brought it closer; ``near``: the hull
-        is within CONTACT_MARGIN_M of touching. A contact lasts while the boat stays near
-        (hysteresis), so a boat pinned against an obstacle is one event.
-        """
-        b = self.boats
-        pos = np.column_stack([b.n, b.e])
-        old = np.column_stack([n0, e0])
-        r, m = self.radius, CONTACT_MARGIN_M
-        kinds = []
-        if self._obstacle_tree is not None:
-            k = min(4, len(self.obstacle_r))
-            reach = float(self.obstacle_r.max() + r.max() + m)
-            d, j = self._obstacle_tree.query(pos, k=k, distance_upper_bound=reach)
-            d, j = d.reshape(len(pos), k), j.reshape(len(pos), k)
-            valid = j < len(self.obstacle_r)
-            jj = np.where(valid, j, 0)
-            gap = d - self.obstacle_r[jj] - r[:, None]
-            d_old = np.hypot(*(old[:, None, :] - self.obstacle_ne[jj]).transpose(2, 0, 1))
-            kinds.append(('obstacle', (valid & (gap < 0.0) & (d < d_old)).any(axis=1),
-                          (valid & (gap < m)).any(axis=1)))
-        s, nn = self.bounds_n
-        w, ee = np.polyval(self._edge_w, b.n), np.polyval(self._edge_e, b.n)
-        hit = (((b.n - r < s) & (b.n < n0)) | ((b.n + r > nn) & (b.n > n0))
-               | ((b.e - r < w) & (b.e < e0)) | ((b.e + r > ee) & (b.e > e0)))
-        near = (b.n - r < s + m) | (b.n + r > nn - m) | (b.e - r < w + m) | (b.e + r > ee - m)
-        kinds.append(('bounds', hit, near))
-        if self.params.boat_collisions and self.n_boats > 1:
-            pairs = self._neighbour_pairs(pos, 2.0 * float(r.max()) + m)
-            h = np.zeros(self.n_boats, dtype=bool)
-            nr = np.zeros(self.n_boats, dtype=bool)
-            if len(pairs):
-                a, c = pairs[:, 0], pairs[:, 1]
-                d = np.hypot(*(pos[a] - pos[c]).T)
-                d_old = np.hypot(*(old[a] - old[c]).T)
-                over = d < r[a] + r[c]
-                # each boat is stopped for its own approach (the other may be the pusher)
-                h[a[over & (np.hypot(*(pos[a] - old[c]).T) < d_old)]] = True
-                h[c[over & (np.hypot(*(old[a] - pos[c]).T) < d_old)]] = True
-                touch = d < r[a] + r[c] + m
-                nr[a[touch]] = nr[c[touch]] = True
-            kinds.append(('boat', h, nr))
-        hit_any = np.zeros(self.n_boats, dtype=bool)
-        for kind, hit, near in kinds:
-            was = self._contact[kind]
-            for k in map(int, np.flatnonzero(hit & ~was)):     # a contact is one event
-                self.collisions[kind] += 1
-                self.events.append(f'boat {self.ids[k]}: collision ({kind}) at n '
-                                   f'{b.n[k]:.1f} e {b.e[k]:.1f} m; stopped')
-            self._contact[kind] = hit | (was & near)
-            hit_any |= hit
-        idx = np.flatnonzero(hit_any)
-        if len(idx):
-            b.n[idx], b.e[idx] = n0[idx], e0[idx]
-            b.u[idx] = 0.0
-            b.v[idx] = 0.0
-
-    def _neighbour_pairs(self, pos, reach: float) -> np.ndarray:
-        """Boat pairs that may be within reach [m]: a Verlet neighbour list.
-
-        Built with a k-d tree for reach + NEIGHBOUR_SKIN_M and kept until some boat has moved
-        half the skin from where it was at the build: no pair can come within reach unseen.
-        """
-        if self._pairs is not None:
-            d = pos - self._pairs_pos
-            moved = np.max(np.hypot(d[:, 0], d[:, 1]), initial=0.0)
-            if moved < 0.5 * NEIGHBOUR_SKIN_M:
-                return self._pairs
-        self._pairs_pos = pos.copy()
-        self._pairs = cKDTree(pos).query_pairs(reach + NEIGHBOUR_SKIN_M, output_type='ndarray')
-        return self._pairs
 
     # --- output ----------------------------------------------------------------------------------
     def columns(self) -> Dict[str, np.ndarray]:
