@@ -5,32 +5,20 @@ camera/camera_info (sensor_msgs/CameraInfo) and camera/image_raw/compressed
 (sensor_msgs/CompressedImage, JPEG or PNG), stamped with the rendered state's sim time.
 """
 
-from dataclasses import dataclass
-
 import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image
 
 from aerosim_msgs.msg import VehicleState
 from sim_core.decimator import Decimator
-from sim_core.errors import ConfigError
 from sim_core.scenario import load_scenario
 from sim_ros import qos
 from sim_ros.convert import time_ns
-from sim_ros.params import declare
+from sim_ros.params import read_config
 from sim_ros.run import run_node
 from sim_ros.static_tf import publish_static
-from sim_sensors.core.camera import CameraParams, PinholeCamera, encode
-
-
-@dataclass(frozen=True)
-class CameraConfig:
-    """Parameters of camera_node, read once at start."""
-
-    scenario_file: str
-    rate_hz: float
-    compressed_format: str
-    frame_id: str
+from sim_sensors.core.camera import PinholeCamera, encode
+from sim_sensors.core.params import CAMERA_PARAMETERS, CameraConfig
 
 
 class CameraNode(Node):
@@ -39,33 +27,12 @@ class CameraNode(Node):
     def __init__(self):
         """Declare parameters, build the camera, create publishers."""
         super().__init__('camera_node')
-        d = lambda *a, **k: declare(self, *a, **k)  # noqa: E731
-        self.cfg = CameraConfig(
-            scenario_file=d('scenario_file', 'default', 'Scenario YAML (objects to render)'),
-            rate_hz=d('rate_hz', 10.0, 'Frame rate on sim time [Hz]', 0.1, 100.0),
-            compressed_format=d('compressed_format', 'jpeg', 'camera/image_raw/compressed: '
-                                'jpeg or png'),
-            frame_id=d('frame_id', 'camera_optical_frame', 'Optical frame id (z fwd, x right)'),
-        )
-        body = d('body_frame_id', 'base_link', 'Body frame id (FLU): parent of the optical '
-                 'frame on /tf_static')
-        params = CameraParams(
-            width=d('width', 640, 'Image width [px]', 16, 4096),
-            height=d('height', 480, 'Image height [px]', 16, 4096),
-            hfov_deg=d('hfov_deg', 90.0, 'Horizontal field of view [deg]', 10.0, 170.0),
-            position_flu=tuple(d('position_m', [0.1, 0.0, -0.05],
-                               'Mount position in base_link (FLU) [m]')),
-            pitch_down_deg=d('pitch_down_deg', 20.0, 'Mount tilt below the horizon [deg]',
-                             -90.0, 90.0),
-            tile_m=d('ground_tile_m', 2.0, 'Ground checkerboard tile [m]', 0.1, 1000.0),
-            jpeg_quality=d('jpeg_quality', 80, 'JPEG quality [-]', 1, 100),
-        )
-        if self.cfg.compressed_format not in ('jpeg', 'png'):
-            raise ConfigError(f'compressed_format: must be jpeg or png, got '
-                              f'{self.cfg.compressed_format!r}')
+        self.cfg = read_config(self, CameraConfig, CAMERA_PARAMETERS)
+        params = self.cfg.camera()
         scenario = load_scenario(self.cfg.scenario_file)
         self.camera = PinholeCamera(params, scenario.objects)
-        self.tf_static = publish_static(self, [(body, self.cfg.frame_id, *self.camera.mount())])
+        self.tf_static = publish_static(
+            self, [(self.cfg.body_frame_id, self.cfg.frame_id, *self.camera.mount())])
         self.decimator = Decimator(self.cfg.rate_hz)
         self._last_t_ns = -1
         info = self.camera.camera_info()

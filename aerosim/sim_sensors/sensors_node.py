@@ -14,8 +14,9 @@ from aerosim_msgs.msg import VehicleState
 from sim_core.scenario import load_scenario
 from sim_ros import qos
 from sim_ros.convert import time_ns, vehicle_state_arrays
-from sim_ros.params import declare
+from sim_ros.params import read_config
 from sim_ros.run import run_node
+from sim_sensors.core.params import SENSORS_PARAMETERS, SensorsConfig
 from sim_sensors.core.suite import SensorSuite
 from sim_sensors.params import declare_suite, describe
 from sim_sensors.topics import SensorTopics, declare_frames
@@ -27,8 +28,7 @@ class SensorsNode(Node):
     def __init__(self):
         """Declare parameters, build the models, create publishers."""
         super().__init__('sensors_node')
-        self.scenario_file = declare(self, 'scenario_file', 'default',
-                                     'Scenario YAML (origin, date)')
+        self.scenario_file = read_config(self, SensorsConfig, SENSORS_PARAMETERS).scenario_file
         self.suite_cfg = declare_suite(self)
         frames = declare_frames(self)
         self.scenario = load_scenario(self.scenario_file)

@@ -15,18 +15,17 @@ from sensor_msgs.msg import FluidPressure, Imu, MagneticField, NavSatFix, NavSat
 from aerosim_msgs.msg import GNSS, IMU
 from sim_ros import qos
 from sim_ros.convert import set_vec3, time_msg
-from sim_ros.params import declare
+from sim_ros.params import read_config
 from sim_ros.static_tf import publish_static
+from sim_sensors.core.params import FRAME_PARAMETERS, FramesConfig
 
 KELVIN = 273.15
 
 
 def declare_frames(node):
     """Declare the sensor frame parameters on node: (imu_frame_id, gnss_frame_id, body)."""
-    return (declare(node, 'imu_frame_id', 'imu_link', 'IMU/mag/baro frame id (FLU)'),
-            declare(node, 'gnss_frame_id', 'gnss_link', 'GNSS antenna frame id'),
-            declare(node, 'body_frame_id', 'base_link', 'Body frame id (FLU): parent of the '
-                    'sensor frames on /tf_static'))
+    f = read_config(node, FramesConfig, FRAME_PARAMETERS)
+    return f.imu_frame_id, f.gnss_frame_id, f.body_frame_id
 
 
 class SensorTopics:
