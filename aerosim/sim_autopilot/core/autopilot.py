@@ -32,15 +32,25 @@ The loops (every step):
   aircraft stood at before its takeoff run (its gear), 0 for an airborne start.
 """
 
-from dataclasses import dataclass
 import math
-from typing import List, NamedTuple, Optional, Tuple
+from typing import List, Optional, Tuple
 
-from sim_core.frames import VehicleSample, q_enu_flu_to_ned_frd, quat_to_euler_ned
-from sim_core.geodesy import KNOT_MPS, GeoOrigin, bearing_deg, course_deviation_m, distance_m
-from sim_core.validate import number
+from sim_autopilot.core.flight_io import (
+    FlightState,
+    Limits,
+    Output,
+    Setpoints,
+    Status,
+    check_setpoints,
+    flight_state,
+)
+from sim_core.geodesy import bearing_deg, course_deviation_m, distance_m
+from sim_core.units import FT_M, clamp, wrap_180
 
-FT = 0.3048
+# The interface types live in flight_io; callers import them from here too.
+__all__ = ['Autopilot', 'FlightState', 'Limits', 'Output', 'Setpoints', 'Status',
+           'check_setpoints', 'flight_state']
+
 ALT_CAPTURE_M = 25.0            # altitude error below which the altitude hold flies [m]
 ROTATE_PITCH_DEG = 8.0          # pitch at rotation [deg]
 CLIMB_OUT_AGL_M = 15.0          # height above which the takeoff climbs as a level change [m]
@@ -58,121 +68,6 @@ TOUCHDOWN_M = 0.3               # land: on the wheels below this height [m]
 BRAKE_BELOW_KTS = 50.0          # land: wheel brakes in the rollout below this airspeed [kt]
 
 
-class FlightState(NamedTuple):
-    """The aircraft's state for one step (SI units, angles in radians unless named)."""
-
-    t: float                    # sim time [s]
-    lat_deg: float
-    lon_deg: float
-    alt_msl_m: float            # altitude above mean sea level [m]
-    agl_m: float                # height above the field [m]
-    airspeed_kts: float         # calibrated airspeed [kt]
-    climb_mps: float            # vertical speed, up [m/s]
-    roll: float                 # [rad], positive right wing down
-    pitch: float                # [rad], positive nose up
-    heading_deg: float          # true heading [deg], 0 = north, clockwise
-    track_deg: float            # course over ground [deg]
-    ground_speed_mps: float
-    p: float                    # roll rate [rad/s], FRD
-    q: float                    # pitch rate [rad/s], FRD
-    r: float                    # yaw rate [rad/s], FRD
-
-
-def flight_state(s: VehicleSample, origin: GeoOrigin,
-                 airspeed_kts: Optional[float] = None) -> FlightState:
-    """The FlightState of a vehicle's true state (ENU/FLU) and its airspeed [kt].
-
-    airspeed_kts: the calibrated airspeed (the PFD's, JSBSim's vc-kts); None = the ground
-    speed. Heights are from the scenario origin (its altitude is the field's). What
-    autopilot_node feeds from VehicleState and what a world's in-process autopilot feeds
-    from the model (sim_world.core.controllers.PlaneAutopilot).
-    """
-    p, v, w = s.p_enu, s.v_enu, s.w_flu
-    lat, lon, _ = origin.enu_to_geodetic(p[0], p[1], p[2])
-    roll, pitch, yaw = quat_to_euler_ned(q_enu_flu_to_ned_frd(tuple(s.q_enu_flu)))
-    gs = math.hypot(v[0], v[1])
-    if airspeed_kts is None:
-        airspeed_kts = gs / KNOT_MPS
-    return FlightState(s.t_ns * 1e-9, lat, lon, origin.alt_m + p[2], p[2], airspeed_kts,
-                       v[2], roll, pitch, math.degrees(yaw) % 360.0,
-                       math.degrees(math.atan2(v[0], v[1])) % 360.0, gs, w[0], -w[1], -w[2])
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The aircraft's speeds [kt] and bank limit [deg] (AircraftParams fields)."""
-
-    rotate_kts: float = 55.0
-    climb_kts: float = 79.0
-    cruise_kts: float = 100.0
-    approach_kts: float = 65.0
-    max_bank_deg: float = 25.0
-
-
-class Setpoints(NamedTuple):
-    """AutopilotCommand's setpoints (validated by check_setpoints)."""
-
-    use_manual_setpoints: bool = False
-    attitude_hold: bool = False
-    altitude_setpoint_ft: float = 0.0
-    airspeed_hold: bool = False
-    airspeed_setpoint_kts: float = 0.0
-    heading_hold: bool = False
-    heading_set_by_waypoint: bool = False
-    heading_setpoint_deg: float = 0.0
-    target_wp_latitude_deg: float = 0.0
-    target_wp_longitude_deg: float = 0.0
-
-
-def check_setpoints(s: Setpoints) -> Setpoints:
-    """Validate AutopilotCommand's numbers; FieldError names the field."""
-    return s._replace(
-        altitude_setpoint_ft=number(s.altitude_setpoint_ft, 'altitude_setpoint_ft',
-                                    -1000.0, 60000.0),
-        airspeed_setpoint_kts=number(s.airspeed_setpoint_kts, 'airspeed_setpoint_kts',
-                                     0.0, 400.0),
-        heading_setpoint_deg=number(s.heading_setpoint_deg, 'heading_setpoint_deg',
-                                    -360.0, 360.0),
-        target_wp_latitude_deg=number(s.target_wp_latitude_deg, 'target_wp_latitude_deg',
-                                      -90.0, 90.0),
-        target_wp_longitude_deg=number(s.target_wp_longitude_deg, 'target_wp_longitude_deg',
-                                       -180.0, 180.0))
-
-
-class Output(NamedTuple):
-    """One step's FlightControlCommand values."""
-
-    power: float
-    roll: float
-    pitch: float
-    yaw: float
-    flap: float
-    wheel_steer: float
-    wheel_brake: float
-
-
-class Status(NamedTuple):
-    """What the autopilot flies now: for the PFD, the trajectory and the logs."""
-
-    mode: str                   # 'plan', 'paused', 'stopped', 'manual', 'attitude', 'done'
-    step: int                   # the plan step flown (-1: none)
-    phase: str                  # 'takeoff roll', 'climb', 'cruise', 'approach', ...
-    target_altitude_ft: float
-    target_airspeed_kts: float
-    target_heading_deg: float
-    target_wp_active: bool
-    target_wp_lat_deg: float
-    target_wp_lon_deg: float
-
-
-def _clamp(x, lo, hi):
-    return lo if x < lo else hi if x > hi else x
-
-
-def _wrap180(a):
-    return (a + 180.0) % 360.0 - 180.0
-
-
 class _Pi:
     """A PI controller with output limits and conditional integration (anti-windup)."""
 
@@ -188,15 +83,18 @@ class _Pi:
         d = self.ki * err
         if self.lo < u < self.hi or (u >= self.hi and d < 0.0) or (u <= self.lo and d > 0.0):
             self.i += d * dt
-        return _clamp(ff + self.kp * err + self.i, self.lo, self.hi)
+        return clamp(ff + self.kp * err + self.i, self.lo, self.hi)
 
 
 class Autopilot:
     """The holds and the flight plan sequencer of a fixed-wing aircraft."""
 
-    def __init__(self, limits: Limits = Limits(), field_alt_m: float = 0.0):
-        """Limits: the aircraft's speeds; field_alt_m: the runway's altitude MSL [m]."""
-        self.lim = limits
+    def __init__(self, limits: Optional[Limits] = None, field_alt_m: float = 0.0):
+        """Fly an aircraft of these limits (None: Limits' defaults) from a runway at field_alt_m.
+
+        field_alt_m: the runway's altitude MSL [m].
+        """
+        self.lim = Limits() if limits is None else limits
         self.field_alt_m = field_alt_m
         self.plan: Tuple = ()
         self.step = -1
@@ -299,7 +197,7 @@ class Autopilot:
             self._prev_wp = (s.lat_deg, s.lon_deg)
         if st.command == 'takeoff':
             out = self._takeoff(s, dt, st)
-            values = {'altitude_ft': s.alt_msl_m / FT, 'airspeed_kts': s.airspeed_kts}
+            values = {'altitude_ft': s.alt_msl_m / FT_M, 'airspeed_kts': s.airspeed_kts}
             how = 'altitude reached'
         elif st.command == 'go_to_waypoint':
             out, values, how = self._waypoint(s, dt, st)
@@ -311,7 +209,7 @@ class Autopilot:
             self._say(s.t, f'step {self.step} ({st.command}) complete: {how}')
             if st.has_waypoint:
                 self._prev_wp = (st.lat_deg, st.lon_deg)
-            self._prev_alt_m = st.altitude_ft * FT
+            self._prev_alt_m = st.altitude_ft * FT_M
             self.step += 1
             if self.step >= len(self.plan):
                 self.mode = 'done'
@@ -323,8 +221,8 @@ class Autopilot:
         hdg = s.heading_deg if math.isnan(st.heading_deg) else st.heading_deg
         spd = self.lim.climb_kts if math.isnan(st.airspeed_kts) else st.airspeed_kts
         if not self._airborne:
-            err = _wrap180(hdg - s.heading_deg)
-            steer = _clamp(0.08 * err - 0.5 * s.r, -1.0, 1.0)
+            err = wrap_180(hdg - s.heading_deg)
+            steer = clamp(0.08 * err - 0.5 * s.r, -1.0, 1.0)
             if s.airspeed_kts < st.takeoff_speed_kts:
                 self._phase = 'takeoff roll'
                 pitch_sp = 0.0
@@ -337,16 +235,16 @@ class Autopilot:
             return Output(st.throttle, self._roll_loop(s, 0.0, dt),
                           self._pitch_loop(s, pitch_sp, dt), steer, 0.0, steer, 0.0)
         self._phase = 'climb'
-        out = self._fly(s, dt, hdg, st.altitude_ft * FT, spd, track=False, thr_max=st.throttle)
+        out = self._fly(s, dt, hdg, st.altitude_ft * FT_M, spd, track=False, thr_max=st.throttle)
         self._status = self._make_status(None, st.altitude_ft, spd, hdg)
         return out
 
     def _waypoint(self, s, dt, st):
         spd = self.lim.cruise_kts if math.isnan(st.airspeed_kts) else st.airspeed_kts
         course, dist, along = self._leg(s, st)
-        out = self._fly(s, dt, course, st.altitude_ft * FT, spd, track=True)
+        out = self._fly(s, dt, course, st.altitude_ft * FT_M, spd, track=True)
         self._status = self._make_status((st.lat_deg, st.lon_deg), st.altitude_ft, spd, course)
-        values = {'distance_ft': dist / FT, 'altitude_ft': s.alt_msl_m / FT,
+        values = {'distance_ft': dist / FT_M, 'altitude_ft': s.alt_msl_m / FT_M,
                   'airspeed_kts': s.airspeed_kts}
         if along <= 0.0 and not st.done(values):
             # passed abeam (the turn circle holds it out of reach): the leg is flown
@@ -368,7 +266,7 @@ class Autopilot:
         if along < 300.0:       # close in: straight at it (a leg's last metres)
             course = to_wp
         else:
-            course = leg - _clamp(INTERCEPT_DEG_PER_M * xt, -INTERCEPT_MAX_DEG,
+            course = leg - clamp(INTERCEPT_DEG_PER_M * xt, -INTERCEPT_MAX_DEG,
                                   INTERCEPT_MAX_DEG)
         return course % 360.0, dist, along
 
@@ -378,7 +276,7 @@ class Autopilot:
         field = self.field_alt_m
         lat0, lon0 = self._prev_wp
         dist = distance_m(s.lat_deg, s.lon_deg, lat, lon)
-        values = {'altitude_ft': s.alt_msl_m / FT, 'distance_ft': dist / FT,
+        values = {'altitude_ft': s.alt_msl_m / FT_M, 'distance_ft': dist / FT_M,
                   'airspeed_kts': s.airspeed_kts}
         leg_len = distance_m(lat0, lon0, lat, lon)
         if leg_len > 50.0:
@@ -390,18 +288,18 @@ class Autopilot:
             course, xt, to_go = bearing_deg(s.lat_deg, s.lon_deg, lat, lon), 0.0, dist
         slope = math.radians(GLIDE_SLOPE_DEG)
         if math.isfinite(self._prev_alt_m) and leg_len > 50.0:
-            slope = _clamp(math.atan2(self._prev_alt_m - field, leg_len), math.radians(1.0),
+            slope = clamp(math.atan2(self._prev_alt_m - field, leg_len), math.radians(1.0),
                            math.radians(GLIDE_SLOPE_MAX_DEG))
         h = s.agl_m - self._ground_agl            # height of the gear above the runway
-        line = (course - _clamp(INTERCEPT_DEG_PER_M * xt, -INTERCEPT_MAX_DEG,
+        line = (course - clamp(INTERCEPT_DEG_PER_M * xt, -INTERCEPT_MAX_DEG,
                                 INTERCEPT_MAX_DEG)) % 360.0
         if h < TOUCHDOWN_M and self._phase in ('flare', 'rollout', 'at rest'):
             self._airborne = False
             self._phase = 'at rest' if s.ground_speed_mps < 1.0 else 'rollout'
-            err = _wrap180(line - s.heading_deg)
-            steer = _clamp(0.08 * err - 0.5 * s.r, -1.0, 1.0)
+            err = wrap_180(line - s.heading_deg)
+            steer = clamp(0.08 * err - 0.5 * s.r, -1.0, 1.0)
             brake = 1.0 if s.airspeed_kts < BRAKE_BELOW_KTS else 0.0
-            self._status = self._make_status((lat, lon), field / FT, 0.0, course)
+            self._status = self._make_status((lat, lon), field / FT_M, 0.0, course)
             return Output(0.0, self._roll_loop(s, 0.0, dt), self._pitch_loop(s, 0.0, dt),
                           steer, 1.0, steer, brake), values, \
                 f'landed {dist:.0f} m from the point'
@@ -413,14 +311,14 @@ class Autopilot:
                 self._flare.reset(s.pitch)
                 self._flc = 'flare'
             pitch_sp = self._flare(vs_sp - s.climb_mps, dt)
-            self._status = self._make_status((lat, lon), field / FT, self.lim.approach_kts, line)
+            self._status = self._make_status((lat, lon), field / FT_M, self.lim.approach_kts, line)
             return Output(0.0, self._roll_loop(s, 0.0, dt), self._pitch_loop(s, pitch_sp, dt),
                           0.0, 1.0, 0.0, 0.0), values, 'landed'
         self._phase = 'approach'
         path_alt = field + self._ground_agl + max(to_go, 0.0) * math.tan(slope)
         out = self._fly(s, dt, line, path_alt, self.lim.approach_kts, track=True, flaps=1.0,
                         hold_only=True, vs_ff=-s.ground_speed_mps * math.tan(slope))
-        self._status = self._make_status((lat, lon), path_alt / FT, self.lim.approach_kts,
+        self._status = self._make_status((lat, lon), path_alt / FT_M, self.lim.approach_kts,
                                          line)
         return out, values, 'landed'
 
@@ -430,7 +328,7 @@ class Autopilot:
             self._hold = (s.heading_deg, s.alt_msl_m, max(s.airspeed_kts, self.lim.climb_kts))
             self._phase = 'hold'
         hdg, alt, kts = self._hold
-        self._status = self._make_status(None, alt / FT, kts, hdg)
+        self._status = self._make_status(None, alt / FT_M, kts, hdg)
         if not self._airborne:
             return Output(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
         return self._fly(s, dt, hdg, alt, kts, track=False)
@@ -460,15 +358,15 @@ class Autopilot:
         kts = sp.airspeed_setpoint_kts if sp.airspeed_hold else self._hold[2]
         self._phase = 'manual'
         self._status = self._make_status(target, sp.altitude_setpoint_ft, kts, hdg)
-        return self._fly(s, dt, hdg, sp.altitude_setpoint_ft * FT, kts,
+        return self._fly(s, dt, hdg, sp.altitude_setpoint_ft * FT_M, kts,
                          track=target is not None)
 
     def _fly(self, s, dt, course_deg, alt_m, kts, track, thr_max=1.0, flaps=0.0,
              hold_only=False, vs_ff=0.0) -> Output:
         """Lateral and vertical holds toward a course/heading, an altitude and an airspeed."""
         actual = s.track_deg if track and s.ground_speed_mps > 10.0 else s.heading_deg
-        err = _wrap180(course_deg - actual)
-        bank = math.radians(_clamp(1.0 * err, -self.lim.max_bank_deg, self.lim.max_bank_deg))
+        err = wrap_180(course_deg - actual)
+        bank = math.radians(clamp(1.0 * err, -self.lim.max_bank_deg, self.lim.max_bank_deg))
         aileron = self._roll_loop(s, bank, dt)
         h_err = alt_m - s.alt_msl_m
         mode = 'hold' if hold_only or abs(h_err) < ALT_CAPTURE_M else (
@@ -483,7 +381,7 @@ class Autopilot:
                 self._thr.reset(0.6)
             self._flc = mode
         if mode == 'hold':
-            vs_sp = _clamp(vs_ff + VS_GAIN * h_err, -VS_MAX_MPS, VS_MAX_MPS)
+            vs_sp = clamp(vs_ff + VS_GAIN * h_err, -VS_MAX_MPS, VS_MAX_MPS)
             pitch_sp = self._vs(vs_sp - s.climb_mps, dt)
             thr = self._thr(kts - s.airspeed_kts, dt, ff=0.02 * vs_sp)
             thr = min(thr, thr_max)

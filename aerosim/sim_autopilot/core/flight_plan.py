@@ -21,13 +21,13 @@ import math
 from typing import Optional, Tuple
 
 from sim_core.errors import ConfigError
+from sim_core.units import FT_M
 from sim_core.validate import number
 
 COMMANDS = ('takeoff', 'go_to_waypoint', 'land')
 CRITERIA_VARS = ('altitude_ft', 'distance_ft', 'airspeed_kts')
 OPERATORS = {'<': lambda a, b: a < b, '<=': lambda a, b: a <= b,
              '>': lambda a, b: a > b, '>=': lambda a, b: a >= b}
-FT = 0.3048
 MAX_STEPS = 1000
 
 
@@ -140,18 +140,18 @@ def from_mission(mission, field_alt_m: float, runway_heading_deg: float,
     """
     steps = []
     for i, it in enumerate(mission):
-        alt_ft = (field_alt_m + it.alt_m) / FT
+        alt_ft = (field_alt_m + it.alt_m) / FT_M
         if it.command == 'takeoff':
             steps.append(PlanStep('takeoff', altitude_ft=alt_ft, takeoff_speed_kts=rotate_kts,
                                   heading_deg=runway_heading_deg % 360.0,
                                   criterion=('altitude_ft', '>=', alt_ft - 50.0)))
         elif it.command == 'waypoint':
-            radius_ft = max(it.acceptance_radius_m, 150.0) / FT
+            radius_ft = max(it.acceptance_radius_m, 150.0) / FT_M
             steps.append(PlanStep('go_to_waypoint', it.lat_deg, it.lon_deg, alt_ft,
                                   criterion=('distance_ft', '<', radius_ft)))
         elif it.command in ('land', 'rtl'):
-            steps.append(PlanStep('land', it.lat_deg, it.lon_deg, field_alt_m / FT,
-                                  criterion=('altitude_ft', '<=', field_alt_m / FT + 30.0)))
+            steps.append(PlanStep('land', it.lat_deg, it.lon_deg, field_alt_m / FT_M,
+                                  criterion=('altitude_ft', '<=', field_alt_m / FT_M + 30.0)))
         else:       # pragma: no cover - the scenario validated the commands
             raise ConfigError(f'mission[{i}].command: {it.command!r} has no plane step')
     return tuple(steps)
@@ -179,5 +179,5 @@ def to_json(plan) -> str:
 
 def waypoints(plan, start: int = 0, count: Optional[int] = None):
     """[[lat, lon, alt_m MSL], ...] of the steps with a position from step start on."""
-    pts = [[s.lat_deg, s.lon_deg, s.altitude_ft * FT] for s in plan[start:] if s.has_waypoint]
+    pts = [[s.lat_deg, s.lon_deg, s.altitude_ft * FT_M] for s in plan[start:] if s.has_waypoint]
     return pts if count is None else pts[:count]
