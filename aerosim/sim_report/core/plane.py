@@ -24,6 +24,7 @@ from typing import List
 import numpy as np
 
 from sim_core.scenario import Scenario
+from sim_core.units import FT_M
 from sim_report.core.mission import item_points
 
 TAKEOFF_TOL_M = 15.0
@@ -36,8 +37,6 @@ TD_ACROSS_M = 15.0              # ... and across it [m]
 TD_SINK_MPS = 3.0               # ... sinking slower than this [m/s] (10 ft/s: a hard landing)
 RUNWAY_HALF_WIDTH_M = 23.0      # the rollout stays within this of the centerline [m]
 AT_REST_MPS = 1.0
-FT = 0.3048
-KT = 1852.0 / 3600.0
 
 
 @dataclass
@@ -230,7 +229,7 @@ class PlaneJudge:
         a.set_aspect('equal', adjustable='datalim')
         a.legend(fontsize=8)
         a.set_title('ground track')
-        ax[0, 1].plot(t, P[:, 2] / FT if len(P) else P, 'C0')
+        ax[0, 1].plot(t, P[:, 2] / FT_M if len(P) else P, 'C0')
         ax[0, 1].set_ylabel('height above the field [ft]')
         ax[1, 0].plot(t, [x.airspeed_kts for x in s], 'C1')
         ax[1, 0].set_ylabel('calibrated airspeed [kt]')

@@ -2,14 +2,8 @@
 
 A world (sim_world) flies vehicles of any kinds (sim_core.members.Member). Each vehicle is
 judged on ground truth by the judge its kind registers (a JudgeFactory, looked up in the
-`judges` mapping the caller gives: the kind registry's world_judge, sim_world.core.kinds):
-
-- a multirotor: its mission as MissionJudge judges it (items within their acceptance radius
-  and 1 m vertically, in order; a landing at rest with the motors stopped);
-- a plane: its mission as PlaneJudge judges it (waypoints within the acceptance radius, at
-  least 150 m, or abeam; a landing item as a runway landing): a circuit flown from an
-  airborne start with no landing is complete at its last waypoint;
-- a boat: its waypoints in order within their acceptance radii (boats.BoatWaypointJudge).
+`judges` mapping the caller gives: the kind registry's world_judge, sim_world.core.kinds;
+the kinds' judges are in kind_judges, the figure in world_plot).
 
 On top of each kind's verdict, what the world reports (/sim/collisions, the bridges' links):
 
@@ -29,225 +23,32 @@ sampled.
 """
 
 from dataclasses import dataclass, field
-import math
-from typing import Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
 from sim_core.deck import DeckSpec, pad_pose
-from sim_core.frames import q_enu_flu_to_ned_frd, quat_to_euler_ned
 from sim_core.kinds import VehicleKind, info
 from sim_core.members import Member
-from sim_core.scenario import LANDING_COMMANDS, Scenario
 from sim_dynamics.core.usv import BoatType
-from sim_report.core.boats import BoatWaypointJudge
-from sim_report.core.mission import MissionJudge
-from sim_report.core.plane import KT, PlaneJudge, PlaneSample
-from sim_viz.core import scene
+from sim_report.core.kind_judges import (
+    IDENTITY,
+    Color,
+    JudgeFactory,
+    MultirotorJudge,
+    PlaneMissionJudge,
+    VehicleJudge,
+    boat_judge,
+    multirotor_judge,
+    plane_judge,
+)
+from sim_report.core.world_plot import ZOOM_SPAN_M, plot_world
 
-Color = Tuple[float, float, float, float]
-IDENTITY = scene.IDENTITY
-ZOOM_SPAN_M = 400.0         # the plot's second top view frames the tracks smaller than this [m]
-
-
-class VehicleJudge(Protocol):
-    """What the world report needs of a kind's judge (one vehicle's mission, on truth)."""
-
-    marker: str                     # the kind's marker on the world plot (matplotlib)
-    color: Color                    # the kind's colour (sim_viz.core.scene's palette)
-
-    @property
-    def items(self) -> int:
-        """Mission items to reach."""
-
-    @property
-    def reached_at_s(self) -> List[float]:
-        """Sim time [s] each item was reached, in order."""
-
-    @property
-    def done(self) -> bool:
-        """Every item reached: the mission is complete."""
-
-    @property
-    def over(self) -> bool:
-        """Nothing more will happen: done, or a failure of the kind's own."""
-
-    def wants_motors(self) -> bool:
-        """The next sample needs motors_off (its motor commands are to be followed)."""
-
-    def feed(self, t: float, p_enu: Sequence[float], v_enu: Sequence[float],
-             q_enu_flu: Sequence[float] = IDENTITY, motors_off: bool = True) -> None:
-        """One ground-truth sample.
-
-        Sim time [s], ENU position [m], velocity [m/s], attitude (w, x, y, z: FLU into ENU),
-        every motor command zero.
-        """
-
-    def path(self) -> Tuple[np.ndarray, np.ndarray]:
-        """(sim times [s], shape (N,); ENU positions [m], shape (N, 3)) of the samples."""
-
-    def plan(self) -> np.ndarray:
-        """The planned path, ENU [m], shape (K + 1, 3): the start, then each item."""
-
-    def summary(self) -> dict:
-        """The kind's figures (JSON-ready), with result, items, items_reached, reached_at_s."""
-
-
-JudgeFactory = Callable[[Member], VehicleJudge]
-
-
-def _plan(scenario: Scenario, points) -> np.ndarray:
-    start = np.array(scenario.initial_position_enu, dtype=float)
-    return np.vstack([start[None, :]] + [np.asarray(p, dtype=float)[None, :] for p in points])
-
-
-class MultirotorJudge:
-    """A quad's mission: MissionJudge behind the VehicleJudge surface."""
-
-    marker = 'o'
-    color = scene.TEAMS[0]
-
-    def __init__(self, scenario: Scenario):
-        """The vehicle's scenario (start, mission)."""
-        self.judge = MissionJudge(scenario)
-        self._z = math.inf
-
-    @property
-    def items(self) -> int:
-        """Mission items to reach."""
-        return len(self.judge.points)
-
-    @property
-    def reached_at_s(self) -> List[float]:
-        """Sim time [s] each item was reached."""
-        return self.judge.reached
-
-    @property
-    def done(self) -> bool:
-        """Every item reached (a landing: at rest, motors stopped)."""
-        return self.judge.done
-
-    @property
-    def over(self) -> bool:
-        """Done, or at rest for good away from the landing point."""
-        return self.judge.over
-
-    def wants_motors(self) -> bool:
-        """A landing item is next and the vehicle is below 1 m (as flight_report watches)."""
-        k = len(self.judge.reached)
-        mission = self.judge.scenario.mission
-        return k < len(mission) and self._z < 1.0 and mission[k].command in LANDING_COMMANDS
-
-    def feed(self, t: float, p_enu: Sequence[float], v_enu: Sequence[float],
-             q_enu_flu: Sequence[float] = IDENTITY, motors_off: bool = True) -> None:
-        """One ground-truth sample (see VehicleJudge)."""
-        self._z = float(p_enu[2])
-        self.judge.add(t, p_enu, math.sqrt(sum(float(x) * float(x) for x in v_enu)),
-                       motors_off)
-
-    def path(self) -> Tuple[np.ndarray, np.ndarray]:
-        """Sample times [s] and ENU positions [m]."""
-        s = self.judge.samples
-        return np.array([x.t for x in s]), np.array([x.p for x in s]).reshape(-1, 3)
-
-    def plan(self) -> np.ndarray:
-        """Start and items, ENU [m]."""
-        return _plan(self.judge.scenario, self.judge.points)
-
-    def summary(self) -> dict:
-        """MissionJudge's figures (no wall time: the world's)."""
-        s = self.judge.summary(0.0)
-        for k in ('wall_time_s', 'real_time_factor'):
-            s.pop(k)
-        if self.judge.landed_outside:
-            s['landed_outside'] = True
-        return s
-
-
-class PlaneMissionJudge:
-    """A plane's mission: PlaneJudge behind the VehicleJudge surface.
-
-    Odometry carries no air data: the airspeed is the true airspeed against the scenario's
-    mean wind (|v_enu - wind_enu|, gusts and turbulence not known here); attitude and heading
-    from the attitude quaternion.
-    """
-
-    marker = '>'
-    color = scene.TEAMS[1]
-
-    def __init__(self, scenario: Scenario):
-        """The aircraft's scenario (start, mission, wind)."""
-        self.judge = PlaneJudge(scenario)
-        self.wind = np.array(scenario.environment.wind_enu, dtype=float)
-
-    @property
-    def items(self) -> int:
-        """Mission items to fly."""
-        return len(self.judge.points)
-
-    @property
-    def reached_at_s(self) -> List[float]:
-        """Sim time [s] each item was flown."""
-        return [f[1] for f in self.judge.flown]
-
-    @property
-    def done(self) -> bool:
-        """Every item flown (a landing: touchdown, rollout on the runway, at rest)."""
-        return self.judge.done
-
-    @property
-    def over(self) -> bool:
-        """Done, or a landing judged and refused (at rest after a bad touchdown)."""
-        v = self.judge.landing.get('verdict')
-        return self.judge.done or (v is not None and v != 'landed')
-
-    def wants_motors(self) -> bool:
-        """The plane's judge needs no motor commands."""
-        return False
-
-    def feed(self, t: float, p_enu: Sequence[float], v_enu: Sequence[float],
-             q_enu_flu: Sequence[float] = IDENTITY, motors_off: bool = True) -> None:
-        """One ground-truth sample (see VehicleJudge and the class)."""
-        v = np.asarray(v_enu, dtype=float)
-        roll, pitch, yaw = quat_to_euler_ned(q_enu_flu_to_ned_frd(np.asarray(q_enu_flu,
-                                                                             dtype=float)))
-        self.judge.add(PlaneSample(float(t), tuple(float(x) for x in p_enu),
-                                   float(np.linalg.norm(v - self.wind)) / KT,
-                                   math.degrees(roll), math.degrees(pitch),
-                                   math.degrees(yaw) % 360.0, float(v[2])))
-
-    def path(self) -> Tuple[np.ndarray, np.ndarray]:
-        """Sample times [s] and ENU positions [m]."""
-        s = self.judge.samples
-        return np.array([x.t for x in s]), np.array([x.p for x in s]).reshape(-1, 3)
-
-    def plan(self) -> np.ndarray:
-        """Start and items, ENU [m]."""
-        return _plan(self.judge.scenario, self.judge.points)
-
-    def summary(self) -> dict:
-        """PlaneJudge's figures, with items_reached and reached_at_s."""
-        s = self.judge.summary()
-        s.pop('vehicle')
-        s.pop('scenario')
-        s['items_reached'] = len(self.judge.flown)
-        s['reached_at_s'] = self.reached_at_s
-        return s
-
-
-def multirotor_judge(member: Member) -> VehicleJudge:
-    """The judge of a multirotor member."""
-    return MultirotorJudge(member.scenario)
-
-
-def plane_judge(member: Member) -> VehicleJudge:
-    """The judge of a plane member."""
-    return PlaneMissionJudge(member.scenario)
-
-
-def boat_judge(member: Member) -> VehicleJudge:
-    """The judge of a boat member."""
-    return BoatWaypointJudge(member.scenario)
+# Each kind's judge lives in kind_judges and the figure in world_plot; their names are
+# importable from here as before.
+__all__ = ['WorldJudge', 'Entry', 'VehicleJudge', 'JudgeFactory', 'MultirotorJudge',
+           'PlaneMissionJudge', 'multirotor_judge', 'plane_judge', 'boat_judge', 'Color',
+           'IDENTITY', 'ZOOM_SPAN_M']
 
 
 @dataclass
@@ -413,98 +214,9 @@ class WorldJudge:
         }
 
     def plot(self, path: str, title: str) -> None:
-        """Write a PNG of the world's run.
+        """Write a PNG of the world's run (world_plot.plot_world).
 
         Every track (top view, the kind's marker and colour) over its plan, a close-up of the
         small tracks, altitude over time, and the results.
         """
-        import matplotlib
-        matplotlib.use('Agg')
-        import matplotlib.pyplot as plt
-        fig, axes = plt.subplots(1, 4, figsize=(22, 6.5),
-                                 gridspec_kw={'width_ratios': [1.2, 1.2, 1.0, 0.9]})
-        top, zoom, alt, txt = axes
-        styles = ('-', '--', ':', '-.')
-        counts: Dict[VehicleKind, int] = {}
-        small: List[np.ndarray] = []
-        lines = []
-        for e in self.entries:
-            j, m = e.judge, e.member
-            k = counts.get(m.kind, 0)
-            counts[m.kind] = k + 1
-            c, ls = j.color[:3], styles[k % len(styles)]
-            ts, P = j.path()
-            if e.tail:
-                ts = np.concatenate([ts, [x[0] for x in e.tail]])
-                P = np.vstack([P, np.array([x[1] for x in e.tail])])
-            plan = j.plan()
-            for ax in (top, zoom):
-                ax.plot(plan[:, 0], plan[:, 1], ls=':', color=c, lw=0.8, alpha=0.7)
-                ax.plot(plan[1:, 0], plan[1:, 1], 'o', mfc='none', mec=c, ms=5)
-                ax.plot(P[:, 0], P[:, 1], ls=ls, color=c, lw=1.5,
-                        label=f'{m.name} ({m.kind.value})')
-                ax.plot(plan[0, 0], plan[0, 1], j.marker, mfc='none', mec=c, ms=9)
-                if len(P):
-                    ax.plot(P[-1, 0], P[-1, 1], j.marker, color=c, ms=9)
-                td = e.judge.summary().get('deck_landing')
-                if td and len(ts):
-                    q = P[min(int(np.searchsorted(ts, td['t_s'])), len(P) - 1)]
-                    ax.plot(q[0], q[1], '*', color='k', ms=12,
-                            label=f"{m.name} touchdown on {td['deck']}: "
-                                  f"{td['pad_error_m']:.2f} m from the pad")
-                for x in e.collisions:
-                    i = int(np.searchsorted(ts, x['t_s'])) if len(ts) else 0
-                    if len(P):
-                        q = P[min(i, len(P) - 1)]
-                        ax.plot(q[0], q[1], 'x', color='k', ms=11, mew=2)
-            if e.pad_track:
-                track = np.array(e.pad_track)
-                for ax in (top, zoom):
-                    ax.plot(track[:, 0], track[:, 1], ls='--', color=(0.95, 0.55, 0.10), lw=1.0,
-                            label=f'{m.name} deck pad')
-            pts = np.vstack([P[:, :2], plan[:, :2]])
-            if float(np.max(np.ptp(pts, axis=0))) < ZOOM_SPAN_M:
-                small.append(pts)
-            alt.plot(ts, P[:, 2] if len(P) else ts, ls=ls, color=c, label=m.name)
-            for tr in j.reached_at_s:
-                alt.axvline(tr, color=c, lw=0.5, alpha=0.5)
-            r = self.row(e)
-            ca = r['closest_approach']
-            lines.append(f'{m.name} ({m.kind.value}, {m.controller}): {r["result"]}, '
-                         f'{r["items_reached"]}/{r["items"]} items'
-                         + (f'\n  closest {ca["distance_m"]:.1f} m to {ca["with"]} at '
-                            f'{ca["t_s"]:.1f} s' if ca else '')
-                         + (f'\n  FC lost at {e.fc_lost_at:.1f} s'
-                            if e.fc_lost_at is not None else '')
-                         + (f'\n  FC refused: {e.fc_failure[:50]}' if e.fc_failure else '')
-                         + ''.join(f'\n  collision with {x["with"]} at {x["t_s"]:.1f} s, '
-                                   f'{x["speed_mps"]:.1f} m/s' for x in e.collisions))
-        for ax, name in ((top, 'top view: every track (truth) over its plan (dotted); '
-                          'x: collision'),
-                         (zoom, f'close-up: the tracks within {ZOOM_SPAN_M:g} m')):
-            ax.set_xlabel('east [m]')
-            ax.set_ylabel('north [m]')
-            ax.set_aspect('equal', adjustable='box' if ax is zoom and small else 'datalim')
-            ax.grid(True, alpha=0.3)
-            ax.set_title(name, fontsize=10)
-        top.legend(loc='best', fontsize=8)
-        if small:
-            pts = np.vstack(small)
-            lo, hi = pts.min(axis=0), pts.max(axis=0)
-            pad = max(5.0, 0.1 * float(np.max(hi - lo)))
-            zoom.set_xlim(lo[0] - pad, hi[0] + pad)
-            zoom.set_ylim(lo[1] - pad, hi[1] + pad)
-        alt.set_xlabel('sim time [s]')
-        alt.set_ylabel('up [m]')
-        alt.grid(True, alpha=0.3)
-        alt.legend(loc='best', fontsize=8)
-        alt.set_title('height; items reached: thin lines', fontsize=10)
-        txt.axis('off')
-        txt.text(0.0, 1.0, '\n'.join(lines), va='top', family='monospace', fontsize=8)
-        s = self.summary(0.0)
-        fig.suptitle(f'{title}: {s["result"]}, {s["vehicles_complete"]}/{s["vehicle_count"]} '
-                     'vehicles complete' + (f'; collided: {", ".join(s["collided"])}'
-                                            if s['collided'] else ''))
-        fig.tight_layout()
-        fig.savefig(path, dpi=80)
-        plt.close(fig)
+        plot_world(self, path, title)
