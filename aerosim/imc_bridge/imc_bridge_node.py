@@ -8,8 +8,6 @@ is refused and counted); this node wires the socket, timers, topics and paramete
 Counts are on /diagnostics every second.
 """
 
-import socket
-import struct
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -25,20 +23,27 @@ from aerosim_msgs.msg import (
 )
 from imc_bridge.core import bridge as ib
 from imc_bridge.core.discovery import DISCOVERY_GROUP
-from imc_bridge.ros_io import VehicleGains, acoustic_msg, autopilot_msg, effector_msg
+from imc_bridge.ros_io import (
+    VehicleGains,
+    acoustic_msg,
+    autopilot_msg,
+    discovery_listener,
+    effector_msg,
+    multicast_socket,
+)
 from sim_core.errors import ConfigError
 from sim_core.scenario import load_scenario
 from sim_core.timeutil import NS_PER_S
 from sim_ros import qos
+from sim_ros.bridge_node import BridgeNode
 from sim_ros.convert import time_ns, vehicle_state_arrays
 from sim_ros.params import read_config
-from sim_ros.port_node import PortNode
 from sim_ros.run import run_node
 
 GAINS = ('tas2acc_pgain', 'bank2p_pgain')
 
 
-class ImcBridge(PortNode):
+class ImcBridge(BridgeNode):
     """IMC UDP bridge node: socket, timers, topics and services around an ImcBridgeCore."""
 
     core = mcast = listen = None    # destroy_node() may run on a half-built node
@@ -50,14 +55,14 @@ class ImcBridge(PortNode):
         self._init_port('IMC', ib.REJECT_KINDS, cfg.warn_period_s)
         try:
             self.link = self._open_link('udp', cfg.bind)
-            self.mcast = self._multicast_socket() if cfg.announce_multicast else None
+            self.mcast = multicast_socket(self.link.local[0]) if cfg.announce_multicast \
+                else None
         except (ValueError, OSError) as exc:
             raise ConfigError(str(exc)) from exc
         self.core = c = ib.ImcBridgeCore(cfg, load_scenario(cfg.scenario_file), self.link.local)
-        self._noted = {}             # what -> monotonic time of its last info line
         if self.mcast is not None:
             c.own_ports.add(self.mcast.getsockname()[1])
-            self.listen = self._discovery_listener(c.discovery_ports[-1])
+            self.listen = discovery_listener(c.discovery_ports[-1], self.get_logger())
         self.pub_effector = self.create_publisher(AircraftEffectorCommand, 'effector_command',
                                                   qos.COMMAND)
         self.pub_autopilot = self.create_publisher(AutopilotCommand, 'autopilot_command',
@@ -97,71 +102,25 @@ class ImcBridge(PortNode):
     def _sim_s(self) -> float:
         return self.get_clock().now().nanoseconds / NS_PER_S
 
-    def _note(self, what: str, text: str):
-        """Info line for expected, frequent events: at most once a minute per `what`."""
-        now = time.monotonic()
-        if now - self._noted.get(what, -1e9) >= max(ib.NOTE_PERIOD_S, self._warn_period):
-            self._noted[what] = now
-            self.get_logger().info(text)
-
-    def _discovery_listener(self, port: int):
-        """A socket on the discovery group (its last port): other systems' Announce.
-
-        Bound to the group address, it gets only the group's datagrams (never a unicast
-        Announce meant for DUNE's discovery socket on that port); None if it cannot join.
-        """
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            s.bind((DISCOVERY_GROUP, port))
-            s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, struct.pack(
-                '4s4s', socket.inet_aton(DISCOVERY_GROUP), socket.inet_aton('0.0.0.0')))
-        except OSError as exc:
-            s.close()
-            self.get_logger().info(f'not listening to {DISCOVERY_GROUP}:{port} for IMC id '
-                                   f'conflicts ({exc.strerror}); a conflicting system is still '
-                                   'seen when it sends us its Announce')
-            return None
-        s.setblocking(False)
-        return s
-
-    def _loud(self, what: str, text: str):
-        """Error line: the first at once, then at most once a minute per `what`."""
-        now = time.monotonic()
-        if now - self._noted.get(what, -1e9) >= ib.NOTE_PERIOD_S:
-            self._noted[what] = now
-            self.get_logger().error(text)
-
-    def _multicast_socket(self):
-        """A socket for the discovery group: a socket bound to 127.0.0.1 cannot reach it.
-
-        Bound to the bind host if that is a routable address (its interface), else to any.
-        """
-        host = self.link.local[0]
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
-        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 1)
-        s.bind((host if host not in ('0.0.0.0', '') and not host.startswith('127.')
-                else '0.0.0.0', 0))
-        s.setblocking(False)
-        return s
-
     def _destinations(self):
         dests, gone = self.core.destinations(time.monotonic())
         for a in gone:
             self.get_logger().info(f'IMC peer {a[0]}:{a[1]} silent, dropped')
         return dests
 
-    def _apply(self, act: ib.Actions, addr=None) -> None:
-        """Carry out a decision of the core."""
+    def _send(self, sends) -> None:
+        """IMC messages to their address, or (None) to every destination."""
         dests = None
-        for msg, to in act.sends:
+        for msg, to in sends:
             if to is None and dests is None:
                 dests = self._destinations()
             data = msg.serialize()
             for a in ([to] if to else dests):
                 if self.link.send_to(data, a):
                     self.core.counts['tx'] += 1
+
+    def _apply_own(self, act: ib.Actions, _sent) -> None:
+        """Announce to discovery, commands, acoustic receptions, leaks, gains to the vehicle."""
         for data, to, multicast in act.discovery:
             try:
                 ok = self.mcast.sendto(data, to) if multicast else self.link.send_to(data, to)
@@ -169,10 +128,12 @@ class ImcBridge(PortNode):
                 ok = exc
             if ok is False or isinstance(ok, OSError):
                 self.core.counts['announce_errors'] += 1
-                self._note('announce', f'Announce to {to[0]}:{to[1]} failed '
-                           f'({ok if ok is not False else "send error"}); '
-                           f'{self.core.counts["announce_errors"]} so far (no route to the '
-                           'discovery group: announce_hosts still reaches a DUNE on those hosts)')
+                self._log_limited('info', 'announce', (
+                    f'Announce to {to[0]}:{to[1]} failed '
+                    f'({ok if ok is not False else "send error"}); '
+                    f'{self.core.counts["announce_errors"]} so far (no route to the discovery '
+                    'group: announce_hosts still reaches a DUNE on those hosts)'),
+                    self.core.note_s)
         for throttle, rudder, elevators in act.effector:
             self.pub_effector.publish(effector_msg(self._header(), throttle, rudder, elevators))
             self.core.counts['commands'] += 1
@@ -181,18 +142,8 @@ class ImcBridge(PortNode):
             self.core.counts['commands'] += 1
         for dl in act.acoustic_rx:
             self.pub_rx.publish(acoustic_msg(dl))
-        for text in act.logs:
-            self.get_logger().info(text)
-        for text in act.throttled:
-            self.get_logger().info(text, throttle_duration_sec=1.0)
-        for what, text in act.notes:
-            self._note(what, text)
-        for what, text in act.errors:
-            self._loud(what, text)
         if act.leaks_changed:
             self._publish_leaks()
-        if act.reject:
-            self._reject(*act.reject, addr)
         if act.gains:
             self.gains.handle(*act.gains)
 

@@ -1,7 +1,9 @@
-"""The IMC bridge's ROS side: its commands as ROS messages, the vehicle node's gains by service."""
+"""The IMC bridge's ROS side: commands as ROS messages, the vehicle's gains, discovery sockets."""
 
 import collections
 import math
+import socket
+import struct
 import time
 
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
@@ -9,6 +11,7 @@ from rcl_interfaces.srv import GetParameters, SetParametersAtomically
 from rclpy.clock import Clock, ClockType
 
 from aerosim_msgs.msg import AcousticData, AircraftEffectorCommand, AutopilotCommand
+from imc_bridge.core.discovery import DISCOVERY_GROUP
 from sim_core.geodesy import KNOT_MPS
 from sim_core.timeutil import NS_PER_S
 from sim_ros.convert import time_msg
@@ -149,3 +152,39 @@ class VehicleGains:
                 self.report(*(v.double_value for v in res.values), req, addr)
             self._next()
         self._start(self.cli_get.call_async(GetParameters.Request(names=list(GAINS))), done, addr)
+
+
+def discovery_listener(port: int, log):
+    """A socket on the discovery group (its last port): other systems' Announce.
+
+    Bound to the group address, it gets only the group's datagrams (never a unicast
+    Announce meant for DUNE's discovery socket on that port); None if it cannot join.
+    """
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((DISCOVERY_GROUP, port))
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, struct.pack(
+            '4s4s', socket.inet_aton(DISCOVERY_GROUP), socket.inet_aton('0.0.0.0')))
+    except OSError as exc:
+        s.close()
+        log.info(f'not listening to {DISCOVERY_GROUP}:{port} for IMC id conflicts '
+                 f'({exc.strerror}); a conflicting system is still seen when it sends us its '
+                 'Announce')
+        return None
+    s.setblocking(False)
+    return s
+
+
+def multicast_socket(host: str):
+    """A socket for the discovery group: one bound to 127.0.0.1 cannot reach it.
+
+    host: our bind host. Bound to it if that is a routable address (its interface), else to any.
+    """
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 1)
+    s.bind((host if host not in ('0.0.0.0', '') and not host.startswith('127.')
+            else '0.0.0.0', 0))
+    s.setblocking(False)
+    return s

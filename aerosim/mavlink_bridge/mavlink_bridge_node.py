@@ -11,10 +11,10 @@ sensor_topics (hil_plant) also the ROS sensor topics of the samples it sends.
 
 This node only wires: the decisions (what to send, take, refuse, log) are HilBridge's
 (mavlink_bridge.core.bridge), which owns the shared state behind its lock and explains the
-two links (HIL; mission_link for PX4) and how input is accounted. Threads: the executor runs
-the ROS callbacks and the wall-clock timers
-(heartbeat, home, mission retries: they go on while the simulation is paused); one reader
-thread per link waits on its socket and answers at once (lowest lockstep latency).
+two links (HIL; mission_link for PX4) and how input is accounted. Threads (rule 3 of
+sim_ros.bridge_node): the executor runs the ROS callbacks and the wall-clock timers
+(heartbeat, home, mission retries: on while the simulation is paused); one reader thread per
+link waits on its socket and answers at once (lowest lockstep latency).
 
 Composed with dynamics_node in one process (mavlink_bridge.hil_plant), the state arrives by a
 direct call of ``on_state`` and the answer leaves through ``command_sink`` (the dynamics node's
@@ -33,16 +33,16 @@ from aerosim_msgs.msg import AircraftEffectorCommand, MavlinkLinkStatus, SimStat
 from mavlink_bridge.core import bridge as hb
 from mavlink_bridge.core.endpoint import Endpoint
 from mavlink_bridge.core.step_split import StepSplit
-from mavlink_bridge.status import link_status
+from mavlink_bridge.readers import FcFollower, mission_endpoint
+from mavlink_bridge.status import diagnostic_values, fill_command, link_status
 from sim_core import realtime as rt
 from sim_core.clock import SimState
 from sim_core.errors import ConfigError
-from sim_core.link import SpinWait, UdpLink, is_loopback, parse_endpoint, parse_id_list
-from sim_dynamics.core.plane import EffectorCommand
+from sim_core.link import SpinWait, parse_id_list
 from sim_ros import qos
+from sim_ros.bridge_node import BridgeNode
 from sim_ros.convert import time_msg, vehicle_state_arrays
 from sim_ros.params import apply_realtime, declare_realtime, read_config
-from sim_ros.port_node import PortNode
 from sim_ros.run import run_node
 from sim_sensors.core.landing_target import PARAMETERS as TARGET_PARAMETERS
 from sim_sensors.core.landing_target import TargetConfig
@@ -52,7 +52,7 @@ from sim_sensors.topics import SensorTopics, declare_frames
 RECV_POLL_S = 0.1
 
 
-class MavlinkBridge(PortNode):
+class MavlinkBridge(BridgeNode):
     """HIL bridge node: sockets, threads, timers and topics around a HilBridge."""
 
     # destroy_node() may run on a half-built node (a configuration error in __init__)
@@ -74,8 +74,6 @@ class MavlinkBridge(PortNode):
         target_cfg = read_config(self, TargetConfig, TARGET_PARAMETERS)
         frames = declare_frames(self)
         self.realtime_priority = declare_realtime(self, "the FC's process")
-        self._rt_peer = None            # the FC address realtime_priority -1 last followed
-        self._fc_prio = None            # the priority that gave the receive thread (-1)
         self._spin = SpinWait(cfg.spin_wait_us * 1e-6)
         self._init_port('MAVLink', hb.REJECT_KINDS, cfg.warn_period_s)
         try:
@@ -83,11 +81,12 @@ class MavlinkBridge(PortNode):
             self.link = self._open_link(cfg.transport, cfg.bind, cfg.tcp_bind, cfg.fc_address,
                                         'fc_address')
             if cfg.mission_link:
-                self.mlink = self._mission_link(cfg)
+                self.mlink = mission_endpoint(cfg, self.allow, self._refused, self.get_logger())
         except (ValueError, OSError) as exc:
             raise ConfigError(str(exc)) from exc
         self.hil = Endpoint(self.link, cfg.system_id, cfg.component_id, 'HIL link',
                             cfg.peer_timeout_s)
+        self.follower = FcFollower(self.get_logger(), self.hil.udp)    # realtime_priority -1
         self.core = hb.HilBridge(cfg, hb.vehicle_scenario(cfg), suite_cfg, self.hil,
                                  self.mlink, allow_ids, target_cfg)
         # () -> the world's decks now ((DeckSpec, PadPose) pairs), set by a world's
@@ -119,46 +118,27 @@ class MavlinkBridge(PortNode):
                 t = threading.Thread(target=self._read_loop, args=(ep,), name=name, daemon=True)
                 self._readers.append(t)
                 t.start()
-        c = self.core
         where = f'; mission link {self.mlink.describe()}' if self.mlink else ''
-        self.get_logger().info(
-            f'MAVLink 2 {self.link.describe()}{where}, our id {c.sysid}:{c.compid}, '
-            f'serving FC {c.served.describe()}; {describe(suite_cfg)}; mission '
-            f'{len(c.mission.items)} items from {c.scenario.name}'
-            f'{" (autostart: arm and start it when the FC is ready)" if c.autostart else ""}'
-            + (f'; FC parameters first: {len(c.session.params.params)} from '
-               f'{c.session.params.source}' if c.session.params else '')
-            + f'; {c.mixer.name} mixer: {c.mixer.describe()}')
+        self.get_logger().info(f'MAVLink 2 {self.link.describe()}{where}, '
+                               + self.core.describe(describe(suite_cfg)))
         self._publish_status()
 
-    def _mission_link(self, cfg) -> Endpoint:
-        remote = parse_endpoint(cfg.mission_link, 'mission_link')
-        local = parse_endpoint(cfg.mission_bind, 'mission_bind') if cfg.mission_bind else \
-            ('127.0.0.1' if is_loopback(remote[0]) else '0.0.0.0', 0)
-        if not is_loopback(local[0]) and not self.allow:
-            self.get_logger().warning(
-                f'mission link listening on {local[0]} and taking input from any peer: set '
-                'allow_peers to the addresses that may command the simulation')
-        return Endpoint(UdpLink(local, remote, self.allow, self._refused), cfg.system_id,
-                        cfg.component_id, 'mission link', cfg.peer_timeout_s)
-
-    def _apply(self, act: hb.Actions, addr=None) -> None:
-        """Carry out a decision of the core: send, publish, log, count the reject."""
-        t0 = time.time()
-        for ep, msgs in act.sends:
+    def _send(self, sends) -> None:
+        """The frames of a decision, on their links."""
+        for ep, msgs in sends:
             ep.send(*msgs)
+
+    def _apply_own(self, act: hb.Actions, sent) -> None:
+        """Replies, the step's sensor topics, motor commands, the status."""
         for ep, to, msgs in act.replies:
             ep.send_to(to, *msgs)
         if act.sample is not None:
-            self.split.sent(t0, time.time())
-        if act.sample is not None and self.topics is not None:
-            # after the FC has its sensors: it computes meanwhile
-            self.topics.publish(act.sample[0], time_msg(act.sample[1]))
+            if sent is not None:
+                self.split.sent(*sent)
+            if self.topics is not None:     # after the FC has its sensors: it computes meanwhile
+                self.topics.publish(act.sample[0], time_msg(act.sample[1]))
         for command, t_ns in act.commands:
             self._publish_command(command, t_ns)
-        self._log_lines(act.logs)
-        if act.reject:
-            self._reject(*act.reject, addr)
         if act.status_changed:
             self._publish_status()
 
@@ -180,17 +160,7 @@ class MavlinkBridge(PortNode):
             self.command_sink(command, t_ns)
             if not self.pub_cmd.get_subscription_count():
                 return               # composed: the topic is for the tools, and none listens
-        cmd = self._msg_cmd          # reused: this runs once per step
-        cmd.header.stamp = time_msg(t_ns)
-        if isinstance(command, EffectorCommand):
-            cmd.throttle_cmd = list(command.throttle)
-            cmd.aileron_cmd_angle_rad = list(command.aileron_rad)
-            cmd.elevator_cmd_angle_rad = list(command.elevator_rad)
-            cmd.rudder_cmd_angle_rad = list(command.rudder_rad)
-            cmd.flap_cmd_angle_rad = list(command.flap_rad)
-        else:
-            cmd.throttle_cmd = [float(x) for x in command]
-        self.pub_cmd.publish(cmd)
+        self.pub_cmd.publish(fill_command(self._msg_cmd, command, t_ns))
 
     # --- MAVLink input (reader threads) --------------------------------------------------------
     def _read_loop(self, ep: Endpoint):
@@ -202,9 +172,9 @@ class MavlinkBridge(PortNode):
         along = self.realtime_priority == rt.AS_PEER and ep is not self.hil
         taken = None                    # the mission link thread's priority (along)
         while not self._stop.is_set():
-            if along and self._fc_prio != taken:
-                taken = self._fc_prio
-                self._mission_thread_follows(taken)
+            if along and self.follower.prio != taken:
+                taken = self.follower.prio
+                self.follower.mission_thread_follows(taken)
             try:
                 if spin is None:
                     data, addr = ep.link.recv(RECV_POLL_S)
@@ -228,61 +198,8 @@ class MavlinkBridge(PortNode):
                 t1 = time.time()
                 self._work_s += t1 - t0
                 self.split.answered(t0, ep.link.rx_stamp, t1)
-                if follow and self.link.remote != self._rt_peer:
-                    self._follow_fc(self.link.remote)
-
-    def _follow_fc(self, peer) -> None:
-        """realtime_priority -1: run this (the receive) thread as the FC's process runs.
-
-        A FC on this machine with real-time threads (PX4 SITL started as root: SCHED_FIFO up
-        to 99) preempts a normal thread on every step; at its priority it does not
-        (sim_core.realtime). Called in the receive thread when the FC's address changes.
-        """
-        self._rt_peer = peer
-        pid, prio = rt.peer_fifo_priority(peer, 'udp' if self.hil.udp else 'tcp')
-        log = self.get_logger()
-        where = f'{peer[0]}:{peer[1]}'
-        if pid is None:
-            if is_loopback(peer[0]):
-                log.info(f'the FC at {where}: its process is not visible from here (another '
-                         'user or container): the MAVLink receive thread keeps its scheduling '
-                         '(realtime_priority sets one)')
-            return
-        fc = f'{rt.process_name(pid)}, pid {pid}'
-        if prio == rt.thread_priority():
-            self._fc_prio = prio
-            log.info(f"the FC's process ({fc}) runs "
-                     + (f'real-time threads up to SCHED_FIFO {prio}: so does' if prio else
-                        'normal threads: so does') + ' the MAVLink receive thread')
-            return
-        why = rt.set_thread_priority(prio)
-        if not why:
-            self._fc_prio = prio
-            log.info('MAVLink receive thread: ' + (
-                f"SCHED_FIFO priority {prio}, as the FC's process ({fc}): its real-time "
-                'threads would preempt a normal one on every step' if prio else
-                f"normal scheduling, as the FC's process ({fc})"))
-        else:
-            log.warning(
-                f"the FC's process ({fc}) runs real-time threads (SCHED_FIFO {prio}) and the "
-                f'MAVLink receive thread may not ({why}): they preempt it on every step and '
-                'the lockstep runs at about half its speed; give both the same rights (both '
-                'as root, or neither)')
-
-    def _mission_thread_follows(self, prio: int) -> None:
-        """realtime_priority -1: the mission link's reader takes the receive thread's priority.
-
-        PX4 times its mission transfer on its own clock (a request again every 250 ms, the
-        transfer given up after 5 s without an answer: 0.3 s of wall time at RTF 15); a normal
-        thread answering it could wait behind the real-time threads of PX4 and ours.
-        """
-        why = rt.set_thread_priority(prio)
-        if why:
-            self.get_logger().warning(f'MAVLink mission link thread: keeps its scheduling '
-                                      f'({why})')
-        elif prio:
-            self.get_logger().info(f'MAVLink mission link thread: SCHED_FIFO priority {prio} '
-                                   'too: the FC times its mission transfer on its clock')
+                if follow and self.link.remote != self.follower.peer:
+                    self.follower.follow_fc(self.link.remote)
 
     def _on_datagram(self, ep: Endpoint, data: bytes, addr) -> bool:
         """Hand a datagram to the core and carry out its decision; True if it answered a step."""
@@ -298,25 +215,11 @@ class MavlinkBridge(PortNode):
     def _publish_diagnostics(self):
         c = self.core
         fc = c.flight_controller()
-        extra = [('mission', f'{c.mission.state} {c.mission.result}'.strip()),
-                 ('mission_refused', c.mission.refused),
-                 ('served_fc', c.served.describe()),
-                 ('send_errors', sum(ep.link.send_errors for ep in c.endpoints()))]
-        if self.mlink:
-            extra.append(('mission_link', self.mlink.describe()))
-        if c.autostart:
-            extra.append(('autostart', c.autostart.state))
-        se = c.session
-        if se.params is not None:
-            extra.append(('fc_parameters', f'{se.params.state} {se.params.result}'.strip()))
-        extra.append(('fc_words', se.words.describe()))
-        if se.failure():
-            extra.append(('fc_failure', se.failure()))
         self._publish_port_status(
             'MAVLink HIL link', self.link.describe(), fc is not None,
             f'flight controller {fc[0]}:{fc[1]}, {c.count["rx"]} in, '
             f'{sum(self.rejects.values())} rejected' if fc else 'no flight controller heard',
-            c.count, extra)
+            c.count, diagnostic_values(c, self.mlink.describe() if self.mlink else ''))
 
     def destroy_node(self):
         """Say POWEROFF (the seed's Stopped state), stop the readers; PortNode closes the link."""
@@ -333,10 +236,7 @@ class MavlinkBridge(PortNode):
         log = self.get_logger().name
         super().destroy_node()
         if n:      # once the node is gone: after Ctrl-C its logger could not reach /rosout
-            rclpy.logging.get_logger(log).info(
-                f'{n} FC answers taken: {1e6 * self._work_s / n:.0f} µs of work per answer '
-                '(decode, mix; composed: integrate, sensors, HIL_SENSOR out, topics); '
-                + self.split.summary())
+            rclpy.logging.get_logger(log).info(self.split.cost(n, self._work_s))
 
 
 def main(args=None):

@@ -288,7 +288,7 @@ def test_imc_core_drives_the_actuators_and_refuses_with_the_kind():
     speed.value, speed.speed_units = 2.0, imcpy.SpeedUnits.METERS_PS
     act = core.on_datagram(imc_bytes(speed, dst=0xFFFF), peer, 1.0, 0.0)
     assert act.reject is None and act.autopilot == [] and core.counts['ignored_guidance'] == 1
-    assert act.notes and act.notes[0][0] == 'ignored_guidance'
+    assert act.limited and act.limited[0][1] == 'ignored_guidance'
     # addressed to us it switches the level: actuators at 0, then the speed hold
     act = core.on_datagram(imc_bytes(speed), peer, 1.0, 0.0)
     assert act.effector == [(0.0, 0.0, None)] and act.autopilot == [(2.0, None)]
@@ -366,7 +366,7 @@ def test_our_own_announce_is_no_conflict_from_any_of_our_addresses_even_0_0_0_0(
     a.services = ''
     ours = imc_bytes(a, src=core.system_id, dst=0xFFFF)
     for ip in ('127.0.0.1', '0.0.0.0'):
-        assert not core.on_discovery(ours, (ip, 6003), 1.0).errors, ip
+        assert not core.on_discovery(ours, (ip, 6003), 1.0).limited, ip
     assert core.counts['id_conflicts'] == 0
     other = core.on_discovery(ours, ('127.0.0.1', 6010), 2.0)     # another port: another
-    assert other.errors and core.counts['id_conflicts'] == 1
+    assert [line[0] for line in other.limited] == ['error'] and core.counts['id_conflicts'] == 1

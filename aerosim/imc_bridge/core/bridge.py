@@ -51,48 +51,40 @@ ignored, not refused.
 
 from dataclasses import dataclass, field
 import math
-import socket
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import imcpy
 import numpy as np
 
 from imc_bridge.core import codec
-from imc_bridge.core.acoustic import PING, PING_REPLY, AcousticLink, AcousticParams
-from imc_bridge.core.control import (
-    ACTUATORS,
-    BROADCAST,
-    BROADCASTS,
-    GUIDANCE,
-    RUDDER_SENSES,
-    THRUSTER_SENSES,
-    ControlArbiter,
-    Stamper,
-    rudder_aerosim,
-    throttle_aerosim,
+from imc_bridge.core.acoustic import PING, PING_REPLY, AcousticLink
+from imc_bridge.core.bridge_config import (  # noqa: F401 - re-exported: the node, tests, docs
+    ANY_TYPE,
+    DUNE_ASV_LEAKS,
+    HARBOUR_GEOID_HEIGHT_M,
+    NOTE_PERIOD_S,
+    PARAMETERS,
+    REJECT_KINDS,
+    SYSTEM_TYPES,
+    Addr,
+    ImcConfig,
+    ImcSetup,
+    geoid_warning,
 )
-from imc_bridge.core.discovery import (
-    DISCOVERY_GROUP,
-    interface_addresses,
-    parse_ports,
-    service_uris,
-)
+from imc_bridge.core.control import BROADCASTS, ControlArbiter, Stamper
+from imc_bridge.core.control_in import MAX_SPEED_MPS, MAX_SPEED_PCT, ControlInput  # noqa: F401
+from imc_bridge.core.discovery import DISCOVERY_GROUP, interface_addresses, service_uris
 from imc_bridge.core.leaks import LeakState
-from imc_bridge.core.state import ImcKinematics, imc_kinematics, stream_velocity_ned
+from imc_bridge.core.state import ImcKinematics, imc_kinematics, rad_position, stream_velocity_ned
+from sim_core.actions import Actions as BaseActions
+from sim_core.config import checked
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
 from sim_core.frames import VehicleSample
-from sim_core.link import parse_endpoint, parse_id_list
 from sim_core.scenario import Scenario
 from sim_core.timeutil import NS_PER_S
-from sim_core.validate import number, vector
-from sim_dynamics.core.auv import ELEVATOR, RUDDER, fin_table
+from sim_dynamics.core.auv import fin_table
 
-# DUNE's ASV leak entities (etc/asv/simulator.ini, Simulators.Leaks).
-DUNE_ASV_LEAKS = ('Leak Sensor - Port Pontoon', 'Leak Sensor - Starboard Pontoon')
-# IMC SystemType by lower-case name (usv, uuv, uav, ugv, ccu, ...), from imcpy.
-SYSTEM_TYPES = {k.lower(): int(v) for k, v in imcpy.SystemType.__members__.items()}
-REJECT_KINDS = codec.KINDS + ('not_for_us', 'value', 'unhandled', 'unavailable', 'busy')
 # Housekeeping every IMC system sends: addressed to another system (DUNE relays a console's
 # Heartbeat to DUNE, and its EntityState/EntityList, to every node) it is counted as relayed,
 # not refused or warned about.
@@ -106,160 +98,23 @@ HOUSEKEEPING = frozenset((
     # PlanControl replies to the console, TransmissionRequest and IridiumMsgTx to itself)
     'PlanControl', 'PlanControlState', 'PlanDB', 'PlanSpecification', 'TransmissionRequest',
     'TransmissionStatus', 'IridiumMsgTx', 'IridiumTxStatus'))
-MAX_SPEED_MPS, MAX_SPEED_PCT = 50.0, 100.0      # DesiredSpeed accepted
-# EGM96 geoid height at the harbour scenario's origin (41.185242 N, 8.706139 W) [m]: the 15'
-# EGM96 grid (egm9615) bilinearly interpolated, as DUNE's Coordinates::WMM::height (the WMM
-# library's MAG_GetGeoidHeight) gives it; GPSNavigation's "Convert Height to Geoid Height"
-# subtracts that value from a GPS height above the ellipsoid.
-HARBOUR_ORIGIN_DEG, HARBOUR_GEOID_HEIGHT_M = (41.185242, -8.706139), 55.46
-GEOID_DEFAULT_RADIUS_M = 20e3   # farther from the harbour, the default is worth a warning
-NOTE_PERIOD_S = 60.0            # an expected, frequent event is logged at most this often
-Addr = Tuple[str, int]
-
-
-@dataclass(frozen=True)
-class ImcConfig:
-    """The bridge's parameters, read once (units in the names; ranges in PARAMETERS)."""
-
-    scenario_file: str = 'default'
-    bind: str = '127.0.0.1:6003'
-    peers: str = '127.0.0.1:6002'
-    dynamic_peers: bool = True
-    peer_timeout_s: float = 30.0
-    system_id: int = 0x3F01
-    entity_id: int = 1
-    entity_label: str = 'Simulation Engine'
-    system_name: str = 'aerosim-usv'
-    system_type: str = 'usv'
-    state_dst: int = BROADCAST
-    state_dst_ent: int = 0xFF
-    simulated_state_rate_hz: float = 10.0
-    estimated_state_rate_hz: float = 5.0
-    announce_period_s: float = 1.0
-    announce_multicast: bool = True
-    announce_hosts: Any = '127.0.0.1'
-    discovery_ports: Any = '30100-30104'
-    timestamps: str = 'utc'
-    leak_entities: Tuple[str, ...] = DUNE_ASV_LEAKS
-    thruster_id: int = 0
-    rudder_servo_id: int = 0
-    rudder_positive: str = 'port'
-    thruster_positive: str = 'ahead'
-    control_level: str = 'actuators'
-    max_rudder_rad: float = math.pi / 2
-    sound_speed_mps: float = 1500.0
-    acoustic_range_m: float = 1000.0
-    acoustic_loss: float = 0.0
-    acoustic_frequency_khz: float = 25.0
-    acoustic_source_level_db: float = 185.0
-    acoustic_noise_level_db: float = 90.0
-    acoustic_detection_snr_db: float = 10.0
-    seed: int = 0
-    origin_geoid_height_m: float = HARBOUR_GEOID_HEIGHT_M
-    topside_position_enu: Tuple[float, ...] = (0.0, 0.0, 0.0)
-    vehicle_node: str = 'usv_node'
-    vehicle_file: str = ''
-    fin_source: str = 'ServoPosition'
-    warn_period_s: float = 2.0
-    allow_system_ids: Any = ''
-
-
-PARAMETERS: Dict[str, tuple] = {
-    'scenario_file': ('Scenario YAML (origin, current)',),
-    'bind': ('Our IMC UDP address host:port',),
-    'peers': ("IMC peers that get our messages: host:port, comma-separated (DUNE listens on "
-              "6002); '' = none",),
-    'dynamic_peers': ('Also send to systems that send us Heartbeat/Announce',),
-    'peer_timeout_s': ('Silence after which a dynamic peer is dropped [s]', 1.0, 3600.0),
-    'system_id': ('Our IMC system id (address)', 1, 0xFFFE),
-    'entity_id': ('IMC entity id of the simulation', 0, 0xFE),
-    'entity_label': ('Label of entity_id',),
-    'system_name': ('IMC system name (Announce)',),
-    'system_type': (f'IMC system type: {", ".join(SYSTEM_TYPES)}',),
-    'state_dst': ('SimulatedState header dst (0xFFFF: any)', 0, 0xFFFF),
-    'state_dst_ent': ('SimulatedState header dst_ent', 0, 0xFF),
-    'simulated_state_rate_hz': ('SimulatedState rate [Hz] (sim)', 0.1, 1000.0),
-    'estimated_state_rate_hz': ('EstimatedState rate [Hz] (sim); 0 = off', 0.0, 1000.0),
-    'announce_period_s': ('Announce and Heartbeat period [s] (wall)', 0.1, 60.0),
-    'announce_multicast': (f'Also send Announce to the IMC discovery group {DISCOVERY_GROUP} '
-                           '(DUNE takes nothing from a system it has not discovered)',),
-    'announce_hosts': ('Hosts whose discovery ports get our Announce unicast (a DUNE without a '
-                       "multicast route), comma-separated; '' = none",),
-    'discovery_ports': ("IMC discovery ports (DUNE's Transports.Discovery), e.g. "
-                        '30100-30104',),
-    'timestamps': ("IMC timestamps: 'utc' (the UTC time when sent, for DUNE's logs and "
-                   "Neptus), 'sim_utc' (UTC at start + sim time) or 'sim' (sim seconds)",),
-    'leak_entities': ("Leak entity labels (LeakSimulation), DUNE's ASV ones by default",),
-    'thruster_id': ('SetThrusterActuation id of the thruster', 0, 255),
-    'rudder_servo_id': ('SetServoPosition id of the rudder', 0, 255),
-    'rudder_positive': ("Sense of a positive SetServoPosition: 'port' (bow to port: DUNE's "
-                        "heading controller and plant) or 'starboard'",),
-    'thruster_positive': ("Sense of a positive SetThrusterActuation: 'ahead' or 'astern'",),
-    'control_level': ("IMC control level at start: 'actuators' (SetThrusterActuation/"
-                      "SetServoPosition, DUNE's own controllers) or 'guidance' (DesiredSpeed/"
-                      'DesiredHeading, our holds); a message of the other level addressed to '
-                      'our system id switches',),
-    'max_rudder_rad': ('Largest |SetServoPosition| accepted [rad]', 0.01, math.pi),
-    'sound_speed_mps': ('Sound speed [m/s]', 1300.0, 1700.0),
-    'acoustic_range_m': ('Acoustic link range [m]', 1.0, 1e5),
-    'acoustic_loss': ('Loss probability per leg [-], on top of the range-dependent loss',
-                      0.0, 1.0),
-    'acoustic_frequency_khz': ("Acoustic modem's carrier [kHz] (Thorp's absorption)", 0.1,
-                               1000.0),
-    'acoustic_source_level_db': ('Modem source level [dB re 1 uPa at 1 m]', 0.0, 250.0),
-    'acoustic_noise_level_db': ('Noise level in the modem band [dB re 1 uPa]', 0.0, 200.0),
-    'acoustic_detection_snr_db': ('SNR at which half the frames decode [dB]', -50.0, 100.0),
-    'seed': ('Random seed (acoustic losses)', 0, 2**31 - 1),
-    'origin_geoid_height_m': ('Geoid (EGM96) height above the WGS-84 ellipsoid at the scenario '
-                              'origin [m]: IMC heights are above the ellipsoid = the origin '
-                              'altitude (mean sea level) + this. Default: the harbour origin '
-                              "(55.46 m, the EGM96 grid DUNE's WMM library uses)",
-                              -120.0, 100.0),
-    'topside_position_enu': ('Position of the remote modem (senders of UASimulation) [m], '
-                             'ENU',),
-    'vehicle_node': ('Node whose tas2acc_pgain/bank2p_pgain DynamicsSimParam sets',),
-    'fin_source': ("An AUV's fins from 'ServoPosition' (DUNE's Simulators.Servos: where its "
-                   'servos moved them, one set per SimulatedState; what VSIM takes) or '
-                   "'SetServoPosition' (the allocator's commands: DUNE's UDP transport lets one "
-                   'of the four through per second with the LAUV ini); the other is ignored',),
-    'vehicle_file': ("The vehicle's parameter file (set by the graph): an AUV's fins "
-                     '(config/auvs) take SetServoPosition by their servo ids, in rad as '
-                     "DUNE's allocator and VSIM take them; '' or a boat: one rudder "
-                     '(rudder_servo_id)',),
-    'warn_period_s': ('Minimum period of repeated warnings [s]', 0.1, 600.0),
-    'allow_system_ids': ('IMC systems (header src) whose messages are taken, comma-separated '
-                         "(0x3F02 or 16130); '' = any. Others are counted as rejected_peer",),
-}
-ANY_TYPE = ('announce_hosts', 'discovery_ports', 'allow_system_ids')
-
-
-def rad_position(origin, p_ned, geoid_height_m: float = 0.0):
-    """(lat, lon [rad], height above the ellipsoid [m]) of a NED offset [m] from a GeoOrigin.
-
-    geoid_height_m: geoid height above the ellipsoid at the origin [m] (the origin's altitude
-    is above mean sea level).
-    """
-    lat, lon, h = origin.enu_to_geodetic(p_ned[1], p_ned[0], -p_ned[2])
-    return math.radians(lat), math.radians(lon), float(h) + geoid_height_m
 
 
 @dataclass
-class Actions:
-    """What the node does after a decision of the core."""
+class Actions(BaseActions):
+    """A decision (sim_core.actions) with the IMC link's own fields.
 
-    sends: List[Tuple[Any, Optional[Addr]]] = field(default_factory=list)  # (msg, None = all)
+    sends: (IMC message, address or None = every destination); logs: info lines; limited:
+    the frequent ones (acoustic traffic once a second, the expected ones once a minute per
+    kind, an ID conflict loudly once a minute).
+    """
+
     discovery: List[Tuple[bytes, Addr, bool]] = field(default_factory=list)  # multicast?
     # (throttle, rudder, elevators): None = not commanded; an AUV's rudder and elevators are
     # tuples of every fin of the role (fin order), a boat's rudder one angle
     effector: List[Tuple[Any, Any, Any]] = field(default_factory=list)
     autopilot: List[Tuple[Optional[float], Optional[float]]] = field(default_factory=list)
     acoustic_rx: list = field(default_factory=list)     # acoustic.Delivery for us
-    logs: List[str] = field(default_factory=list)
-    throttled: List[str] = field(default_factory=list)  # logged at most once a second
-    notes: List[Tuple[str, str]] = field(default_factory=list)  # (what, text): once a minute
-    errors: List[Tuple[str, str]] = field(default_factory=list)  # (what, text): error, then
-    #                                                               once a minute per what
-    reject: Optional[Tuple[str, str]] = None
     leaks_changed: bool = False
     gains: Optional[Tuple[int, Any, Addr]] = None       # (op, DynamicsSimParam, sender)
 
@@ -269,50 +124,24 @@ class Actions:
         self.sends.append((msg, addr))
 
 
-class ImcBridgeCore:
-    """The IMC link's state and rules (see the module docstring)."""
+class ImcBridgeCore(ControlInput):
+    """The IMC link's state and rules (see the module docstring); control: ControlInput."""
 
     def __init__(self, cfg: ImcConfig, scenario: Scenario, local: Addr):
         """Check the configuration (ConfigError naming the parameter); local: our address."""
-        self.cfg = cfg
+        self.cfg = cfg = checked(cfg, PARAMETERS)
+        setup = ImcSetup(cfg)
         try:
-            if cfg.system_type not in SYSTEM_TYPES:
-                raise ValueError(f'system_type: one of {", ".join(SYSTEM_TYPES)}, got '
-                                 f'{cfg.system_type!r}')
             self.stamper = Stamper(cfg.timestamps)
-            if cfg.rudder_positive not in RUDDER_SENSES:
-                raise ValueError(f"rudder_positive: 'port' or 'starboard', got "
-                                 f'{cfg.rudder_positive!r}')
-            if cfg.fin_source not in ('ServoPosition', 'SetServoPosition'):
-                raise ValueError(f"fin_source: 'ServoPosition' or 'SetServoPosition', got "
-                                 f'{cfg.fin_source!r}')
-            if cfg.thruster_positive not in THRUSTER_SENSES:
-                raise ValueError(f"thruster_positive: 'ahead' or 'astern', got "
-                                 f'{cfg.thruster_positive!r}')
             self.arbiter = ControlArbiter(cfg.control_level, cfg.system_id)
-            self.discovery_ports = parse_ports(cfg.discovery_ports)
-            self.announce_hosts = [h.strip() for h in str(cfg.announce_hosts).split(',')
-                                   if h.strip()]
-            for h in self.announce_hosts:
-                try:
-                    socket.getaddrinfo(h, None, socket.AF_INET, socket.SOCK_DGRAM)
-                except (OSError, UnicodeError):
-                    raise ValueError(f'announce_hosts: {h!r} is not an IPv4 address or a '
-                                     'known host name') from None
-            top = vector(cfg.topside_position_enu, 'topside_position_enu', 3)     # [m]
             self.leaks = LeakState(cfg.leak_entities)
-            ends = (parse_endpoint(p, 'peers') for p in cfg.peers.split(',') if p.strip())
-            self.static_peers: List[Addr] = [e for e in ends if e is not None]
-            self.allow_ids = parse_id_list(cfg.allow_system_ids, 'allow_system_ids', 0, 0xFFFE)
-            self.acoustic = AcousticLink(AcousticParams(
-                sound_speed_mps=cfg.sound_speed_mps, max_range_m=cfg.acoustic_range_m,
-                loss_probability=cfg.acoustic_loss, seed=cfg.seed,
-                frequency_khz=cfg.acoustic_frequency_khz,
-                source_level_db=cfg.acoustic_source_level_db,
-                noise_level_db=cfg.acoustic_noise_level_db,
-                detection_snr_db=cfg.acoustic_detection_snr_db))
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
+        self.discovery_ports, self.announce_hosts = setup.discovery_ports, setup.announce_hosts
+        self.static_peers, self.allow_ids = setup.static_peers, setup.allow_ids
+        self.acoustic = AcousticLink(setup.acoustic)
+        self.topside_ned = setup.topside_ned
+        self.note_s = max(NOTE_PERIOD_S, cfg.warn_period_s)     # expected events' log period
         # an AUV's fins (servo id, surface) in fin order; a boat: none (one rudder)
         self.fins = fin_table(cfg.vehicle_file) if cfg.vehicle_file else ()
         self.fin_angles = [0.0] * len(self.fins)
@@ -325,17 +154,9 @@ class ImcBridgeCore:
         # level plus the geoid's height there
         self.origin_rad = (math.radians(o.lat_deg), math.radians(o.lon_deg),
                            o.alt_m + cfg.origin_geoid_height_m)
-        self.warnings: List[str] = []           # for the node to log at start
-        dlat, dlon = (math.radians(a - b) for a, b in zip((o.lat_deg, o.lon_deg),
-                                                            HARBOUR_ORIGIN_DEG))
-        far = 6371e3 * math.hypot(dlat, dlon * math.cos(math.radians(o.lat_deg)))   # [m]
-        if cfg.origin_geoid_height_m == HARBOUR_GEOID_HEIGHT_M and far > GEOID_DEFAULT_RADIUS_M:
-            self.warnings.append(
-                f"origin_geoid_height_m is the harbour origin's {HARBOUR_GEOID_HEIGHT_M} m, "
-                f'but this origin is {far / 1e3:.0f} km away: IMC heights are off by the '
-                'geoid difference; set origin_geoid_height_m (EGM96 at the origin, m)')
+        warning = geoid_warning(cfg, o)
+        self.warnings: List[str] = [warning] if warning else []    # for the node to log
         self.stream = stream_velocity_ned(scenario.environment.current_enu)
-        self.topside_ned = np.array([top[1], top[0], -top[2]], dtype=float)
         self.imc_services = service_uris(*local)
         self.dynamic: Dict[Addr, float] = {}    # dynamic peer -> last heard (monotonic)
         # where our own datagrams come from (an Announce from elsewhere with our id or name is
@@ -442,21 +263,21 @@ class ImcBridgeCore:
         try:
             msg = codec.decode(data)
         except codec.ImcError as exc:
-            act.reject = (exc.kind, str(exc))
+            act.refuse(exc.kind, str(exc))
             return act
         if msg.msg_name == 'Announce' and self._check_announce(act, msg, addr, now):
             return act
         if msg.src == self.system_id:
             return act                      # our own (multicast/broadcast echo)
         if self.allow_ids and msg.src not in self.allow_ids:
-            act.reject = ('peer', f'{msg.msg_name} from system 0x{msg.src:04X}, not in '
-                          'allow_system_ids')
+            act.refuse('peer', f'{msg.msg_name} from system 0x{msg.src:04X}, not in '
+                       'allow_system_ids')
             return act
         if msg.dst != self.system_id and msg.dst not in BROADCASTS:
             if msg.msg_name in HOUSEKEEPING:    # relayed housekeeping: normal IMC traffic
                 self.counts['relayed'] += 1
                 return act
-            act.reject = ('not_for_us', f'{msg.msg_name} for system 0x{msg.dst:04X}')
+            act.refuse('not_for_us', f'{msg.msg_name} for system 0x{msg.dst:04X}')
             return act
         self.counts['rx'] += 1
         handler = self._handlers.get(msg.msg_name)
@@ -464,12 +285,12 @@ class ImcBridgeCore:
             if msg.dst != self.system_id:     # a peer's telemetry (DUNE sends 70-80 a second)
                 self.counts['ignored'] += 1
             else:
-                act.reject = ('unhandled', f'{msg.msg_name} ({msg.msg_id}) is not handled here')
+                act.refuse('unhandled', f'{msg.msg_name} ({msg.msg_id}) is not handled here')
             return act
         try:
             handler(act, msg, addr, sim_s, now)
         except ValueError as exc:
-            act.reject = ('value', f'{msg.msg_name}: {exc}')
+            act.refuse('value', f'{msg.msg_name}: {exc}')
         return act
 
     def on_discovery(self, data: bytes, addr: Addr, now: float) -> Actions:
@@ -500,12 +321,12 @@ class ImcBridgeCore:
         self.conflicts[addr] = (msg.src, msg.sys_name, now)
         what = ('our IMC system id' if same_id else 'our system name') + (
             ' and name' if same_id and same_name else '')
-        act.errors.append((f'conflict {addr[0]}:{addr[1]}', (
+        act.log_every(f'conflict {addr[0]}:{addr[1]}', (
             f'IMC conflict: {msg.sys_name!r} (0x{msg.src:04X}) at {addr[0]}:{addr[1]} announces '
             f'{what} ({self.cfg.system_name!r}, 0x{self.system_id:04X}): peers will mix the '
             "two systems (DUNE takes either one's SimulatedState). Give each instance its own "
             'system_id and system_name (imc_params, docs/imc_bridge.md); '
-            f'{self.counts["id_conflicts"]} conflicting Announce so far')))
+            f'{self.counts["id_conflicts"]} conflicting Announce so far'), NOTE_PERIOD_S, 'error')
         return True
 
     def active_conflicts(self, now: float) -> List[str]:
@@ -517,7 +338,7 @@ class ImcBridgeCore:
     def _on_presence(self, act: Actions, msg, addr: Addr, _sim_s: float, now: float):
         if self.cfg.dynamic_peers and addr not in self.static_peers:
             if addr not in self.dynamic:
-                act.logs.append(f'IMC peer {addr[0]}:{addr[1]} (system 0x{msg.src:04X}) gets '
+                act.log(f'IMC peer {addr[0]}:{addr[1]} (system 0x{msg.src:04X}) gets '
                                 'our messages')
             self.dynamic[addr] = now
 
@@ -532,7 +353,7 @@ class ImcBridgeCore:
     # --- leaks -----------------------------------------------------------------------------------
     def _on_leak(self, act: Actions, msg, addr: Addr, sim_s: float, _now: float):
         named = self.leaks.apply(int(msg.op), msg.entities)     # ValueError: unknown entity
-        act.logs.append(f'leak simulation {"ON" if int(msg.op) else "OFF"} for {list(named)}; '
+        act.log(f'leak simulation {"ON" if int(msg.op) else "OFF"} for {list(named)}; '
                         f'leaking now: {list(self.leaks.active())}')
         act.leaks_changed = True
         self._leak_states(act, sim_s, named)
@@ -566,8 +387,9 @@ class ImcBridgeCore:
         what = self.acoustic.transmit(sim_s, kind, msg.src, self.system_id, int(msg.speed),
                                       bytes(msg.data), self._range_to_topside(),
                                       reply_to=(addr, msg.src_ent))
-        act.throttled.append(f'acoustic {"PING" if kind == PING else "DATA"} from 0x{msg.src:04X} '
-                        f'({len(msg.data)} bytes) at t = {sim_s:.3f} s: {what}')
+        act.log_every('acoustic', f'acoustic {"PING" if kind == PING else "DATA"} from '
+                      f'0x{msg.src:04X} ({len(msg.data)} bytes) at t = {sim_s:.3f} s: {what}',
+                      1.0)
 
     def acoustic_tx(self, kind: int, dst: int, speed_bps: int, data: bytes, sim_s: float) -> str:
         """Our transmission (acoustic/tx): what happens to it; ValueError if refused."""
@@ -605,94 +427,3 @@ class ImcBridgeCore:
         rep.op = imcpy.DynamicsSimParam.ActionOnTheVehicleSimulationParametersEnum.REPORT
         rep.tas2acc_pgain, rep.bank2p_pgain = tas2acc_pgain, bank2p_pgain
         return codec.stamp(rep, self.addr, self.stamper(sim_s))
-
-    # --- control in ------------------------------------------------------------------------------
-    def _level(self, act: Actions, level: str, msg) -> bool:
-        """Whether msg (of control `level`) may drive now; logs and counts the decision."""
-        take, switched = self.arbiter.decide(level, msg.dst)
-        if switched:
-            self.counts['level_switches'] += 1
-            act.logs.append(
-                f'IMC control level -> {level}: {msg.msg_name} addressed to us by '
-                f'0x{msg.src:04X}; the other level is ignored until one of its messages is '
-                'addressed to us (holds released, actuators at 0 until commanded)')
-            act.effector.append(self._at_rest())
-        elif not take:
-            n = self.counts[f'ignored_{level}'] = self.counts[f'ignored_{level}'] + 1
-            act.notes.append((f'ignored_{level}', (
-                f'{msg.msg_name} (broadcast, from 0x{msg.src:04X}) ignored: control level is '
-                f"{self.arbiter.level} (e.g. DUNE's telemetry copies of its Desired*); address "
-                f'it to 0x{self.system_id:04X} to switch ({n} ignored so far)')))
-        return take
-
-    def _on_thruster(self, act: Actions, msg, _addr: Addr, _sim_s: float, _now: float):
-        if msg.id != self.cfg.thruster_id:
-            raise ValueError(f'thruster id {msg.id}: this vehicle has thruster '
-                             f'{self.cfg.thruster_id}')
-        number(msg.value, 'value', -1.0, 1.0)
-        if self._level(act, ACTUATORS, msg):
-            act.effector.append((throttle_aerosim(msg.value, self.cfg.thruster_positive), None,
-                                 None))
-
-    def _at_rest(self) -> Tuple[Any, Any, Any]:
-        """Thruster and every control surface at 0 (a control level switch)."""
-        if not self.fins:
-            return (0.0, 0.0, None)
-        self.fin_angles = [0.0] * len(self.fins)
-        return (0.0,) + self._fin_arrays()
-
-    def _fin_arrays(self) -> Tuple[Tuple[float, ...], Tuple[float, ...]]:
-        """The fins' angles as AeroSim's (rudder, elevator) arrays, each in fin order."""
-        return tuple(tuple(a for (_, surf), a in zip(self.fins, self.fin_angles) if surf == s)
-                     for s in (RUDDER, ELEVATOR))       # type: ignore[return-value]
-
-    def _on_servo_position(self, act: Actions, msg, addr: Addr, sim_s: float, now: float):
-        """DUNE's Simulators.Servos: an AUV's fin where its servo has moved it (fin_source)."""
-        if not self.fins or self.cfg.fin_source != 'ServoPosition':
-            self.counts['ignored'] += 1         # DUNE's telemetry (a boat has no fins)
-            return
-        self._fin(act, msg)
-
-    def _fin(self, act: Actions, msg) -> None:
-        """Fin of servo id msg.id to msg.value [rad] (VSIM's sense), if actuators are in force."""
-        ids = [servo for servo, _ in self.fins]
-        if msg.id not in ids:
-            raise ValueError(f'servo id {msg.id}: the fins are servos '
-                             f'{", ".join(map(str, ids))}')
-        number(msg.value, 'value [rad]', -self.cfg.max_rudder_rad, self.cfg.max_rudder_rad)
-        if self._level(act, ACTUATORS, msg):
-            self.fin_angles[ids.index(msg.id)] = float(msg.value)
-            act.effector.append((None,) + self._fin_arrays())
-
-    def _on_servo(self, act: Actions, msg, _addr: Addr, _sim_s: float, _now: float):
-        if self.fins:           # an AUV's fins: SetServoPosition id k moves the fin of id k
-            if self.cfg.fin_source != 'SetServoPosition':
-                self.counts['ignored'] += 1     # the allocator's command: ServoPosition rules
-                return
-            self._fin(act, msg)
-            return
-        if msg.id != self.cfg.rudder_servo_id:
-            raise ValueError(f'servo id {msg.id}: the rudder is servo {self.cfg.rudder_servo_id}')
-        number(msg.value, 'value [rad]', -self.cfg.max_rudder_rad, self.cfg.max_rudder_rad)
-        if self._level(act, ACTUATORS, msg):
-            act.effector.append((None, rudder_aerosim(msg.value, self.cfg.rudder_positive), None))
-
-    def _on_speed(self, act: Actions, msg, _addr: Addr, _sim_s: float, _now: float):
-        units = int(msg.speed_units)
-        if units == int(imcpy.SpeedUnits.METERS_PS):
-            v = number(msg.value, 'value [m/s]', -MAX_SPEED_MPS, MAX_SPEED_MPS)
-        elif units == int(imcpy.SpeedUnits.PERCENTAGE):
-            v = number(msg.value, 'value [%]', -MAX_SPEED_PCT, MAX_SPEED_PCT)
-        else:
-            raise ValueError('speed in RPM: this vehicle takes m/s or % (no motor model)')
-        if not self._level(act, GUIDANCE, msg):
-            return
-        if units == int(imcpy.SpeedUnits.METERS_PS):
-            act.autopilot.append((v, None))
-        else:
-            act.effector.append((v / 100.0, None, None))
-
-    def _on_heading(self, act: Actions, msg, _addr: Addr, _sim_s: float, _now: float):
-        number(msg.value, 'value [rad]', -2.0 * math.pi, 2.0 * math.pi)
-        if self._level(act, GUIDANCE, msg):
-            act.autopilot.append((None, msg.value))

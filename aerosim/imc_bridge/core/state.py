@@ -11,6 +11,7 @@ gets ``uvw_water`` = R^T (v_ground - stream); EstimatedState, whose vx/vy/vz are
 gets ``uvw_ground`` = R^T v_ground.
 """
 
+import math
 from typing import NamedTuple, Tuple
 
 import numpy as np
@@ -54,3 +55,13 @@ def imc_kinematics(p_enu, v_enu, q_enu_flu, w_flu, stream_ned=(0.0, 0.0, 0.0)) -
 def stream_velocity_ned(current_enu) -> Vec3:
     """Water current ENU [m/s] -> the (svx north, svy east, svz down) of SimulatedState."""
     return vec3(enu_to_ned(np.asarray(current_enu, dtype=float)))
+
+
+def rad_position(origin, p_ned, geoid_height_m: float = 0.0):
+    """(lat, lon [rad], height above the ellipsoid [m]) of a NED offset [m] from a GeoOrigin.
+
+    geoid_height_m: geoid height above the ellipsoid at the origin [m] (the origin's altitude
+    is above mean sea level).
+    """
+    lat, lon, h = origin.enu_to_geodetic(p_ned[1], p_ned[0], -p_ned[2])
+    return math.radians(lat), math.radians(lon), float(h) + geoid_height_m

@@ -5,6 +5,7 @@ simulator is ENU/FLU inside, MAVLink is NED/FRD; conversions via sim_core.frames
 """
 
 import math
+from typing import Optional
 
 from mavlink_bridge.core.mav import ACCEL, ARMED_GUIDED, BARO, DIFF_PRESS, GYRO, MAG, mavlink
 from sim_core.clock import SimState
@@ -157,3 +158,18 @@ def distance_sensor(mav, reading, time_usec: int):
         min(UINT16_MAX, int(round(reading.distance_m * 100.0))),
         mavlink.MAV_DISTANCE_SENSOR_LASER, RANGEFINDER_ID, mavlink.MAV_SENSOR_ROTATION_PITCH_270,
         255, signal_quality=100)
+
+
+def answered_sensor_ns(time_usec: int, last_sensor_ns: Optional[int]) -> Optional[int]:
+    """Sim time [ns] of the HIL_SENSOR an HIL_ACTUATOR_CONTROLS answers (None: none sent yet).
+
+    A lockstep FC (PX4, the built-in FC) stamps its answer with the time_usec of the sensor
+    frame it just processed. An FC still working through a backlog (sensors free-ran before it
+    connected) answers old frames: their stamps do not release the awaited step, so the FC
+    catches up instead of flying on stale sensors. time_usec 0 or not one of ours (an FC on its
+    own clock): the answer is taken as the answer to the latest frame.
+    """
+    if last_sensor_ns is None:
+        return None
+    t_ns = int(time_usec) * 1000
+    return t_ns if 0 < t_ns <= last_sensor_ns else last_sensor_ns

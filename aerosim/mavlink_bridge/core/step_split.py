@@ -85,3 +85,9 @@ class StepSplit:
                            f'the send {us(self.after)}, then back to the socket)')
         return text + (f"the FC's side and our wait {us(self.side, self.paired)} (topics "
                        f'after the send {us(self.after)})')
+
+    def cost(self, answers: int, work_s: float) -> str:
+        """The closing line: work per FC answer (answers > 0, work_s [s] in all), the split."""
+        return (f'{answers} FC answers taken: {1e6 * work_s / answers:.0f} µs of work per '
+                'answer (decode, mix; composed: integrate, sensors, HIL_SENSOR out, topics); '
+                + self.summary())
