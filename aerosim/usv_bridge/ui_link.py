@@ -126,6 +126,22 @@ class UiUdpLink(UdpLink):
             timeout_s = spin_s = 0.0
         return None, None
 
+    def buffer_lines(self) -> list:
+        """(level, text) lines: what burst the receive buffer holds; a warning if short."""
+        burst = f'a burst of ~{self.burst()} back-to-back inputs of up to ' \
+            f'{SMALL_DATAGRAM_BYTES} bytes'
+        if self.rcvbuf_bytes < self.rcvbuf_wanted:
+            lines = [('warning', f'UDP receive buffer: the kernel granted {self.rcvbuf_bytes} '
+                      f'of {self.rcvbuf_wanted} bytes (udp_rcvbuf_bytes), {burst}; raise '
+                      f'net.core.rmem_max to {self.rcvbuf_wanted // 2} or use transport tcp')]
+        else:
+            lines = [('info', f'UDP receive buffer {self.rcvbuf_bytes} bytes: {burst} (more: '
+                      'use transport tcp)')]
+        if not self.counts_drops:
+            lines.append(('warning', 'this kernel does not report dropped datagrams '
+                          '(SO_RXQ_OVFL): inputs lost in a full receive buffer are not counted'))
+        return lines
+
     def describe(self) -> str:
         """As UdpLink's, with the receive buffer."""
         return f'{super().describe()}, receive buffer {self.rcvbuf_bytes} bytes'

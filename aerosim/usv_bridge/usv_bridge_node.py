@@ -30,28 +30,28 @@ from sim_dynamics.core.swarm_config import load_swarm_config
 from sim_dynamics.core.usv_swarm import TypeTable
 from sim_dynamics.swarm_msgs import order_to_msg
 from sim_ros import qos
+from sim_ros.bridge_node import BridgeNode
 from sim_ros.convert import time_ns
 from sim_ros.params import read_config
-from sim_ros.port_node import PortNode
 from sim_ros.run import run_node
 from usv_bridge.core import pipeline as pl
 from usv_bridge.core import protocol as P
-from usv_bridge.ui_link import CLOSED_BY_PEER, SMALL_DATAGRAM_BYTES, UiTcpLink, UiUdpLink
+from usv_bridge.ui_link import CLOSED_BY_PEER, UiTcpLink, UiUdpLink
 
 KINDS = {'init': SwarmInput.KIND_INIT, P.CMD_SESSION: SwarmInput.KIND_SESSION,
          P.CMD_CONTROL: SwarmInput.KIND_COMMAND}
 
 
-class UsvBridge(PortNode):
+class UsvBridge(BridgeNode):
     """USV UI protocol bridge node: socket, topics and timers around a UiPipeline."""
+
+    OTHER_KIND = 'value'        # a refusal of another kind counts as value
 
     def __init__(self):
         """Declare parameters, open the socket, create the interfaces."""
         super().__init__('usv_bridge')
-        cfg = self.cfg = read_config(self, pl.UiConfig, pl.PARAMETERS)
+        cfg = self.cfg = pl.check(read_config(self, pl.UiConfig, pl.PARAMETERS))
         try:
-            if cfg.timestamps not in ('sim', 'wall'):
-                raise ValueError(f"timestamps: 'sim' or 'wall', got {cfg.timestamps!r}")
             self.link = self._open_ui_link(cfg)
         except (ValueError, OSError) as exc:
             raise ConfigError(str(exc)) from exc
@@ -84,13 +84,11 @@ class UsvBridge(PortNode):
             f'{cfg.timestamps} timestamps; inputs to the swarm in order, {cfg.window} '
             f'unanswered at most; {len(swarm.boats)} boats from {cfg.sim_config} until an '
             'init arrives')
-        if not self.tcp:
-            self._check_buffer()
+        if not self.tcp:        # what burst the UDP receive buffer holds
+            self._log_lines(self.link.buffer_lines())
 
     def _open_ui_link(self, cfg: pl.UiConfig):
         """The UI's link (ValueError/OSError if misconfigured), filtered by allow_peers."""
-        if cfg.transport not in ('udp', 'tcp'):
-            raise ValueError(f"transport: must be 'udp' or 'tcp', got {cfg.transport!r}")
         if cfg.transport == 'udp':
             local = parse_endpoint(cfg.bind, 'bind')
             return UiUdpLink(local, parse_endpoint(cfg.ui_address, 'ui_address'),
@@ -99,22 +97,6 @@ class UsvBridge(PortNode):
         # a UI that stops reading for 5 s is dropped (it may connect again), not waited for
         return UiTcpLink(local, self._allowlist([local[0]]), self._refused, 5.0,
                          self._on_link_event)
-
-    def _check_buffer(self):
-        """Say what burst the UDP receive buffer holds; warn if the kernel granted less."""
-        link, log = self.link, self.get_logger()
-        burst = f'a burst of ~{link.burst()} back-to-back inputs of up to ' \
-            f'{SMALL_DATAGRAM_BYTES} bytes'
-        if link.rcvbuf_bytes < link.rcvbuf_wanted:
-            log.warning(f'UDP receive buffer: the kernel granted {link.rcvbuf_bytes} of '
-                        f'{link.rcvbuf_wanted} bytes (udp_rcvbuf_bytes), {burst}; raise '
-                        f'net.core.rmem_max to {link.rcvbuf_wanted // 2} or use transport tcp')
-        else:
-            log.info(f'UDP receive buffer {link.rcvbuf_bytes} bytes: {burst} (more: use '
-                     'transport tcp)')
-        if not link.counts_drops:
-            log.warning('this kernel does not report dropped datagrams (SO_RXQ_OVFL): '
-                        'inputs lost in a full receive buffer are not counted')
 
     def _on_link_event(self, what: str, addr, other):
         """The TCP link's connections: logged; a second UI refused, both told."""
@@ -182,18 +164,19 @@ class UsvBridge(PortNode):
         self._apply(self.core.flush(time.monotonic(), self._listening()))
 
     # --- carrying out ----------------------------------------------------------------------------
-    def _apply(self, act: pl.Actions) -> None:
-        self._log_lines(act.logs)
-        for kind, text, addr in act.rejects:
-            self._reject(kind if kind in self.rejects else 'value', text, addr)
-        for addr, obj in act.replies:
+    def _send(self, sends) -> None:
+        """Answers and notices to their UIs (none without replies)."""
+        for addr, obj in sends:
             self._reply(addr, obj)
+
+    def _apply_own(self, act: pl.Actions, _sent) -> None:
+        """Inputs to the swarm, in order, then the states' command 21."""
         for items in act.batches:
-            self._send(items)
+            self._publish_inputs(items)
         for state in act.states:
             self._emit(state)
 
-    def _send(self, items):
+    def _publish_inputs(self, items):
         """Publish inputs, in order, as one SwarmInputs."""
         batch = SwarmInputs(source=self.core.source)
         batch.header.stamp = self.get_clock().now().to_msg()

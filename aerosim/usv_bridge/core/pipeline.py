@@ -43,70 +43,22 @@ import datetime
 import json
 from typing import Any, Deque, Dict, List, Optional, Tuple
 
+from sim_core.actions import Actions as BaseActions
 from sim_core.validate import FieldError
 from usv_bridge.core import protocol as P
+from usv_bridge.core.ui_config import (  # noqa: F401 - re-exported: the node, tests, docs
+    MAX_UDP_PAYLOAD,
+    PARAMETERS,
+    UiConfig,
+    check,
+)
 
 # States held for answers not yet in (normally for milliseconds); beyond this many the answers
 # are taken as lost and the oldest goes out without them (200 = 2 s of a 10 Hz swarm at 10x)
 MAX_HELD = 200
-MAX_UDP_PAYLOAD = 65507
 # UIs (sender addresses) whose input numbers are kept; beyond, the longest idle one with no
 # answer due is forgotten (it starts again at 1): only a flood of spoofed sources gets there
 MAX_SENDERS = 4096
-
-
-@dataclass(frozen=True)
-class UiConfig:
-    """The bridge's parameters, read once (units in the names; ranges in PARAMETERS)."""
-
-    transport: str = 'udp'
-    bind: str = '127.0.0.1:9921'
-    ui_address: str = '127.0.0.1:9922'
-    tcp_bind: str = '127.0.0.1:9921'
-    sim_config: str = 'SimConfig.json'
-    types_file: str = 'usv_types.yaml'
-    max_boats: int = 10000
-    max_datagram_bytes: int = 65000
-    timestamps: str = 'sim'
-    replies: bool = True
-    window: int = 200
-    max_pending: int = 100000
-    answer_timeout_s: float = 5.0
-    ui_timeout_s: float = 30.0
-    udp_rcvbuf_bytes: int = 8388608
-    warn_period_s: float = 2.0
-
-
-PARAMETERS: Dict[str, tuple] = {
-    'transport': ("'udp' (one JSON per datagram) or 'tcp' (a server, one JSON per line)",),
-    'bind': ('Our UDP address host:port',),
-    'ui_address': ("The UI's UDP address host:port ('' = the last sender of a valid input)",),
-    'tcp_bind': ('TCP server address (transport tcp)',),
-    'sim_config': ('Init object in force until the UI sends one (path, or name in config/); as '
-                   'usv_swarm_node',),
-    'types_file': ('Boat/obstacle type codes',),
-    'max_boats': ('Most boats an init may have', 1, 100000),
-    'max_datagram_bytes': ('Largest command-21 datagram [bytes] (UDP): an init whose 21 could '
-                           'be larger is refused (use TCP)', 1000, MAX_UDP_PAYLOAD),
-    'timestamps': ("Command 21 timestamp: 'sim' (the init's hour today + session sim time) or "
-                   "'wall' (local time now)",),
-    'replies': ('Answer every input ({"reply": ..., "seq": ..., "ok": ...}) and send notices '
-                '({"notice": ...}): docs/usv_ui.md',),
-    'window': ('Inputs out to the swarm without an answer, at most (the input topic keeps '
-               '1000)', 1, 900),
-    'max_pending': ('Inputs waiting for the window, at most (beyond: refused as busy)',
-                    1, 10000000),
-    'answer_timeout_s': ('Wall time without an answer after which the inputs out are sent '
-                         'again (a swarm restarted) or, with no swarm, refused [s]', 0.1, 600.0),
-    'ui_timeout_s': ('UDP: the UI in control keeps it while it sends anything within this '
-                     'wall time; after it, another UI may take control (TCP: while connected) '
-                     '[s]', 1.0, 86400.0),
-    'udp_rcvbuf_bytes': ("UDP receive buffer [bytes, the kernel's count, as getsockopt "
-                         'reports it]: 8 MiB holds a back-to-back burst of 10,000 inputs of '
-                         'up to 190 bytes; the kernel caps it at 2 x net.core.rmem_max unless '
-                         'the node may use SO_RCVBUFFORCE (CAP_NET_ADMIN)', 65536, 1 << 30),
-    'warn_period_s': ('Minimum period of repeated warnings [s]', 0.1, 600.0),
-}
 
 
 def endpoint(addr) -> str:
@@ -156,17 +108,22 @@ class Input:
 
 
 @dataclass
-class Actions:
-    """What the node does after a decision of the pipeline."""
+class Actions(BaseActions):
+    """A decision (sim_core.actions) with the pipeline's own fields.
 
-    # (addr, JSON object): answers in each UI's input order, and notices
-    replies: List[Tuple[Any, dict]] = field(default_factory=list)
-    rejects: List[Tuple[str, str, Any]] = field(default_factory=list)  # (kind, text, addr)
+    sends (also named replies): (address, JSON object), the answers in each UI's input order
+    and the notices; rejects: (kind, text, address); logs: (level, text), 'throttled' a
+    warning at most once per warn_period_s.
+    """
+
     batches: List[List[Input]] = field(default_factory=list)   # each one SwarmInputs, in order
     states: list = field(default_factory=list)        # states whose 21 goes out now
-    # ('info' | 'warning' | 'throttled' (a warning at most once per warn_period_s), text)
-    logs: List[Tuple[str, str]] = field(default_factory=list)
     accepted: bool = False          # the input was queued (its sender is the UI now, UDP)
+
+    @property
+    def replies(self) -> list:
+        """The sends: (address, JSON object) answers and notices, in order."""
+        return self.sends
 
 
 class UiPipeline:
@@ -174,7 +131,7 @@ class UiPipeline:
 
     def __init__(self, cfg: UiConfig, types, swarm_config, source: int):
         """types: the TypeTable; swarm_config: the init in force; source: our stream's id."""
-        self.cfg, self.types, self.source = cfg, types, source
+        self.cfg, self.types, self.source = check(cfg), types, source
         self.tcp = cfg.transport == 'tcp'
         self.counts = {'inputs': 0, 'rx': 0, 'init': 0, 'cmd22': 0, 'cmd26': 0, 'applied': 0,
                        'refused': 0, 'resent': 0, 'cmd21': 0, 'released_unanswered': 0}
