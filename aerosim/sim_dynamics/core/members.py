@@ -42,11 +42,11 @@ from sim_core.frames import VehicleSample, euler_ned_to_q_enu_flu, frd_to_flu, n
 from sim_core.kinds import Carried, VehicleKind
 from sim_core.members import Member
 from sim_core.scenario import Environment, Scenario
+from sim_core.units import FT_M
 from sim_core.validate import FieldError, number
 from sim_dynamics.core.collision import body_radius
 from sim_dynamics.core.multirotor import Multirotor, MultirotorParams
 from sim_dynamics.core.plane import (
-    FT,
     AircraftParams,
     AirData,
     EffectorCommand,
@@ -213,7 +213,7 @@ class PlaneModel:
         self.reset()
         self.mass_kg = float(self.plane.mass_properties()[0])
         self.deck: Optional[DeckSpec] = None
-        self.radius_m = 0.5 * float(self.plane.fdm['metrics/bw-ft']) * FT
+        self.radius_m = 0.5 * float(self.plane.fdm['metrics/bw-ft']) * FT_M
 
     @classmethod
     def from_member(cls, member: Member, environment: Optional[Environment] = None
@@ -276,12 +276,12 @@ class PlaneModel:
         lat, lon, alt = pl.origin.enu_to_geodetic(p[0] + float(dp_enu[0]),
                                                   p[1] + float(dp_enu[1]),
                                                   p[2] + float(dp_enu[2]))
-        ic = {'ic/lat-geod-deg': lat, 'ic/long-gc-deg': lon, 'ic/h-sl-ft': alt / FT,
+        ic = {'ic/lat-geod-deg': lat, 'ic/long-gc-deg': lon, 'ic/h-sl-ft': alt / FT_M,
               'ic/phi-rad': f['attitude/phi-rad'], 'ic/theta-rad': f['attitude/theta-rad'],
               'ic/psi-true-rad': f['attitude/psi-rad'],
-              'ic/vn-fps': f['velocities/v-north-fps'] + float(dv_enu[1]) / FT,
-              'ic/ve-fps': f['velocities/v-east-fps'] + float(dv_enu[0]) / FT,
-              'ic/vd-fps': f['velocities/v-down-fps'] - float(dv_enu[2]) / FT,
+              'ic/vn-fps': f['velocities/v-north-fps'] + float(dv_enu[1]) / FT_M,
+              'ic/ve-fps': f['velocities/v-east-fps'] + float(dv_enu[0]) / FT_M,
+              'ic/vd-fps': f['velocities/v-down-fps'] - float(dv_enu[2]) / FT_M,
               'ic/p-rad_sec': f['velocities/p-rad_sec'], 'ic/q-rad_sec': f['velocities/q-rad_sec'],
               'ic/r-rad_sec': f['velocities/r-rad_sec']}
         sim_t = f.get_sim_time()

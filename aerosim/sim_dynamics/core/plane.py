@@ -19,24 +19,38 @@ elevator-cmd-norm > 0 pitches nose down, rudder-cmd-norm > 0 yaws nose left, ste
 > 0 turns the nose wheel right. The FCS maps a normalized command c to a surface angle
 c * max for c > 0 and c * |min| for c < 0 (aerosurface_scale); commands of surface angles are
 mapped back through the same ranges.
+
+The aircraft file, the command and output types are in sim_dynamics.core.aircraft (no JSBSim
+needed to read or check them); this module is the JSBSim wrapper.
 """
 
-from dataclasses import dataclass, fields
 import math
 import os
-from pathlib import Path
-from typing import NamedTuple, Sequence, Tuple
+from typing import Sequence, Tuple
 
 from sim_core.errors import ConfigError, ModelDiverged
 from sim_core.frames import VehicleSample, euler_ned_to_q_enu_flu
-from sim_core.geodesy import KNOT_MPS, GeoOrigin
-from sim_core.paths import read_yaml
+from sim_core.geodesy import GeoOrigin
+from sim_core.units import FT_M, KNOT_MPS, PSF_PA, SLUG_FT2_KGM2, SLUG_KG
 from sim_core.validate import FieldError, number, vector
+from sim_dynamics.core.aircraft import (
+    C172_EFFECTORS,
+    AircraftParams,
+    AirData,
+    EffectorCommand,
+    FlightCommand,
+    SurfaceState,
+    effector_poses,
+    impact_pressure_pa,
+)
 
-FT = 0.3048                       # m per foot
-SLUG = 14.5939029                 # kg per slug
-SLUG_FT2 = SLUG * FT * FT         # kg m^2 per slug ft^2
-PSF = 47.880259                   # Pa per lbf/ft^2
+# The aircraft's description and interface types live in aircraft; callers import them from
+# here too. FT: sim_core.units.FT_M under its old name.
+__all__ = ['Plane', 'AircraftParams', 'AirData', 'EffectorCommand', 'FlightCommand',
+           'SurfaceState', 'C172_EFFECTORS', 'effector_poses', 'impact_pressure_pa', 'FT',
+           'TURBULENCE', 'GROUND_START_M', 'GROUND_SETTLE_S', 'ANY_ANGLE']
+FT = FT_M
+
 # MIL-F-8785C turbulence (JSBSim atmosphere/turb-type 3, "Milspec"): probability-of-exceedance
 # index and wind speed at 20 ft [kt] per intensity (MIL-F-8785C table: light 15 kt, moderate
 # 30 kt, severe 45 kt at 20 ft).
@@ -50,154 +64,9 @@ GROUND_SETTLE_S = 3.0
 ANY_ANGLE = math.pi
 
 
-@dataclass(frozen=True)
-class AircraftParams:
-    """An aircraft file (config/aircraft/*.yaml): the JSBSim model and our limits around it."""
-
-    name: str
-    jsbsim_model: str
-    jsbsim_root: str
-    engines: int
-    elevator_deg: Tuple[float, float]
-    aileron_deg: Tuple[float, float]
-    rudder_deg: float
-    flap_deg: float
-    steer_deg: float
-    asset_link: str
-    rotate_kts: float
-    climb_kts: float
-    cruise_kts: float
-    approach_kts: float
-    max_bank_deg: float
-    steer_with_rudder: bool = False
-
-    @classmethod
-    def from_yaml(cls, path) -> 'AircraftParams':
-        """Load and validate an aircraft YAML file; errors name the field."""
-        d = read_yaml(path, 'aircraft file')
-        where = Path(path).stem
-        if not isinstance(d, dict):
-            raise ConfigError(f'{where}: must be a mapping')
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ConfigError(f'{where}: unknown field(s) {", ".join(unknown)}; known: '
-                              f'{", ".join(sorted(known))}')
-
-        def text(key, default=None):
-            v = d.get(key, default)
-            if not isinstance(v, str) or (default is None and not v):
-                raise ConfigError(f'{where}.{key}: must be a string, got {v!r}')
-            return v
-
-        def pair(key, lo, hi):
-            a, b = vector(d.get(key), f'{where}.{key}', 2, -90.0, 90.0)
-            if not a < 0.0 < b:
-                raise ConfigError(f'{where}.{key}: must be [negative, positive] deg, got '
-                                  f'{[a, b]}')
-            return a, b
-
-        engines = d.get('engines', 1)
-        if isinstance(engines, bool) or not isinstance(engines, int) or not 1 <= engines <= 8:
-            raise ConfigError(f'{where}.engines: must be an integer 1..8, got {engines!r}')
-
-        def num(key, lo, hi):
-            return number(d.get(key), f'{where}.{key}', lo, hi)
-
-        def flag(key):
-            v = d.get(key, False)
-            if not isinstance(v, bool):
-                raise ConfigError(f'{where}.{key}: must be true or false, got {v!r}')
-            return v
-
-        return cls(
-            name=text('name'), jsbsim_model=text('jsbsim_model'),
-            jsbsim_root=text('jsbsim_root', ''), engines=engines,
-            elevator_deg=pair('elevator_deg', -90, 90), aileron_deg=pair('aileron_deg', -90, 90),
-            rudder_deg=num('rudder_deg', 1.0, 90.0), flap_deg=num('flap_deg', 0.0, 90.0),
-            steer_deg=num('steer_deg', 0.0, 90.0), asset_link=text('asset_link', ''),
-            rotate_kts=num('rotate_kts', 10.0, 300.0), climb_kts=num('climb_kts', 10.0, 300.0),
-            cruise_kts=num('cruise_kts', 10.0, 600.0),
-            approach_kts=num('approach_kts', 10.0, 300.0),
-            max_bank_deg=num('max_bank_deg', 5.0, 60.0),
-            steer_with_rudder=flag('steer_with_rudder'))
-
-
-class EffectorCommand(NamedTuple):
-    """AeroSim's AircraftEffectorCommand arrays (empty = that device keeps its command)."""
-
-    throttle: Sequence[float] = ()
-    aileron_rad: Sequence[float] = ()
-    elevator_rad: Sequence[float] = ()
-    rudder_rad: Sequence[float] = ()
-    thrust_tilt_rad: Sequence[float] = ()
-    flap_rad: Sequence[float] = ()
-    speedbrake_rad: Sequence[float] = ()
-    landing_gear: Sequence[float] = ()
-    wheel_steer_rad: Sequence[float] = ()
-    wheel_brake: Sequence[float] = ()
-
-
-class FlightCommand(NamedTuple):
-    """AeroSim's FlightControlCommand: normalized pilot commands (signs of seed 002)."""
-
-    power: Sequence[float] = ()
-    roll: float = 0.0
-    pitch: float = 0.0
-    yaw: float = 0.0
-    thrust_tilt: float = 0.0
-    flap: float = 0.0
-    speedbrake: float = 0.0
-    landing_gear: float = 1.0
-    wheel_steer: float = 0.0
-    wheel_brake: float = 0.0
-
-
-class AirData(NamedTuple):
-    """JSBSim's air data and attitude, named by property (the PFD's sources, seed 002)."""
-
-    vc_kts: float             # velocities/vc-kts: calibrated airspeed [kt]
-    vtrue_kts: float          # velocities/vtrue-kts [kt]
-    h_sl_ft: float            # position/h-sl-ft [ft]
-    h_agl_ft: float           # position/h-agl-ft [ft]
-    h_dot_fps: float          # velocities/h-dot-fps [ft/s], up
-    pitch_rad: float          # attitude/pitch-rad
-    roll_rad: float           # attitude/roll-rad
-    heading_true_rad: float   # attitude/heading-true-rad, 0 = north, clockwise
-    vdot_ft_sec2: float       # accelerations/vdot-ft_sec2
-    lat_deg: float            # position/lat-geod-deg
-    lon_deg: float            # position/long-gc-deg
-    alpha_deg: float          # aero/alpha-deg
-    beta_deg: float           # aero/beta-deg
-    p_static_pa: float        # atmosphere/P-psf, static pressure [Pa]
-    qc_pa: float              # impact pressure of vc (pitot - static) [Pa]
-
-
-class SurfaceState(NamedTuple):
-    """The surfaces' actual positions [rad] (after the FCS) and the propeller speed [rpm]."""
-
-    aileron_left_rad: float
-    aileron_right_rad: float
-    elevator_rad: float
-    rudder_rad: float
-    flap_rad: float
-    steer_rad: float
-    propeller_rpm: float
-
-
 def _norm(angle_deg: float, lo: float, hi: float) -> float:
     """A surface angle [deg] -> the FCS's normalized command (aerosurface_scale inverse)."""
     return angle_deg / hi if angle_deg >= 0.0 else angle_deg / -lo
-
-
-def impact_pressure_pa(vc_kts: float) -> float:
-    """Pitot-static differential pressure [Pa] of a calibrated airspeed [kt] (subsonic).
-
-    The definition of calibrated airspeed: qc = P0 ((1 + 0.2 (Vc / a0)^2)^3.5 - 1), sea-level
-    standard P0 = 101325 Pa, a0 = 340.294 m/s.
-    """
-    v = vc_kts * KNOT_MPS / 340.294
-    return 101325.0 * ((1.0 + 0.2 * v * v) ** 3.5 - 1.0)
 
 
 class Plane:
@@ -247,20 +116,20 @@ class Plane:
         airborne = p_enu[2] >= GROUND_START_M
         f['ic/lat-geod-deg'] = lat
         f['ic/long-gc-deg'] = lon
-        f['ic/terrain-elevation-ft'] = self.origin.alt_m / FT
-        f['ic/h-agl-ft'] = p_enu[2] / FT if airborne else 0.0
+        f['ic/terrain-elevation-ft'] = self.origin.alt_m / FT_M
+        f['ic/h-agl-ft'] = p_enu[2] / FT_M if airborne else 0.0
         f['ic/psi-true-deg'] = heading_deg % 360.0
         vc = (speed_mps / KNOT_MPS if speed_mps > 0.0 else self.params.cruise_kts)
         f['ic/vc-kts'] = vc if airborne else 0.0
         f['ic/gamma-deg'] = 0.0
         # the wind blows from the start (JSBSim: NED [ft/s]); turbulence per MIL-F-8785C
-        f['atmosphere/wind-north-fps'] = self.wind_enu[1] / FT
-        f['atmosphere/wind-east-fps'] = self.wind_enu[0] / FT
-        f['atmosphere/wind-down-fps'] = -self.wind_enu[2] / FT
+        f['atmosphere/wind-north-fps'] = self.wind_enu[1] / FT_M
+        f['atmosphere/wind-east-fps'] = self.wind_enu[0] / FT_M
+        f['atmosphere/wind-down-fps'] = -self.wind_enu[2] / FT_M
         severity, w20 = TURBULENCE[self.turbulence]
         f['atmosphere/turb-type'] = 3 if severity else 0
         f['atmosphere/turbulence/milspec/severity'] = severity
-        f['atmosphere/turbulence/milspec/windspeed_at_20ft_AGL-fps'] = w20 * KNOT_MPS / FT
+        f['atmosphere/turbulence/milspec/windspeed_at_20ft_AGL-fps'] = w20 * KNOT_MPS / FT_M
         for k in ('fcs/aileron-cmd-norm', 'fcs/elevator-cmd-norm', 'fcs/rudder-cmd-norm',
                   'fcs/flap-cmd-norm', 'fcs/steer-cmd-norm', 'fcs/pitch-trim-cmd-norm',
                   'fcs/left-brake-cmd-norm', 'fcs/right-brake-cmd-norm',
@@ -315,8 +184,8 @@ class Plane:
 
     def _v_enu(self):
         f = self.fdm
-        return (f['velocities/v-east-fps'] * FT, f['velocities/v-north-fps'] * FT,
-                -f['velocities/v-down-fps'] * FT)
+        return (f['velocities/v-east-fps'] * FT_M, f['velocities/v-north-fps'] * FT_M,
+                -f['velocities/v-down-fps'] * FT_M)
 
     def sample(self, t_ns: int) -> VehicleSample:
         """The state in the ROS frames (ENU from the origin, FLU body) at sim time t_ns."""
@@ -343,7 +212,7 @@ class Plane:
             f['velocities/h-dot-fps'], f['attitude/pitch-rad'], f['attitude/roll-rad'],
             f['attitude/heading-true-rad'], f['accelerations/vdot-ft_sec2'],
             f['position/lat-geod-deg'], f['position/long-gc-deg'], f['aero/alpha-deg'],
-            f['aero/beta-deg'], f['atmosphere/P-psf'] * PSF, impact_pressure_pa(vc))
+            f['aero/beta-deg'], f['atmosphere/P-psf'] * PSF_PA, impact_pressure_pa(vc))
 
     def surfaces(self) -> SurfaceState:
         """The surfaces' positions after the FCS (EffectorState)."""
@@ -361,9 +230,10 @@ class Plane:
         negates y and z: products Ixy and Ixz change sign, Iyz does not.
         """
         f = self.fdm
-        m = f['inertia/mass-slugs'] * SLUG
-        i = [f[f'inertia/i{a}-slugs_ft2'] * SLUG_FT2 for a in ('xx', 'yy', 'zz')]
-        ixy, ixz, iyz = (f[f'inertia/i{a}-slugs_ft2'] * SLUG_FT2 for a in ('xy', 'xz', 'yz'))
+        m = f['inertia/mass-slugs'] * SLUG_KG
+        k = SLUG_FT2_KGM2
+        i = [f[f'inertia/i{a}-slugs_ft2'] * k for a in ('xx', 'yy', 'zz')]
+        ixy, ixz, iyz = (f[f'inertia/i{a}-slugs_ft2'] * k for a in ('xy', 'xz', 'yz'))
         return m, tuple(i), (-ixy, -ixz, iyz)
 
     # --- commands -----------------------------------------------------------------------
@@ -474,34 +344,3 @@ class Plane:
         f['fcs/center-brake-cmd-norm'] = center
         f['fcs/left-brake-cmd-norm'] = left
         f['fcs/right-brake-cmd-norm'] = right
-
-
-# Hinge points [m] in base_link (FLU, from the centre of gravity) of the Cessna 172's moving
-# parts, approximate (36 ft span, 27 ft length, high wing): the poses of EffectorState, for
-# display. Each: (position, body axis of the deflection, SurfaceState field, sign): the pose
-# is the rotation by sign * angle about the axis (FLU): a trailing edge down is a negative
-# rotation about +y, a rudder's trailing edge left a negative one about +z.
-C172_EFFECTORS = {
-    'aileron_left': ((-0.6, 4.2, 1.1), (0.0, 1.0, 0.0), 'aileron_left_rad', -1.0),
-    'aileron_right': ((-0.6, -4.2, 1.1), (0.0, 1.0, 0.0), 'aileron_right_rad', -1.0),
-    'flap_left': ((-0.6, 1.8, 1.1), (0.0, 1.0, 0.0), 'flap_rad', -1.0),
-    'flap_right': ((-0.6, -1.8, 1.1), (0.0, 1.0, 0.0), 'flap_rad', -1.0),
-    'elevator': ((-4.6, 0.0, 0.2), (0.0, 1.0, 0.0), 'elevator_rad', -1.0),
-    'rudder': ((-4.9, 0.0, 1.0), (0.0, 0.0, 1.0), 'rudder_rad', -1.0),
-    'nose_wheel': ((1.0, 0.0, -1.1), (0.0, 0.0, 1.0), 'steer_rad', 1.0),
-}
-
-
-def effector_poses():
-    """{name: (hinge position [m], f(SurfaceState) -> q (w, x, y, z))}.
-
-    Every aircraft gets the C172's layout (the JSBSim file does not place its surfaces).
-    """
-    def pose(axis, attr, sign):
-        def q(s: SurfaceState):
-            a = 0.5 * sign * getattr(s, attr)
-            c, sn = math.cos(a), math.sin(a)
-            return (c, axis[0] * sn, axis[1] * sn, axis[2] * sn)
-        return q
-    return {name: (pos, pose(axis, attr, sign))
-            for name, (pos, axis, attr, sign) in C172_EFFECTORS.items()}

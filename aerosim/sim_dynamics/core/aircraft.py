@@ -1,0 +1,194 @@
+"""A fixed-wing aircraft's description and interface types (pure, no rclpy, no JSBSim).
+
+What the JSBSim wrapper (sim_dynamics.core.plane, which re-exports every name here) and its
+callers share: the aircraft file (``AircraftParams``, config/aircraft/<name>.yaml), AeroSim's
+two command types (``EffectorCommand``: surface angles; ``FlightCommand``: normalized pilot
+commands, seed 002), the outputs (``AirData``: the PFD's air data; ``SurfaceState``: the
+surfaces after the FCS), the pitot's impact pressure and the surfaces' display poses.
+"""
+
+from dataclasses import dataclass, fields
+import math
+from pathlib import Path
+from typing import NamedTuple, Sequence, Tuple
+
+from sim_core.errors import ConfigError
+from sim_core.paths import read_yaml
+from sim_core.units import KNOT_MPS
+from sim_core.validate import number, vector
+
+
+@dataclass(frozen=True)
+class AircraftParams:
+    """An aircraft file (config/aircraft/*.yaml): the JSBSim model and our limits around it."""
+
+    name: str
+    jsbsim_model: str
+    jsbsim_root: str
+    engines: int
+    elevator_deg: Tuple[float, float]
+    aileron_deg: Tuple[float, float]
+    rudder_deg: float
+    flap_deg: float
+    steer_deg: float
+    asset_link: str
+    rotate_kts: float
+    climb_kts: float
+    cruise_kts: float
+    approach_kts: float
+    max_bank_deg: float
+    steer_with_rudder: bool = False
+
+    @classmethod
+    def from_yaml(cls, path) -> 'AircraftParams':
+        """Load and validate an aircraft YAML file; errors name the field."""
+        d = read_yaml(path, 'aircraft file')
+        where = Path(path).stem
+        if not isinstance(d, dict):
+            raise ConfigError(f'{where}: must be a mapping')
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ConfigError(f'{where}: unknown field(s) {", ".join(unknown)}; known: '
+                              f'{", ".join(sorted(known))}')
+
+        def text(key, default=None):
+            v = d.get(key, default)
+            if not isinstance(v, str) or (default is None and not v):
+                raise ConfigError(f'{where}.{key}: must be a string, got {v!r}')
+            return v
+
+        def pair(key, lo, hi):
+            a, b = vector(d.get(key), f'{where}.{key}', 2, -90.0, 90.0)
+            if not a < 0.0 < b:
+                raise ConfigError(f'{where}.{key}: must be [negative, positive] deg, got '
+                                  f'{[a, b]}')
+            return a, b
+
+        engines = d.get('engines', 1)
+        if isinstance(engines, bool) or not isinstance(engines, int) or not 1 <= engines <= 8:
+            raise ConfigError(f'{where}.engines: must be an integer 1..8, got {engines!r}')
+
+        def num(key, lo, hi):
+            return number(d.get(key), f'{where}.{key}', lo, hi)
+
+        def flag(key):
+            v = d.get(key, False)
+            if not isinstance(v, bool):
+                raise ConfigError(f'{where}.{key}: must be true or false, got {v!r}')
+            return v
+
+        return cls(
+            name=text('name'), jsbsim_model=text('jsbsim_model'),
+            jsbsim_root=text('jsbsim_root', ''), engines=engines,
+            elevator_deg=pair('elevator_deg', -90, 90), aileron_deg=pair('aileron_deg', -90, 90),
+            rudder_deg=num('rudder_deg', 1.0, 90.0), flap_deg=num('flap_deg', 0.0, 90.0),
+            steer_deg=num('steer_deg', 0.0, 90.0), asset_link=text('asset_link', ''),
+            rotate_kts=num('rotate_kts', 10.0, 300.0), climb_kts=num('climb_kts', 10.0, 300.0),
+            cruise_kts=num('cruise_kts', 10.0, 600.0),
+            approach_kts=num('approach_kts', 10.0, 300.0),
+            max_bank_deg=num('max_bank_deg', 5.0, 60.0),
+            steer_with_rudder=flag('steer_with_rudder'))
+
+
+class EffectorCommand(NamedTuple):
+    """AeroSim's AircraftEffectorCommand arrays (empty = that device keeps its command)."""
+
+    throttle: Sequence[float] = ()
+    aileron_rad: Sequence[float] = ()
+    elevator_rad: Sequence[float] = ()
+    rudder_rad: Sequence[float] = ()
+    thrust_tilt_rad: Sequence[float] = ()
+    flap_rad: Sequence[float] = ()
+    speedbrake_rad: Sequence[float] = ()
+    landing_gear: Sequence[float] = ()
+    wheel_steer_rad: Sequence[float] = ()
+    wheel_brake: Sequence[float] = ()
+
+
+class FlightCommand(NamedTuple):
+    """AeroSim's FlightControlCommand: normalized pilot commands (signs of seed 002)."""
+
+    power: Sequence[float] = ()
+    roll: float = 0.0
+    pitch: float = 0.0
+    yaw: float = 0.0
+    thrust_tilt: float = 0.0
+    flap: float = 0.0
+    speedbrake: float = 0.0
+    landing_gear: float = 1.0
+    wheel_steer: float = 0.0
+    wheel_brake: float = 0.0
+
+
+class AirData(NamedTuple):
+    """JSBSim's air data and attitude, named by property (the PFD's sources, seed 002)."""
+
+    vc_kts: float             # velocities/vc-kts: calibrated airspeed [kt]
+    vtrue_kts: float          # velocities/vtrue-kts [kt]
+    h_sl_ft: float            # position/h-sl-ft [ft]
+    h_agl_ft: float           # position/h-agl-ft [ft]
+    h_dot_fps: float          # velocities/h-dot-fps [ft/s], up
+    pitch_rad: float          # attitude/pitch-rad
+    roll_rad: float           # attitude/roll-rad
+    heading_true_rad: float   # attitude/heading-true-rad, 0 = north, clockwise
+    vdot_ft_sec2: float       # accelerations/vdot-ft_sec2
+    lat_deg: float            # position/lat-geod-deg
+    lon_deg: float            # position/long-gc-deg
+    alpha_deg: float          # aero/alpha-deg
+    beta_deg: float           # aero/beta-deg
+    p_static_pa: float        # atmosphere/P-psf, static pressure [Pa]
+    qc_pa: float              # impact pressure of vc (pitot - static) [Pa]
+
+
+class SurfaceState(NamedTuple):
+    """The surfaces' actual positions [rad] (after the FCS) and the propeller speed [rpm]."""
+
+    aileron_left_rad: float
+    aileron_right_rad: float
+    elevator_rad: float
+    rudder_rad: float
+    flap_rad: float
+    steer_rad: float
+    propeller_rpm: float
+
+
+def impact_pressure_pa(vc_kts: float) -> float:
+    """Pitot-static differential pressure [Pa] of a calibrated airspeed [kt] (subsonic).
+
+    The definition of calibrated airspeed: qc = P0 ((1 + 0.2 (Vc / a0)^2)^3.5 - 1), sea-level
+    standard P0 = 101325 Pa, a0 = 340.294 m/s.
+    """
+    v = vc_kts * KNOT_MPS / 340.294
+    return 101325.0 * ((1.0 + 0.2 * v * v) ** 3.5 - 1.0)
+
+
+# Hinge points [m] in base_link (FLU, from the centre of gravity) of the Cessna 172's moving
+# parts, approximate (36 ft span, 27 ft length, high wing): the poses of EffectorState, for
+# display. Each: (position, body axis of the deflection, SurfaceState field, sign): the pose
+# is the rotation by sign * angle about the axis (FLU): a trailing edge down is a negative
+# rotation about +y, a rudder's trailing edge left a negative one about +z.
+C172_EFFECTORS = {
+    'aileron_left': ((-0.6, 4.2, 1.1), (0.0, 1.0, 0.0), 'aileron_left_rad', -1.0),
+    'aileron_right': ((-0.6, -4.2, 1.1), (0.0, 1.0, 0.0), 'aileron_right_rad', -1.0),
+    'flap_left': ((-0.6, 1.8, 1.1), (0.0, 1.0, 0.0), 'flap_rad', -1.0),
+    'flap_right': ((-0.6, -1.8, 1.1), (0.0, 1.0, 0.0), 'flap_rad', -1.0),
+    'elevator': ((-4.6, 0.0, 0.2), (0.0, 1.0, 0.0), 'elevator_rad', -1.0),
+    'rudder': ((-4.9, 0.0, 1.0), (0.0, 0.0, 1.0), 'rudder_rad', -1.0),
+    'nose_wheel': ((1.0, 0.0, -1.1), (0.0, 0.0, 1.0), 'steer_rad', 1.0),
+}
+
+
+def effector_poses():
+    """{name: (hinge position [m], f(SurfaceState) -> q (w, x, y, z))}.
+
+    Every aircraft gets the C172's layout (the JSBSim file does not place its surfaces).
+    """
+    def pose(axis, attr, sign):
+        def q(s: SurfaceState):
+            a = 0.5 * sign * getattr(s, attr)
+            c, sn = math.cos(a), math.sin(a)
+            return (c, axis[0] * sn, axis[1] * sn, axis[2] * sn)
+        return q
+    return {name: (pos, pose(axis, attr, sign))
+            for name, (pos, axis, attr, sign) in C172_EFFECTORS.items()}
