@@ -27,11 +27,12 @@ from rclpy.qos import ReliabilityPolicy
 from rosgraph_msgs.msg import Clock as ClockMsg
 from std_srvs.srv import Trigger
 
-from sim_bag.core.bagio import DEFAULT_EXCLUDE, TopicFilter, bag_messages, bag_topics, open_reader
+from sim_bag.core.bagio import TopicFilter, bag_messages, bag_topics, open_reader
+from sim_bag.core.params import PLAYER_PARAMETERS, PlayerConfig
 from sim_core.errors import ConfigError
 from sim_ros import qos
 from sim_ros.convert import message_class, time_msg
-from sim_ros.params import declare
+from sim_ros.params import read_config
 from sim_ros.run import make_executor, run_node
 
 # Longest wait between executor turns while a message is not yet due [s] (services, /clock).
@@ -80,37 +81,17 @@ class Player(Node):
     def __init__(self):
         """Declare parameters, open the bag, create the publishers and services."""
         super().__init__('player')
-        self.bag_path = declare(self, 'bag', '', 'rosbag2 directory to play')
-        if not self.bag_path:
+        cfg = read_config(self, PlayerConfig, PLAYER_PARAMETERS)
+        if not cfg.bag:
             raise ConfigError('bag: give the bag directory (-p bag:=DIR)')
-        self.rate = declare(self, 'rate', 1.0, 'Playback rate (bag seconds per wall second)',
-                            0.01, 100.0)
-        self.loop = declare(self, 'loop', False, 'Start over at the end')
-        names = declare(self, 'topics', [''], 'Topics to play (absolute names); empty = all')
-        self.select = TopicFilter(
-            names=tuple(n for n in names if n),
-            regex=declare(self, 'regex', '', 'Also play topics matching this regex'),
-            exclude=declare(self, 'exclude', DEFAULT_EXCLUDE, 'Do not play topics matching this '
-                            'regex'))
-        self.clock = declare(self, 'clock', False, 'Publish /clock from the bag timeline (for '
-                             'bags without a recorded /clock)')
-        self.clock_period_s = 1.0 / declare(self, 'clock_rate_hz', 100.0, '/clock rate [Hz] '
-                                            '(wall) with clock:=true', 1.0, 1000.0)
-        self.start_paused = declare(self, 'start_paused', False, 'Wait for ~/resume')
-        self.wait_for_acked = declare(
-            self, 'wait_for_acked', True, 'Reliable topics: before the publisher history could '
-            'overwrite an unacknowledged message, wait until every reader acknowledged (a slow '
-            'reader slows the replay instead of losing messages)')
-        self.ack_timeout_s = declare(self, 'ack_timeout_s', 5.0, 'Longest such wait [s] (then '
-                                     'a warning and the replay goes on)', 0.01, 600.0)
-        self.wait_for_readers = declare(
-            self, 'wait_for_readers', 0, "Before a topic's first message, wait until its "
-            'publisher has matched this many readers [-], bag time standing still (DDS '
-            'discovery can take seconds on a busy machine; a reader matched late misses the '
-            'start); 0 = do not wait', 0, 100)
-        self.readers_timeout_s = declare(self, 'readers_timeout_s', 30.0, 'Longest such wait '
-                                         'per topic [s] (then a warning and the replay goes '
-                                         'on)', 0.01, 600.0)
+        self.bag_path, self.rate, self.loop, self.clock = cfg.bag, cfg.rate, cfg.loop, cfg.clock
+        self.select = TopicFilter(names=tuple(n for n in cfg.topics if n), regex=cfg.regex,
+                                  exclude=cfg.exclude)
+        self.clock_period_s = 1.0 / cfg.clock_rate_hz
+        self.start_paused, self.wait_for_acked = cfg.start_paused, cfg.wait_for_acked
+        self.ack_timeout_s = cfg.ack_timeout_s
+        self.wait_for_readers, self.readers_timeout_s = cfg.wait_for_readers, \
+            cfg.readers_timeout_s
         self._readers_ok: set = set()
         reader = open_reader(self.bag_path)
         try:

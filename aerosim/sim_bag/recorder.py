@@ -20,9 +20,10 @@ import time
 
 from rclpy.node import Node
 
-from sim_bag.core.bagio import DEFAULT_EXCLUDE, BagWriter, TopicFilter, qos_to_bag
+from sim_bag.core.bagio import BagWriter, TopicFilter, qos_to_bag
+from sim_bag.core.params import RECORDER_PARAMETERS, RecorderConfig
 from sim_bag.raw_topics import RawTopics
-from sim_ros.params import declare
+from sim_ros.params import read_config
 from sim_ros.run import run_node, until_stopped
 
 # Per-subscription queue: deep enough that a burst while the bag flushes a chunk loses nothing.
@@ -40,23 +41,15 @@ class Recorder(Node):
     def __init__(self):
         """Declare parameters, open the bag, start discovery."""
         super().__init__('recorder')
-        out = declare(self, 'output', '', "Bag directory to create ('' = rosbag2_<date>)")
-        storage = declare(self, 'storage', 'mcap', 'Storage: mcap or sqlite3')
-        names = declare(self, 'topics', [''], 'Topics to record (names; relative names are '
-                        "resolved in the node's namespace); empty = all")
+        cfg = read_config(self, RecorderConfig, RECORDER_PARAMETERS)
         self.select = TopicFilter(
-            names=tuple(self.resolve_topic_name(n) for n in names if n),
-            regex=declare(self, 'regex', '', 'Also record topics matching this regex'),
-            exclude=declare(self, 'exclude', DEFAULT_EXCLUDE,
-                            'Do not record topics matching this regex (names given in topics '
-                            'are always recorded)'))
-        period = declare(self, 'discovery_period_s', 0.2, 'Topic discovery period [s] (wall)',
-                         0.01, 10.0)
-        self.bag = BagWriter(out or default_output(), storage)
+            names=tuple(self.resolve_topic_name(n) for n in cfg.topics if n),
+            regex=cfg.regex, exclude=cfg.exclude)
+        self.bag = BagWriter(cfg.output or default_output(), cfg.storage)
         self.stopping = False
         self.topics = RawTopics(self, self.select, QUEUE_DEPTH, self._add_topic,
-                                self.on_message, period)
-        self.get_logger().info(f'recording to {self.bag.path} ({storage}); topics: '
+                                self.on_message, cfg.discovery_period_s)
+        self.get_logger().info(f'recording to {self.bag.path} ({cfg.storage}); topics: '
                                f'{", ".join(self.select.names) or "all"}'
                                f'{"; regex " + self.select.regex if self.select.regex else ""}')
         self.topics.discover()
