@@ -23,13 +23,14 @@ from rclpy.node import Node
 from aerosim_msgs.msg import AircraftEffectorCommand, Collision, MavlinkLinkStatus, SimStatus
 from mavlink_bridge.core.peers import is_flight_controller
 from sim_core.fleet import fleet_size, member_name, member_scenarios
-from sim_core.scenario import LANDING_COMMANDS, MAX_FLEET, load_scenario
+from sim_core.scenario import LANDING_COMMANDS, load_scenario
 from sim_report.core.fleet import FleetJudge
 from sim_report.core.mission import MissionJudge, preload_plotting
 from sim_report.core.output import write_summary
+from sim_report.core.params import FLIGHT_REPORT_PARAMETERS, FlightReportConfig
 from sim_ros import qos
 from sim_ros.convert import time_ns
-from sim_ros.params import declare
+from sim_ros.params import read_config
 from sim_ros.run import run_node, until_finished
 
 
@@ -86,22 +87,13 @@ class FlightReport(Node):
     def __init__(self):
         """Declare parameters, subscribe."""
         super().__init__('flight_report')
-        self.scenario = load_scenario(declare(self, 'scenario_file', 'default', 'Scenario YAML'))
-        self.max_sim_s = declare(self, 'max_sim_s', 300.0, 'Give up after this sim time [s]',
-                                 1.0, 1e6)
-        self.sample_hz = declare(self, 'sample_rate_hz', 25.0, 'Path sampling rate [Hz] (sim)',
-                                 1.0, 1000.0)
-        self.out_dir = Path(declare(self, 'output_dir', 'aerosim_runs',
-                                    'Folder for <graph>_summary.json and .png'))
-        self.title = declare(self, 'title', 'sim_quad_hil', 'Plot title and file prefix')
-        requested = declare(self, 'vehicles', 1,
-                            f'Vehicles judged [-], 1..{MAX_FLEET}; 0 = as many as the '
-                            "scenario's vehicles: list; 2 or more: each in /<vehicle_prefix><i>",
-                            0, MAX_FLEET)
-        prefix = declare(self, 'vehicle_prefix', 'quad', 'Namespace prefix of a fleet')
-        n = fleet_size(self.scenario, requested)
+        cfg = read_config(self, FlightReportConfig, FLIGHT_REPORT_PARAMETERS)
+        self.scenario = load_scenario(cfg.scenario_file)
+        self.max_sim_s, self.sample_hz = cfg.max_sim_s, cfg.sample_rate_hz
+        self.out_dir, self.title = Path(cfg.output_dir), cfg.title
+        n = fleet_size(self.scenario, cfg.vehicles)
         scenarios = member_scenarios(self.scenario, n)
-        self.names = [member_name(prefix, i) for i in range(n)]
+        self.names = [member_name(cfg.vehicle_prefix, i) for i in range(n)]
         self.fleet = FleetJudge(self.names, scenarios) if n > 1 else None
         self.judge = MissionJudge(scenarios[0]) if n == 1 else None
         self.finished = None

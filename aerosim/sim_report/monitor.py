@@ -18,9 +18,10 @@ from rclpy.serialization import deserialize_message
 from rosgraph_msgs.msg import Clock as ClockMsg
 
 from sim_core.timeutil import NS_PER_S
+from sim_report.core.params import MONITOR_PARAMETERS, MonitorConfig
 from sim_ros import qos
 from sim_ros.convert import message_class, time_ns
-from sim_ros.params import declare
+from sim_ros.params import read_config
 
 
 def summarize(topic: str, msg) -> str:
@@ -53,11 +54,8 @@ class MonitorNode(Node):
     def __init__(self):
         """Declare parameters and start discovery."""
         super().__init__('monitor')
-        self.stop_after_s = declare(self, 'stop_after_sim_s', 10.0,
-                                    'Report and exit at this sim time [s]', 0.0, 1e7)
-        self.timeout_s = declare(self, 'startup_timeout_s', 60.0,
-                                 'Fail if /clock has not started after this wall time [s]',
-                                 1.0, 3600.0)
+        cfg = read_config(self, MonitorConfig, MONITOR_PARAMETERS)
+        self.stop_after_s, self.timeout_s = cfg.stop_after_sim_s, cfg.startup_timeout_s
         self._wall = Clock(clock_type=ClockType.STEADY_TIME)
         self._t0_wall = time.monotonic()
         self.t_ns = None

@@ -19,10 +19,11 @@ from aerosim_msgs.msg import MavlinkLinkStatus, PrimaryFlightDisplayData, SimSta
 from sim_core.scenario import load_scenario
 from sim_report.core.mission import preload_plotting
 from sim_report.core.output import write_summary
+from sim_report.core.params import PLANE_REPORT_PARAMETERS, PlaneReportConfig
 from sim_report.core.plane import PlaneJudge, PlaneSample
 from sim_ros import qos
 from sim_ros.convert import time_ns
-from sim_ros.params import declare
+from sim_ros.params import read_config
 from sim_ros.run import run_node, until_finished
 
 
@@ -32,15 +33,10 @@ class PlaneReport(Node):
     def __init__(self):
         """Declare parameters, subscribe."""
         super().__init__('plane_report')
-        self.scenario = load_scenario(declare(self, 'scenario_file', 'circuit',
-                                              'Scenario YAML'))
-        self.max_sim_s = declare(self, 'max_sim_s', 900.0, 'Give up after this sim time [s]',
-                                 1.0, 1e6)
-        self.period_s = 1.0 / declare(self, 'sample_rate_hz', 5.0, 'Sampling rate [Hz] (sim)',
-                                      0.1, 100.0)
-        self.out_dir = Path(declare(self, 'output_dir', 'aerosim_runs',
-                                    'Folder for <title>_summary.json and .png'))
-        self.title = declare(self, 'title', 'sim_plane', 'Plot title and file prefix')
+        cfg = read_config(self, PlaneReportConfig, PLANE_REPORT_PARAMETERS)
+        self.scenario = load_scenario(cfg.scenario_file)
+        self.max_sim_s, self.period_s = cfg.max_sim_s, 1.0 / cfg.sample_rate_hz
+        self.out_dir, self.title = Path(cfg.output_dir), cfg.title
         self.judge = PlaneJudge(self.scenario)
         self.finished = None
         self.status = None

@@ -24,20 +24,32 @@ from aerosim_msgs.msg import Collision, PrimaryFlightDisplayData, SwarmState
 from sim_core.decimator import Decimator
 from sim_core.fleet import fleet_size, member_name, member_scenarios
 from sim_core.frames import quat_rotate
-from sim_core.scenario import MAX_FLEET, load_scenario
+from sim_core.scenario import load_scenario
 from sim_dynamics.core.swarm_config import load_swarm_config
 from sim_dynamics.core.usv_swarm import TypeTable
 from sim_report.core import boats
 from sim_report.core.fleet import FleetJudge
 from sim_report.core.mission import MissionJudge, preload_plotting
 from sim_report.core.output import report_paths, write_summary
+from sim_report.core.params import (
+    SUMMARY_FLEET_PARAMETERS,
+    SUMMARY_PARAMETERS,
+    SUMMARY_SWARM_PARAMETERS,
+    SummaryConfig,
+)
 from sim_report.core.plane import PlaneJudge, PlaneSample
 from sim_ros import qos
 from sim_ros.convert import time_ns
-from sim_ros.params import declare
+from sim_ros.params import read_config
 from sim_ros.run import run_node, until_stopped
 from sim_viz.core import scene
-from sim_viz.params import declare_mode
+from sim_viz.core.params import (
+    MAX_BOATS,
+    MODE_PARAMETERS,
+    FleetConfig,
+    ModeConfig,
+    SwarmFilesConfig,
+)
 
 
 class SummaryNode(Node):
@@ -52,27 +64,21 @@ class SummaryNode(Node):
     def __init__(self):
         """Declare parameters, subscribe."""
         super().__init__('summary_node')
-        self.mode = declare_mode(self)
-        self.out_dir = Path(declare(self, 'output_dir', 'aerosim_runs',
-                                    'Folder for <title>_summary.json and <title>.png'))
-        self.title = declare(self, 'title', 'run', 'Plot title and file prefix')
-        self.sample_hz = declare(self, 'sample_rate_hz', 5.0, 'Sampling rate [Hz] (sim time)',
-                                 0.1, 100.0)
+        self.mode = read_config(self, ModeConfig, MODE_PARAMETERS).mode
+        cfg = read_config(self, SummaryConfig, SUMMARY_PARAMETERS)
+        self.out_dir, self.title = Path(cfg.output_dir), cfg.title
+        self.sample_hz, self.max_boats = cfg.sample_rate_hz, cfg.max_boats
         self.dec = Decimator(self.sample_hz)
-        self.max_boats = declare(self, 'max_boats', 1000, 'Boats sampled (swarm)', 1, 100000)
         self.judge = self.track = self.smap = self.plane = self._pfd = self.fleet = None
         self.tracks = {}
         self.collisions = 0
         self.written = None
         if self.mode == 'vehicle':
-            sc = load_scenario(declare(self, 'scenario_file', 'default', 'Scenario YAML'))
-            n = fleet_size(sc, declare(
-                self, 'vehicles', 1, f'Vehicles summarized [-], 1..{MAX_FLEET}; 0 = as many as '
-                "the scenario's vehicles: list; 2 or more: each in /<vehicle_prefix><i>",
-                0, MAX_FLEET))
-            prefix = declare(self, 'vehicle_prefix', 'quad', 'Namespace prefix of a fleet')
+            fleet = read_config(self, FleetConfig, SUMMARY_FLEET_PARAMETERS)
+            sc = load_scenario(fleet.scenario_file)
+            n = fleet_size(sc, fleet.vehicles)
             if n > 1:
-                names = [member_name(prefix, i) for i in range(n)]
+                names = [member_name(fleet.vehicle_prefix, i) for i in range(n)]
                 self.fleet = FleetJudge(names, member_scenarios(sc, n))
                 self._fleet_decs = [Decimator(self.sample_hz) for _ in names]
                 for i, name in enumerate(names):
@@ -94,11 +100,11 @@ class SummaryNode(Node):
             if n == 1:
                 self.create_subscription(Odometry, 'odom', self._on_odom, qos.SENSOR_SUB)
         else:
-            types = TypeTable.load(declare(self, 'types_file', 'usv_types.yaml', 'Type table'))
-            cfg, _ = load_swarm_config(declare(self, 'sim_config', 'SimConfig.json',
-                                               'Init file'), types.boats, types.obstacles,
-                                       100000)
-            self.smap = scene.swarm_map(cfg, types)
+            files = read_config(self, SwarmFilesConfig, SUMMARY_SWARM_PARAMETERS)
+            types = TypeTable.load(files.types_file)
+            init, _ = load_swarm_config(files.sim_config, types.boats, types.obstacles,
+                                        MAX_BOATS)
+            self.smap = scene.swarm_map(init, types)
             self.create_subscription(SwarmState, 'state', self._on_swarm, qos.SENSOR_SUB)
         preload_plotting()
         self.get_logger().info(f'summarizing the run ({self.mode}); written to '

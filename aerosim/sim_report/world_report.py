@@ -32,13 +32,14 @@ from aerosim_msgs.msg import (
 from mavlink_bridge.core.peers import is_flight_controller
 from sim_core.frames import quat_rotate
 from sim_core.members import Member, world_members
-from sim_core.scenario import MAX_FLEET, load_scenario
+from sim_core.scenario import load_scenario
 from sim_report.core.mission import preload_plotting
 from sim_report.core.output import write_summary
+from sim_report.core.params import WORLD_REPORT_PARAMETERS, WorldReportConfig
 from sim_report.core.world import WorldJudge
 from sim_ros import qos
 from sim_ros.convert import time_ns
-from sim_ros.params import declare
+from sim_ros.params import read_config
 from sim_ros.run import run_node, until_finished
 
 
@@ -120,20 +121,11 @@ class WorldReport(Node):
     def __init__(self):
         """Declare parameters, build the judges, subscribe."""
         super().__init__('world_report')
-        self.scenario = load_scenario(declare(self, 'scenario_file', 'harbour_ops',
-                                              'Scenario YAML'))
-        requested = declare(self, 'vehicles', 0,
-                            f"Vehicles judged [-], 0..{MAX_FLEET}: 0 = the scenario's "
-                            "vehicles: list (any mix of kinds) or its one vehicle; N: copies "
-                            "of the scenario's one vehicle (as the world's)", 0, MAX_FLEET)
-        self.max_sim_s = declare(self, 'max_sim_s', 900.0, 'Give up after this sim time [s]',
-                                 1.0, 1e6)
-        self.sample_hz = declare(self, 'sample_rate_hz', 25.0, 'Ground-truth sampling rate of '
-                                 'each vehicle [Hz] (sim)', 1.0, 1000.0)
-        self.out_dir = Path(declare(self, 'output_dir', 'aerosim_runs',
-                                    'Folder for <title>_summary.json and .png'))
-        self.title = declare(self, 'title', 'sim_world', 'Plot title and file prefix')
-        self.members = world_members(self.scenario, requested)
+        cfg = read_config(self, WorldReportConfig, WORLD_REPORT_PARAMETERS)
+        self.scenario = load_scenario(cfg.scenario_file)
+        self.max_sim_s, self.sample_hz = cfg.max_sim_s, cfg.sample_rate_hz
+        self.out_dir, self.title = Path(cfg.output_dir), cfg.title
+        self.members = world_members(self.scenario, cfg.vehicles)
         # each kind's judge: the kind registry's (sim_world.core.kinds)
         self.world = WorldJudge(self.members, {k: e.world_judge for k, e in REGISTRY.items()},
                                 same_time_s=1.5 / self.sample_hz)

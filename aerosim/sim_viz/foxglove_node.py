@@ -13,11 +13,12 @@ The server binds 127.0.0.1 unless `host` says otherwise.
 import foxglove
 from rclpy.node import Node
 
-from sim_bag.core.bagio import DEFAULT_EXCLUDE, TopicFilter, msgdef
+from sim_bag.core.bagio import TopicFilter, msgdef
 from sim_bag.raw_topics import RawTopics
 from sim_core.errors import ConfigError
-from sim_ros.params import declare
+from sim_ros.params import read_config
 from sim_ros.run import run_node
+from sim_viz.core.params import FOXGLOVE_PARAMETERS, FoxgloveConfig
 
 QUEUE_DEPTH = 10            # a viewer wants the newest data, not a backlog
 
@@ -37,16 +38,10 @@ class FoxgloveNode(Node):
     def __init__(self):
         """Declare parameters, start the server, discover topics."""
         super().__init__('foxglove_node')
-        host = declare(self, 'host', '127.0.0.1', 'WebSocket server address (0.0.0.0: every '
-                       'interface)')
-        port = declare(self, 'port', 8765, 'WebSocket server port (0: any free port)', 0, 65535)
-        regex = declare(self, 'regex', '', "Topics to serve ('' = the namespace, /sim/*, "
-                        '/clock, /diagnostics)')
-        self.select = TopicFilter(regex=regex or default_regex(self.get_namespace()),
-                                  exclude=declare(self, 'exclude', DEFAULT_EXCLUDE,
-                                                  'Topics not to serve (regex)'))
-        period = declare(self, 'discovery_period_s', 0.5, 'Topic discovery period [s] (wall)',
-                         0.05, 10.0)
+        cfg = read_config(self, FoxgloveConfig, FOXGLOVE_PARAMETERS)
+        host, port = cfg.host, cfg.port
+        self.select = TopicFilter(regex=cfg.regex or default_regex(self.get_namespace()),
+                                  exclude=cfg.exclude)
         try:
             self.server = foxglove.start_server(
                 name=f'aerosim {self.get_namespace()}', host=host, port=port,
@@ -56,7 +51,7 @@ class FoxgloveNode(Node):
         self.channels = {}
         self.counts = {}
         self.topics = RawTopics(self, self.select, QUEUE_DEPTH, self._add_channel,
-                                self._on_message, period, verb='serving')
+                                self._on_message, cfg.discovery_period_s, verb='serving')
         self.get_logger().info(f'Foxglove WebSocket server on ws://{host}:{self.server.port} '
                                f'(topics matching {self.select.regex})')
         self.topics.discover()

@@ -29,19 +29,28 @@ from sim_core.decimator import Decimator
 from sim_core.fleet import member_name
 from sim_core.frames import euler_ned_to_quat, q_ned_frd_to_enu_flu
 from sim_core.members import world_members
-from sim_core.scenario import MAX_FLEET, kinds_in, load_scenario
+from sim_core.scenario import kinds_in, load_scenario
 from sim_core.timeutil import NS_PER_S
 from sim_dynamics.core.swarm_config import json_object, load_swarm_config, parse_swarm_config
 from sim_dynamics.core.usv_swarm import TypeTable
 from sim_report.core.mission import item_points
 from sim_ros import qos
 from sim_ros.convert import set_quat, set_vec3, time_ns
-from sim_ros.params import declare
+from sim_ros.params import read_config
 from sim_ros.run import run_node
 from sim_viz.core import scene
-from sim_viz.params import declare_mode
+from sim_viz.core.params import (
+    MAX_BOATS,
+    MODE_PARAMETERS,
+    VIZ_FLEET_PARAMETERS,
+    VIZ_PARAMETERS,
+    VIZ_SWARM_PARAMETERS,
+    FleetConfig,
+    ModeConfig,
+    SwarmFilesConfig,
+    VizConfig,
+)
 
-MAX_BOATS = 100000           # the largest swarm drawn
 KINDS = {'arrow': Marker.ARROW, 'cube': Marker.CUBE, 'sphere': Marker.SPHERE,
          'cylinder': Marker.CYLINDER, 'line_strip': Marker.LINE_STRIP,
          'line_list': Marker.LINE_LIST, 'text_view_facing': Marker.TEXT_VIEW_FACING}
@@ -77,42 +86,30 @@ class VizNode(Node):
     def __init__(self):
         """Declare parameters, load the static scene, subscribe."""
         super().__init__('viz_node')
-        self.mode = declare_mode(self)
-        self.frame = declare(self, 'world_frame_id', 'map', 'World frame of markers and paths')
-        self.marker_rate_hz = declare(self, 'marker_rate_hz', 10.0,
-                                      'Marker and path rate [Hz] (sim time)', 0.1, 100.0)
+        self.mode = read_config(self, ModeConfig, MODE_PARAMETERS).mode
+        cfg = read_config(self, VizConfig, VIZ_PARAMETERS)
+        self.frame, self.marker_rate_hz = cfg.world_frame_id, cfg.marker_rate_hz
         self.dec = Decimator(self.marker_rate_hz)
-        max_points = declare(self, 'path_max_points', 2000, 'Points kept per path/track', 10,
-                             100000)
-        step = declare(self, 'path_min_step_m', 0.2, 'A path point every this distance [m]',
-                       0.0, 1000.0)
-        self.max_boats = declare(self, 'max_boats_drawn', 200, 'Boats drawn (swarm mode)', 1,
-                                 100000)
-        self.track_args = (max_points, step)
+        self.max_boats = cfg.max_boats_drawn
+        self.track_args = (cfg.path_max_points, cfg.path_min_step_m)
         self.pub_markers = self.create_publisher(MarkerArray, 'markers', qos.VIEW_PUB)
         self.tf = tf_broadcaster(self)
         self._stale = True                  # the first publication clears old markers
         self.published = 0
         if self.mode == 'vehicle':
-            self._init_vehicle(declare(self, 'scenario_file', 'default', 'Scenario YAML'))
+            self._init_vehicle(read_config(self, FleetConfig, VIZ_FLEET_PARAMETERS))
         else:
-            self._init_swarm(declare(self, 'sim_config', 'SimConfig.json', 'Init file in '
-                                     'force until the UI sends one'),
-                             declare(self, 'types_file', 'usv_types.yaml', 'Type table'))
+            self._init_swarm(read_config(self, SwarmFilesConfig, VIZ_SWARM_PARAMETERS))
         self.get_logger().info(
             f'{self.mode} markers on {self.resolve_topic_name("markers")} at '
             f'{NS_PER_S / self.dec.period_ns:g} Hz (sim); TF '
             f'{"broadcast" if self.tf else "off (no tf2_ros here; markers need none)"}')
 
     # --- one vehicle, or each of a fleet ------------------------------------------------------
-    def _init_vehicle(self, scenario_file):
-        requested = declare(self, 'vehicles', 1,
-                            f'Vehicles drawn [-], 1..{MAX_FLEET}; 0 = as many as the '
-                            "scenario's vehicles: list; 2 or more: each in /<vehicle_prefix><i>",
-                            0, MAX_FLEET)
-        prefix = declare(self, 'vehicle_prefix', 'quad', 'Namespace prefix of a fleet')
-        scenario = load_scenario(scenario_file)
-        members = world_members(scenario, requested)
+    def _init_vehicle(self, fleet: FleetConfig):
+        prefix = fleet.vehicle_prefix
+        scenario = load_scenario(fleet.scenario_file)
+        members = world_members(scenario, fleet.vehicles)
         n = len(members)
         mixed = len(kinds_in(scenario)) > 1
         self.views = []
@@ -169,11 +166,11 @@ class VizNode(Node):
         self._publish(shapes, msg.header.stamp)
 
     # --- a swarm -----------------------------------------------------------------------------
-    def _init_swarm(self, sim_config, types_file):
-        self.types = TypeTable.load(types_file)
+    def _init_swarm(self, files: SwarmFilesConfig):
+        self.types = TypeTable.load(files.types_file)
         self.tracks = {}
         self.config_rejects = 0
-        self._set_map(load_swarm_config(sim_config, self.types.boats, self.types.obstacles,
+        self._set_map(load_swarm_config(files.sim_config, self.types.boats, self.types.obstacles,
                                         MAX_BOATS)[0])
         self.create_subscription(SwarmState, 'state', self._on_swarm, qos.SENSOR_SUB)
         self.create_subscription(JsonData, 'config', self._on_config, qos.LATCHED)
