@@ -56,13 +56,14 @@ class Vehicle:
 class DynamicsNode(SimTimeNode):
     """Fixed-step multirotor simulation and sim clock: one vehicle, or a fleet of them."""
 
-    def __init__(self, direct_commands: bool = False):
+    def __init__(self, direct_commands: bool = False, **node_kw):
         """Declare parameters, load the scenario and vehicle(s), create the interfaces.
 
         direct_commands: commands come through apply_command() from nodes of the same
         process; the effector_command topic is not subscribed.
+        node_kw: rclpy Node's keywords (context=, parameter_overrides=).
         """
-        super().__init__('dynamics_node')
+        super().__init__('dynamics_node', **node_kw)
         vehicle_params = declare(self, 'vehicle_params', '',
                                  'Vehicle YAML overriding the scenario (path or name in '
                                  'config/vehicles); empty = from the scenario')

@@ -63,13 +63,14 @@ from sim_ros.vehicle_pub import VehicleStatePublisher
 class PlaneNode(SimTimeNode):
     """Fixed-step JSBSim aircraft and sim clock."""
 
-    def __init__(self, direct_commands: bool = False):
+    def __init__(self, direct_commands: bool = False, **node_kw):
         """Declare parameters, load the scenario and aircraft, create the interfaces.
 
         direct_commands: the surfaces come through apply_effectors() from a node of the same
         process (mavlink_bridge.plane_plant); effector_command is then not subscribed.
+        node_kw: rclpy Node's keywords (context=, parameter_overrides=).
         """
-        super().__init__('plane_node', default_rate_hz=125.0, scenario='circuit')
+        super().__init__('plane_node', default_rate_hz=125.0, scenario='circuit', **node_kw)
         aircraft = declare(self, 'aircraft_params', '',
                            'Aircraft YAML overriding the scenario (path or name in '
                            'config/aircraft); empty = from the scenario')

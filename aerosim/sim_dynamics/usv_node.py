@@ -56,9 +56,12 @@ MAX_SPEED_KT = 100.0       # largest |airspeed_setpoint_kts| taken [kn]
 class UsvNode(SimTimeNode):
     """Fixed-step surface-vessel simulation and sim clock."""
 
-    def __init__(self):
-        """Declare parameters, load the scenario and boat, create the interfaces."""
-        super().__init__('usv_node', default_rate_hz=50.0, scenario='harbour')
+    def __init__(self, **node_kw):
+        """Declare parameters, load the scenario and boat, create the interfaces.
+
+        node_kw: rclpy Node's keywords (context=, parameter_overrides=).
+        """
+        super().__init__('usv_node', default_rate_hz=50.0, scenario='harbour', **node_kw)
         boat_params = declare(self, 'boat_params', '',
                               'Boat YAML overriding the scenario (path or name in '
                               'config/boats); empty = from the scenario')

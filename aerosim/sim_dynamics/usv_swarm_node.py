@@ -73,9 +73,9 @@ def as_array(values, typecode: str) -> array.array:
 class UsvSwarmNode(SimTimeNode):
     """The USV swarm simulation and sim clock."""
 
-    def __init__(self):
+    def __init__(self, **node_kw):
         """Declare parameters, load the initial config, create the interfaces."""
-        super().__init__('usv_swarm_node', default_rate_hz=50.0, scenario=None)
+        super().__init__('usv_swarm_node', default_rate_hz=50.0, scenario=None, **node_kw)
         d = self._d
         sim_config = d('sim_config', 'SimConfig.json',
                        'Initial init object (path, or name in config/); the UI replaces it')

@@ -310,63 +310,49 @@ def test_two_vehicles_that_touch_have_collided_and_the_fleet_is_not_complete():
     assert s['closest_approach']['distance_m'] == pytest.approx(0.5)
 
 
-def fleet_node(ros_context, monkeypatch, **params):
+def fleet_node(ros_context, **params):
     """dynamics_node in this process and the test's context: the fleet scenario's 2 quads."""
-    from rclpy.node import Node
     from rclpy.parameter import Parameter
 
     from sim_dynamics.dynamics_node import DynamicsNode
     _, ctx = ros_context
-    original = Node.__init__
     over = [Parameter('scenario_file', value='fleet'), Parameter('vehicles', value=2)] + [
         Parameter(k, value=v) for k, v in params.items()]
-
-    def init(self, name, **kw):
-        kw.setdefault('context', ctx)
-        kw.setdefault('parameter_overrides', over)
-        original(self, name, **kw)
-    monkeypatch.setattr(Node, '__init__', init)
-    try:
-        return DynamicsNode(direct_commands=True)
-    finally:
-        monkeypatch.setattr(Node, '__init__', original)
+    return DynamicsNode(direct_commands=True, context=ctx, parameter_overrides=over)
 
 
 @pytest.mark.graph
 def test_a_fleet_clock_waits_for_every_controller_then_starts_without_the_missing(
-        ros_context, monkeypatch):
-    node = fleet_node(ros_context, monkeypatch, time_scale=0.0)
+        ros_context):
+    node = fleet_node(ros_context, time_scale=0.0)
     missing = ['/quad0', '/quad1']
     try:
         node.hold_start(lambda: list(missing), 0.6)
-        with node._step_lock:
-            node._run_steps()
-            assert node.clock.steps == 0                  # nobody heard: time stays at 0
-            missing.remove('/quad0')
-            time.sleep(0.1)
-            node._run_steps()
-            assert node.clock.steps == 0                  # /quad1 still missing
-            time.sleep(0.6)                               # its timeout passes
-            node._run_steps()
-            assert node.clock.steps > 0 and node._message == 'started without /quad1'
-        node2 = fleet_node(ros_context, monkeypatch, time_scale=0.0)
+        node.advance()
+        assert node.clock.steps == 0                      # nobody heard: time stays at 0
+        missing.remove('/quad0')
+        time.sleep(0.1)
+        node.advance()
+        assert node.clock.steps == 0                      # /quad1 still missing
+        time.sleep(0.6)                                   # its timeout passes
+        node.advance()
+        assert node.clock.steps > 0 and node.message == 'started without /quad1'
+        node2 = fleet_node(ros_context, time_scale=0.0)
         heard = []
         node2.hold_start(lambda: [] if heard else ['/quad1'], 60.0)
-        with node2._step_lock:
-            node2._run_steps()
-            assert node2.clock.steps == 0
-            heard.append(1)
-            time.sleep(0.06)                              # the next check is 50 ms on
-            node2._run_steps()
-            assert node2.clock.steps > 0 and 'every controller heard' in node2._message
+        node2.advance()
+        assert node2.clock.steps == 0
+        heard.append(1)
+        time.sleep(0.06)                                  # the next check is 50 ms on
+        node2.advance()
+        assert node2.clock.steps > 0 and 'every controller heard' in node2.message
         node2.destroy_node()
     finally:
         node.destroy_node()
 
 
 @pytest.mark.graph
-def test_the_fleet_node_resolves_contacts_and_reports_them_on_sim_collisions(ros_context,
-                                                                           monkeypatch):
+def test_the_fleet_node_resolves_contacts_and_reports_them_on_sim_collisions(ros_context):
     """Contacts in the node: two quads bounce off each other, then both hit the ground.
 
     The fleet scenario's first two, set on a collision course 5 m up with the motors off;
@@ -375,7 +361,7 @@ def test_the_fleet_node_resolves_contacts_and_reports_them_on_sim_collisions(ros
     from aerosim_msgs.msg import Collision
 
     from conftest import probe_node, spin_for
-    node = fleet_node(ros_context, monkeypatch, start_paused=True)
+    node = fleet_node(ros_context, start_paused=True)
     probe, ex = probe_node(ros_context, 'collision_probe')
     got = []
     probe.create_subscription(Collision, '/sim/collisions', got.append, 100)
@@ -386,9 +372,7 @@ def test_the_fleet_node_resolves_contacts_and_reports_them_on_sim_collisions(ros
         b.model.reset(p_enu=(0.3, 0.0, 5.0), v_enu=(-2.0, 0.0, 0.0))
         a.airborne = b.airborne = True
         spin_for(probe, ex, 1.0)                   # the subscription matched
-        with node._step_lock:
-            for _ in range(400):                   # 1.6 s: the fall from 5 m takes ~1 s
-                node._step_once()
+        assert node.step(400) == (True, 'stepped 400')   # 1.6 s: the fall from 5 m takes ~1 s
         assert spin_for(probe, ex, 2.0) is None and len(got) == 3, got
         touch = got[0]
         assert (touch.vehicle, touch.other) == ('quad0', 'quad1')

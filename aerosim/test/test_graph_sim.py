@@ -192,7 +192,7 @@ def test_lockstep_advances_one_step_per_answer_and_never_deadlocks(procs, ros_co
     assert time.monotonic() - t0 < 40
 
 
-def test_refused_state_publication_holds_the_step_and_loses_nothing(ros_context, monkeypatch):
+def test_refused_state_publication_holds_the_step_and_loses_nothing(ros_context):
     """A refused state publication holds the step; it goes out later, none lost.
 
     Fast DDS refuses a reliable write when a slow reader's queue stays full (seen as an
@@ -200,14 +200,12 @@ def test_refused_state_publication_holds_the_step_and_loses_nothing(ros_context,
     hold the step (backpressure), count it, and publish it later: no crash, no step lost.
     """
     rclpy, ctx = ros_context
-    import rclpy as rclpy_mod
     from rclpy.impl.implementation_singleton import rclpy_implementation as impl
 
     from aerosim_msgs.msg import VehicleState
     from sim_dynamics.dynamics_node import DynamicsNode
     from sim_ros import qos
-    monkeypatch.setattr(rclpy_mod.node.Node, '__init__', _node_init_in(ctx))
-    node = DynamicsNode()
+    node = DynamicsNode(context=ctx)
     # the slow reader: vehicle_state is published only while someone subscribes to it
     reader = rclpy.create_node('reader', context=ctx)
     reader.create_subscription(VehicleState, node.out.pub_state.topic_name, lambda m: None,
@@ -230,12 +228,12 @@ def test_refused_state_publication_holds_the_step_and_loses_nothing(ros_context,
         node.out.pub_state.publish = publish
         node.clock.time_scale = 0.0
         for _ in range(3):
-            node._run_steps()
+            node.advance()
         assert node.publish_retries == 3 and node.clock.steps == 1   # held at step 1
-        node._run_steps()
+        node.advance()
         assert published[0] == 4_000_000                             # step 1 went out
         for _ in range(5):
-            node._run_steps()
+            node.advance()
         assert [b - a for a, b in zip(published, published[1:])] == \
             [4_000_000] * (len(published) - 1)
         assert node.clock.steps == len(published) > 5
@@ -244,7 +242,7 @@ def test_refused_state_publication_holds_the_step_and_loses_nothing(ros_context,
         node.destroy_node()
 
 
-def test_paced_lockstep_is_driven_by_the_answers_not_the_timer(ros_context, monkeypatch):
+def test_paced_lockstep_is_driven_by_the_answers_not_the_timer(ros_context):
     """Real time + lockstep: once engaged the answers step the simulation, none the timer.
 
     A controller composed in-process (as the HIL bridge is in hil_plant) at half the step
@@ -262,22 +260,11 @@ def test_paced_lockstep_is_driven_by_the_answers_not_the_timer(ros_context, monk
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
 
+    from sim_core.stepper import LOCKSTEP_POLL_S
     from sim_dynamics.dynamics_node import DynamicsNode
-    from sim_ros.sim_time_node import LOCKSTEP_POLL_S
     rclpy, ctx = ros_context
-    monkeypatch.setattr(rclpy.node.Node, '__init__', _node_init_in(
-        ctx, [Parameter('time_scale', value=1.0), Parameter('lockstep', value=True)]))
-    by_timer = []
-    on_timer = DynamicsNode._on_timer.__wrapped__       # the method inside its step lock
-
-    def counting_timer(self):
-        with self._step_lock:
-            before, engaged = self.clock.steps, self.gate.active
-            on_timer(self)
-            if engaged:
-                by_timer.append(self.clock.steps - before)
-    monkeypatch.setattr(DynamicsNode, '_on_timer', counting_timer)
-    node = DynamicsNode(direct_commands=True)
+    node = DynamicsNode(direct_commands=True, context=ctx, parameter_overrides=[
+        Parameter('time_scale', value=1.0), Parameter('lockstep', value=True)])
     frames = queue.Queue()
     stop = threading.Event()
     stepped = []
@@ -309,12 +296,15 @@ def test_paced_lockstep_is_driven_by_the_answers_not_the_timer(ros_context, monk
             ex.spin_once(timeout_sec=0.01)
         assert node.gate.active, 'lockstep did not engage'
         t0, s0, n0 = time.monotonic(), node.clock.steps, len(stepped)
+        by = node.stepper           # steps and batches of each trigger (the timer's, answers')
+        timer_steps, timer_batches = by.steps_by.get('timer', 0), by.batches_by.get('timer', 0)
         while node.clock.steps - s0 < 500 and time.monotonic() - t0 < 60.0:
             ex.spin_once(timeout_sec=0.01)
         wall, steps = time.monotonic() - t0, node.clock.steps - s0
         assert steps >= 500, f'{steps} steps in {wall:.1f} s'
         assert node._timer.timer_period_ns == int(LOCKSTEP_POLL_S * NS)
-        assert len(by_timer) >= 1 and sum(by_timer) == 0, by_timer   # the answers step, only
+        assert by.batches_by['timer'] > timer_batches                # the timer polled
+        assert by.steps_by.get('timer', 0) == timer_steps, by.steps_by  # the answers step, only
         ts = stepped[n0 - 1:]
         assert [b - a for a, b in zip(ts, ts[1:])] == [4_000_000] * (len(ts) - 1)  # none skipped
         assert len(stepped) == node.clock.steps                      # one state per step
@@ -326,21 +316,6 @@ def test_paced_lockstep_is_driven_by_the_answers_not_the_timer(ros_context, monk
         worker.join(1.0)
         ex.shutdown()
         node.destroy_node()
-
-
-def _node_init_in(ctx, parameters=()):
-    """Node.__init__ bound to the test's context (DynamicsNode calls super().__init__(name)).
-
-    parameters: rclpy Parameters overriding the node's defaults.
-    """
-    from rclpy.node import Node
-    original = Node.__init__
-
-    def init(self, name, **kw):
-        kw.setdefault('context', ctx)
-        kw.setdefault('parameter_overrides', list(parameters))
-        original(self, name, **kw)
-    return init
 
 
 def test_sensor_topics_go_out_to_their_subscribers_only(ros_context):
