@@ -11,6 +11,7 @@ import re
 import struct
 import time
 
+from graph_start import start
 import imcpy
 import pytest
 from test_imc_codec import forged
@@ -71,17 +72,22 @@ IDLE_U = 0.03
 
 
 def start_graph(procs, port, client_port, **bridge):
-    procs.node('sim_dynamics.usv_node', 'usv_node',
-               {'scenario_file': 'harbour', 'time_scale': TIME_SCALE, 'clock_rate_hz': 20.0},
-               ns='/usv')      # /clock at 20 Hz (sim): 200 messages/s at 10x for the bridge
+    """sim_imc's usv_node and imc_bridge (in /usv) as launched, on the test's ports; bridge.
+
+    bridge: imc_bridge parameters on top of the test's.
+    """
     # sim timestamps (the tests check the sample grid and acoustic delays on sim time);
     # no discovery traffic (test_imc_dune covers it, on ports of its own)
-    params = {'scenario_file': 'harbour', 'bind': f'127.0.0.1:{port}',
-              'peers': f'127.0.0.1:{client_port}', 'simulated_state_rate_hz': 10.0,
-              'estimated_state_rate_hz': 5.0, 'warn_period_s': 0.1, 'use_sim_time': True,
-              'timestamps': 'sim', 'announce_multicast': False, 'announce_hosts': ''}
+    params = {'simulated_state_rate_hz': 10.0, 'estimated_state_rate_hz': 5.0,
+              'warn_period_s': 0.1, 'timestamps': 'sim', 'announce_multicast': False,
+              'announce_hosts': ''}
     params.update(bridge)
-    return procs.node('imc_bridge.imc_bridge_node', 'imc_bridge', params, ns='/usv')
+    return start(procs, 'sim_imc', {'imc_bind': f'127.0.0.1:{port}',
+                                    'imc_peers': f'127.0.0.1:{client_port}',
+                                    'time_scale': TIME_SCALE},
+                 nodes=('usv_node', 'imc_bridge'),
+                 # /clock at 20 Hz (sim): 200 messages/s at 10x for the bridge
+                 params={'usv_node': {'clock_rate_hz': 20.0}, 'imc_bridge': params})['imc_bridge']
 
 
 def wrap_deg(a):
@@ -183,7 +189,7 @@ def test_leaks_acoustics_and_dynamics_parameters(procs, ros_context):
     port = free_ports(2)
     cport = port + 1
     # the remote modem 1500 m north of the origin
-    bridge = start_graph(procs, port, cport, topside_position_enu='[0.0, 1500.0, 0.0]',
+    bridge = start_graph(procs, port, cport, topside_position_enu=[0.0, 1500.0, 0.0],
                          acoustic_range_m=3000.0)
     peer = ImcPeer(cport, port)
     node, ex = probe_node(ros_context, 'imc_test', '/usv')
@@ -391,25 +397,17 @@ def test_usv_node_rejects_garbage_commands_and_counts_them(procs, ros_context):
     node.destroy_node()
 
 
-@pytest.mark.parametrize('param,value,message', [
-    ('bind', 'nonsense', 'bind: expected host:port'),
-    ('peers', '127.0.0.1:6002,oops', 'peers: expected host:port'),
-    ('system_type', 'submarine', 'system_type: one of'),
-    ('timestamps', 'gps', "timestamps: 'utc', 'sim_utc' or 'sim'"),
-    ('rudder_positive', 'left', "rudder_positive: 'port' or 'starboard'"),
-    ('control_level', 'both', "control_level: 'actuators' or 'guidance'"),
-    ('discovery_ports', '30100-99999', 'discovery_ports:'),
-    ('announce_hosts', 'a b', 'announce_hosts:'),
-    ('topside_position_enu', '[0.0, 1.0]', 'topside_position_enu: 3 finite numbers'),
-    ('leak_entities', "['Aft', 'Aft']", 'must be unique'),
-])
-def test_imc_bridge_bad_configuration_is_a_clear_error(procs, param, value, message):
-    p = procs.node('imc_bridge.imc_bridge_node', 'imc_bridge',
-                   {'scenario_file': 'harbour', 'bind': f'127.0.0.1:{free_ports()}',
-                    param: value}, ns='/usv')
+def test_imc_bridge_bad_configuration_ends_the_node_with_the_core_message(procs):
+    """A value the core refuses ends the node: exit code 2, 'configuration error' and its text.
+
+    Every parameter's message is checked without ROS in test_bridge_config.
+    """
+    p = start(procs, 'sim_imc', {'imc_bind': f'127.0.0.1:{free_ports()}'},
+              nodes=('imc_bridge',), params={'imc_bridge': {'system_type': 'submarine'}})
+    p = p['imc_bridge']
     assert p.wait(30.0) == 2
     out = procs.output(p)
-    assert 'configuration error' in out and message in out, out[-2000:]
+    assert 'configuration error' in out and 'system_type: one of' in out, out[-2000:]
 
 
 def test_a_burst_of_50_requests_of_each_kind_gets_50_answers(procs, ros_context):
@@ -514,10 +512,10 @@ def test_another_system_announcing_our_id_or_name_is_an_error(procs, ros_context
     port = free_ports(3)
     cport, port_b = port + 1, port + 2
     bridge = start_graph(procs, port, cport)
-    procs.node('imc_bridge.imc_bridge_node', 'imc_bridge',
-               {'scenario_file': 'harbour', 'bind': f'127.0.0.1:{port_b}',
-                'peers': f'127.0.0.1:{port}', 'announce_multicast': False,
-                'announce_hosts': '', 'use_sim_time': True}, ns='/other')
+    # a second sim_imc's bridge (in /other) with the first as its peer
+    start(procs, 'sim_imc', {'namespace': 'other', 'imc_bind': f'127.0.0.1:{port_b}',
+                             'imc_peers': f'127.0.0.1:{port}'}, nodes=('imc_bridge',),
+          params={'imc_bridge': {'announce_multicast': False, 'announce_hosts': ''}})
     node, ex = probe_node(ros_context, 'imc_conflict')
     diags = []
     node.create_subscription(DiagnosticArray, '/diagnostics', diags.append, 50)

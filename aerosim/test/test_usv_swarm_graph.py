@@ -11,6 +11,7 @@ from pathlib import Path
 import threading
 import time
 
+from graph_start import start
 import pytest
 
 from aerosim_msgs.msg import SwarmState
@@ -87,14 +88,19 @@ class UiPeer(UdpPeer):
         raise AssertionError('no reply')
 
 
-def start_graph(procs, port, ui_port, **bridge):
-    swarm = procs.node('sim_dynamics.usv_swarm_node', 'usv_swarm_node',
-                       {'clock_rate_hz': 20.0}, ns='/swarm')
-    params = {'bind': f'127.0.0.1:{port}', 'tcp_bind': f'127.0.0.1:{port}',
-              'ui_address': f'127.0.0.1:{ui_port}', 'warn_period_s': 0.1,
-              'use_sim_time': True}
-    params.update(bridge)
-    return swarm, procs.node('usv_bridge.usv_bridge_node', 'usv_bridge', params, ns='/swarm')
+def ui_args(port, ui_port, transport='udp'):
+    """sim_usv_swarm's launch arguments for the test's ports: ours (UDP, or the TCP server)."""
+    return {'ui_bind': f'127.0.0.1:{port}', 'ui_address': f'127.0.0.1:{ui_port}',
+            'transport': transport}
+
+
+def start_graph(procs, port, ui_port, transport='udp'):
+    """sim_usv_swarm's usv_swarm_node and usv_bridge (in /swarm) as launched: (swarm, bridge)."""
+    nodes = start(procs, 'sim_usv_swarm', ui_args(port, ui_port, transport),
+                  nodes=('usv_swarm_node', 'usv_bridge'),
+                  params={'usv_swarm_node': {'clock_rate_hz': 20.0},
+                          'usv_bridge': {'warn_period_s': 0.1}})
+    return nodes['usv_swarm_node'], nodes['usv_bridge']
 
 
 def seconds(ts):
@@ -263,22 +269,18 @@ def test_tcp_transport_carries_the_same_commands_one_per_line(procs):
     assert not math.isnan(boats[2]['lon_deg'])
 
 
-@pytest.mark.parametrize('module, name, param, value, message', [
-    ('usv_bridge.usv_bridge_node', 'usv_bridge', 'transport', 'serial',
-     "transport: must be 'udp' or 'tcp'"),
-    ('usv_bridge.usv_bridge_node', 'usv_bridge', 'bind', 'nonsense', 'bind: expected host:port'),
-    ('usv_bridge.usv_bridge_node', 'usv_bridge', 'timestamps', 'gps',
-     "timestamps: 'sim' or 'wall'"),
-    ('usv_bridge.usv_bridge_node', 'usv_bridge', 'sim_config', 'no_such.json',
-     "file 'no_such.json' not found"),
-    ('sim_dynamics.usv_swarm_node', 'usv_swarm_node', 'current_ne', '[0.1]',
-     'current_ne: two finite numbers'),
-    ('sim_dynamics.usv_swarm_node', 'usv_swarm_node', 'types_file', 'no_such.yaml',
-     "file 'no_such.yaml' not found"),
+# The checks the nodes make themselves (not a core's: those are test_bridge_config's, without
+# ROS, as the missing sim_config and types_file files)
+@pytest.mark.parametrize('name, param, value, message', [
+    ('usv_bridge', 'transport', 'serial', "transport: must be 'udp' or 'tcp'"),
+    ('usv_bridge', 'bind', 'nonsense', 'bind: expected host:port'),
+    ('usv_bridge', 'timestamps', 'gps', "timestamps: 'sim' or 'wall'"),
+    ('usv_swarm_node', 'current_ne', [0.1], 'current_ne: two finite numbers'),
 ])
-def test_bad_configuration_is_a_clear_error(procs, module, name, param, value, message):
-    p = procs.node(module, name, {'bind': f'127.0.0.1:{free_ports()}', param: value},
-                   ns='/swarm')
+def test_bad_configuration_is_a_clear_error(procs, name, param, value, message):
+    port = free_ports(2)
+    p = start(procs, 'sim_usv_swarm', ui_args(port, port + 1), nodes=(name,),
+              params={name: {param: value}})[name]
     assert p.wait(30.0) == 2
     out = procs.output(p)
     assert 'configuration error' in out and message in out, out[-2000:]
@@ -461,9 +463,8 @@ def test_no_21_of_a_swarm_goes_out_before_the_reply_to_its_init(procs, ros_conte
     """
     from aerosim_msgs.msg import SwarmInput, SwarmInputResult, SwarmInputResults, SwarmInputs
     port = free_ports(2)
-    params = {'bind': f'127.0.0.1:{port}', 'ui_address': f'127.0.0.1:{port + 1}',
-              'warn_period_s': 0.1, 'use_sim_time': True}
-    bridge = procs.node('usv_bridge.usv_bridge_node', 'usv_bridge', params, ns='/swarm')
+    bridge = start(procs, 'sim_usv_swarm', ui_args(port, port + 1), nodes=('usv_bridge',),
+                   params={'usv_bridge': {'warn_period_s': 0.1}})['usv_bridge']
     node, ex = probe_node(ros_context, 'swarm_standin', '/swarm')
     inputs = []
     node.create_subscription(SwarmInputs, 'input', inputs.append, qos.INPUT)
