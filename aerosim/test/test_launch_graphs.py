@@ -9,6 +9,7 @@ from pathlib import Path
 import sys
 import types
 
+from graph_start import commands
 import pytest
 
 from sim_launch.graphs import GRAPHS, get_graph, resolve
@@ -174,6 +175,30 @@ def test_runner_command_matches_resolution():
     assert cmd[cmd.index('--params-file') + 1].endswith('config/dynamics_node.yaml')
     assert "scenario_file:='my scenario.yaml'" in cmd
     assert 'use_sim_time:=false' in cmd and 'time_scale:=1.0' in cmd
+
+
+def test_graph_tests_start_the_runner_s_command_lines():
+    """test/graph_start (how the graph tests start nodes) runs what `aerosim launch` runs.
+
+    A test's per-node parameters replace the graph's (None drops one); naming a node the graph
+    does not start is an error; a fleet's nodes are named by their vehicle's namespace.
+    """
+    args = {'imc_bind': '127.0.0.1:65001', 'time_scale': 10.0}
+    resolved = resolve(get_graph('sim_imc'), {'imc_bind': '127.0.0.1:65001',
+                                              'time_scale': '10.0'})
+    assert commands('sim_imc', args) == {r.name: node_command(r) for r in resolved}
+    cmd = commands('sim_imc', args, nodes=('imc_bridge',), params={'imc_bridge': {
+        'bind': '127.0.0.1:65003', 'peers': None, 'topside_position_enu': [0.0, 1.5, 0.0]}})
+    cmd = cmd['imc_bridge']
+    assert "bind:='127.0.0.1:65003'" in cmd and "bind:='127.0.0.1:65001'" not in cmd
+    assert not [a for a in cmd if a.startswith('peers:=')]
+    assert 'topside_position_enu:=[0.0, 1.5, 0.0]' in cmd and '__ns:=/usv' in cmd
+    with pytest.raises(ValueError, match='no node camera_node'):
+        commands('sim_imc', nodes=('camera_node',))
+    with pytest.raises(ValueError, match='no node usv_node'):
+        commands('sim_imc', nodes=('imc_bridge',), params={'usv_node': {'rate_hz': 10.0}})
+    fleet = commands('sim_quad_hil', {'vehicles': 2})
+    assert {'hil_plant', 'quad0/builtin_fc', 'quad1/builtin_fc'} <= set(fleet)
 
 
 @pytest.mark.parametrize('graph_name', sorted(GRAPHS))
