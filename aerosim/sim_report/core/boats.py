@@ -17,6 +17,7 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
+from sim_core.clock import ResetDetector
 from sim_core.scenario import Scenario
 from sim_report.core.mission import item_points
 from sim_viz.core import scene
@@ -35,10 +36,12 @@ class BoatTrack:
     health: List[float] = field(default_factory=list)
     team: int = 0
     alive: bool = True
+    clock_reset: ResetDetector = field(default_factory=ResetDetector, repr=False,
+                                       compare=False)
 
     def add(self, t, e, n, speed, health=float('nan')):
         """Append a sample (time going back, a reset, starts over)."""
-        if self.t and t < self.t[-1]:
+        if self.clock_reset.went_back(t):
             for a in (self.t, self.e, self.n, self.speed, self.health):
                 a.clear()
         self.t.append(float(t))

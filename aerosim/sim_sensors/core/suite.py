@@ -9,6 +9,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
+from sim_core.clock import ResetDetector
 from sim_core.decimator import Decimator
 from sim_core.kinds import info
 from sim_core.scenario import Scenario
@@ -85,6 +86,9 @@ class SensorSuite:
         """Build the models; noise draws from one RNG seeded with cfg.seed."""
         self.cfg = cfg
         self.scenario = scenario
+        # sim time going backwards (a reset, a replay looping) restarts the suite; its
+        # ``resets`` count tells a caller that it happened (sensors_node logs it)
+        self.clock_reset = ResetDetector()
         self.reset()
 
     def reset(self) -> None:
@@ -111,7 +115,6 @@ class SensorSuite:
         self.dec_baro = Decimator(cfg.baro_rate_hz)
         self.dec_gnss = Decimator(cfg.gnss_rate_hz)
         self._mag_last = self.mag.sample(np.array([1.0, 0.0, 0.0, 0.0]))
-        self._last_t_ns = -1
 
     def sample(self, t_ns: int, p_enu, v_enu, q_enu_flu, a_enu, w_flu) -> SensorSample:
         """Sample every sensor due at sim time t_ns [ns] from the true vehicle state.
@@ -120,9 +123,8 @@ class SensorSuite:
         (kinematic acceleration), w_flu [rad/s]. Time going backwards (a sim reset) resets the
         suite first.
         """
-        if t_ns < self._last_t_ns:
+        if self.clock_reset.went_back(t_ns):
             self.reset()
-        self._last_t_ns = t_ns
         cfg = self.cfg
         q = np.asarray(q_enu_flu, dtype=float)
         mag_new = False
