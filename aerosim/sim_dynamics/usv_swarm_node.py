@@ -17,10 +17,6 @@ session (UInt8, latched), command (BoatCommand: every order applied or passed to
 boat_<id>/vehicle_state and boat_<id>/odom for the first boat_topics_max boats.
 """
 
-import array
-import math
-
-import numpy as np
 from std_msgs.msg import UInt8
 
 from aerosim_msgs.msg import (
@@ -34,7 +30,6 @@ from aerosim_msgs.msg import (
 )
 from sim_core.clock import SimState
 from sim_core.decimator import Decimator
-from sim_core.errors import ConfigError
 from sim_core.validate import FieldError
 from sim_dynamics.core.swarm_config import (
     SwarmConfig,
@@ -42,11 +37,13 @@ from sim_dynamics.core.swarm_config import (
     load_swarm_config,
     parse_swarm_config,
 )
+from sim_dynamics.core.swarm_params import NODE_PARAMETERS, PARAMETERS, SwarmNodeConfig, checked
 from sim_dynamics.core.usv_swarm import SwarmParams, SwarmSim, TypeTable
 from sim_dynamics.swarm_msgs import order_from_msg
+from sim_dynamics.swarm_state_msg import swarm_state
 from sim_ros import qos
 from sim_ros.convert import time_msg
-from sim_ros.params import declare
+from sim_ros.params import read_config
 from sim_ros.run import run_node
 from sim_ros.sim_time_node import SimTimeNode, serialized
 from sim_ros.vehicle_pub import VehicleStatePublisher
@@ -55,19 +52,11 @@ from sim_ros.vehicle_pub import VehicleStatePublisher
 MAX_EVENT_LINES = 5
 # Results kept to answer an input the bridge sends again (its answer was lost).
 KEPT_RESULTS = 2000
-INT_COLUMNS = ('id', 'team', 'status', 'task', 'target_id', 'control_mode')
 SESSION_END, SESSION_PRACTICE, SESSION_SIMULATION, SESSION_REAL = (
     SwarmState.SESSION_IDLE, SwarmState.SESSION_PRACTICE, SwarmState.SESSION_SIMULATION,
     SwarmState.SESSION_REAL)
 SESSION_NAMES = {SESSION_END: 'end', SESSION_PRACTICE: 'practice',
                  SESSION_SIMULATION: 'simulation', SESSION_REAL: 'real-boat'}
-
-
-def as_array(values, typecode: str) -> array.array:
-    """A numpy array as array.array (what rclpy takes for sequence fields without a copy loop)."""
-    a = array.array(typecode)
-    a.frombytes(np.ascontiguousarray(values, dtype='q' if typecode == 'q' else 'd').tobytes())
-    return a
 
 
 class UsvSwarmNode(SimTimeNode):
@@ -76,41 +65,11 @@ class UsvSwarmNode(SimTimeNode):
     def __init__(self, **node_kw):
         """Declare parameters, load the initial config, create the interfaces."""
         super().__init__('usv_swarm_node', default_rate_hz=50.0, scenario=None, **node_kw)
-        d = self._d
-        sim_config = d('sim_config', 'SimConfig.json',
-                       'Initial init object (path, or name in config/); the UI replaces it')
-        types_file = d('types_file', 'usv_types.yaml', 'Boat/obstacle type codes (path, or '
-                       'name in config/)')
-        session = d('session', 0, 'Session at start: 0 wait for command 26, 1 practice, '
-                    '2 simulation', 0, 2)
-        self.max_boats = d('max_boats', 10000, 'Most boats an init may have', 1, 100000)
-        state_rate = d('state_rate_hz', 10.0, 'SwarmState rate [Hz] (sim)', 0.1, 1000.0)
-        self.boat_topics_max = d('boat_topics_max', 50, 'Boats (the first in the init) that '
-                                 'get their own vehicle_state/odom topics', 0, 10000)
-        boat_rate = d('boat_topics_rate_hz', 10.0, 'Per-boat topic rate [Hz] (sim)', 0.1,
-                      1000.0)
-        cur = d('current_ne', [0.0, 0.0], 'Water current (north, east) [m/s]')
-        self.params = SwarmParams(
-            waypoint_radius_m=d('waypoint_radius_m', 5.0, 'Waypoint reached within [m]',
-                                0.5, 1000.0),
-            station_gain=d('station_gain', 0.2, 'Task slot error to velocity [1/s]', 0.01, 5.0),
-            escort_distance_m=d('escort_distance_m', 30.0, 'Escort: distance beside the '
-                                'target [m]', 1.0, 1e4),
-            defend_distance_m=d('defend_distance_m', 50.0, 'Defend: distance from the target '
-                                'toward the threat [m]', 1.0, 1e4),
-            ring_radius_m=d('ring_radius_m', 60.0, 'Ring guard radius [m]', 1.0, 1e4),
-            formation_spacing_m=d('formation_spacing_m', 25.0, 'Formation slot spacing [m]',
-                                  1.0, 1e4),
-            cruise_ratio=d('cruise_ratio', 0.8, 'Task speed / top speed when the command '
-                           'gives none', 0.05, 1.0),
-            wind_from_deg=d('wind_from_deg', 0.0, 'Direction the wind comes from (compass) '
-                            '[deg]; its speed is the init weather (Beaufort)', 0.0, 360.0),
-            current_ne=tuple(float(x) for x in cur),
-            boat_collisions=d('boat_collisions', True, 'Detect boat-boat collisions'))
-        if len(cur) != 2 or not all(math.isfinite(x) for x in cur):
-            raise ConfigError(f'current_ne: two finite numbers (north, east) [m/s], got {cur}')
-        self.types = TypeTable.load(types_file)
-        cfg, self._config_json = load_swarm_config(sim_config, self.types.boats,
+        node = read_config(self, SwarmNodeConfig, NODE_PARAMETERS)
+        self.params = checked(read_config(self, SwarmParams, PARAMETERS))
+        self.max_boats, self.boat_topics_max = node.max_boats, node.boat_topics_max
+        self.types = TypeTable.load(node.types_file)
+        cfg, self._config_json = load_swarm_config(node.sim_config, self.types.boats,
                                                    self.types.obstacles, self.max_boats)
         self.sim = None
         self.session = SESSION_END
@@ -122,8 +81,8 @@ class UsvSwarmNode(SimTimeNode):
         self.pub_config = self.create_publisher(JsonData, 'config', qos.LATCHED)
         self.pub_session = self.create_publisher(UInt8, 'session', qos.LATCHED)
         self.pub_command = self.create_publisher(BoatCommand, 'command', qos.INPUT)
-        self._state_dec = Decimator(state_rate)
-        self._boat_dec = Decimator(boat_rate)
+        self._state_dec = Decimator(node.state_rate_hz)
+        self._boat_dec = Decimator(node.boat_topics_rate_hz)
         self._boat_pubs = {}
         self._load(cfg, self.cfg.time_scale)
         self.pub_config.publish(JsonData(data=self._config_json))
@@ -131,12 +90,9 @@ class UsvSwarmNode(SimTimeNode):
         self.clock.state = SimState.PAUSED
         self._start_time()
         self.get_logger().info(
-            f'{len(cfg.boats)} boats, {len(cfg.obstacles)} obstacles from {sim_config}; '
-            f'{self.describe_time()}' + ('; waiting for command 26' if session == 0 else ''))
-        self._set_session(session)
-
-    def _d(self, *a, **k):
-        return declare(self, *a, **k)
+            f'{len(cfg.boats)} boats, {len(cfg.obstacles)} obstacles from {node.sim_config}; '
+            f'{self.describe_time()}' + ('; waiting for command 26' if node.session == 0 else ''))
+        self._set_session(node.session)
 
     # --- config and session --------------------------------------------------------------------
     def _load(self, cfg: SwarmConfig, time_scale: float) -> None:
@@ -164,13 +120,10 @@ class UsvSwarmNode(SimTimeNode):
         The state goes out at once and then every state period from now (the UI's 21 of the
         new session are state_rate_hz apart from the first).
         """
-        now = self._now()
         self.sim.reset()
         self.sim.damage_enabled = code == SESSION_SIMULATION
         self.session = code
-        if self.clock.state != SimState.STOPPED:
-            running = code in (SESSION_PRACTICE, SESSION_SIMULATION)
-            self.clock.set_state(SimState.RUNNING if running else SimState.PAUSED, now)
+        self.stepper.pause(code not in (SESSION_PRACTICE, SESSION_SIMULATION), self._now())
         self._message = f'session {SESSION_NAMES[code]}'
         self.get_logger().info(f'{self._message} at t = {self.clock.t:.3f} s')
         self.pub_session.publish(UInt8(data=code))
@@ -274,21 +227,8 @@ class UsvSwarmNode(SimTimeNode):
                 out.publish_boat(stamp, self.sim.boats, self.ids[bid], True)
 
     def _publish_swarm(self, stamp):
-        sim = self.sim
-        m = SwarmState()
-        m.header.stamp = stamp
-        m.header.frame_id = self.cfg.world_frame_id
-        m.session = self.session
-        m.session_start = self._session_start
-        m.input_seq, m.input_source = self._seq, self._source or 0
-        m.collisions = sum(sim.collisions.values())
-        cols = sim.columns()
-        cols['team'] = sim.team
-        cols['x_east_m'] = sim.boats.e
-        cols['y_north_m'] = sim.boats.n
-        for name, values in cols.items():
-            setattr(m, name, as_array(values, 'q' if name in INT_COLUMNS else 'd'))
-        self.pub_swarm.publish(m)
+        self.pub_swarm.publish(swarm_state(self.sim, stamp, self.cfg.world_frame_id, self.session,
+                                           self._session_start, self._seq, self._source or 0))
 
 
 def main(args=None):
