@@ -25,13 +25,14 @@ from sim_core.fleet import fleet_size, member_name, member_scenarios
 from sim_core.frames import VehicleSample
 from sim_core.kinds import VehicleKind
 from sim_core.paths import resolve_config_path
-from sim_core.scenario import MAX_FLEET, Scenario, load_scenario
+from sim_core.scenario import Scenario, load_scenario
 from sim_core.validate import FieldError, number
 from sim_dynamics.core.collision import body_radius, contacts, ground_impact
 from sim_dynamics.core.multirotor import Multirotor, MultirotorParams
+from sim_dynamics.core.node_params import DYNAMICS_PARAMETERS, DynamicsNodeConfig
 from sim_ros import qos
 from sim_ros.convert import set_vec3, time_msg, time_ns
-from sim_ros.params import declare
+from sim_ros.params import read_config
 from sim_ros.plant import PlantMember
 from sim_ros.run import run_node
 from sim_ros.sim_time_node import SimTimeNode, serialized
@@ -64,23 +65,12 @@ class DynamicsNode(SimTimeNode):
         node_kw: rclpy Node's keywords (context=, parameter_overrides=).
         """
         super().__init__('dynamics_node', **node_kw)
-        vehicle_params = declare(self, 'vehicle_params', '',
-                                 'Vehicle YAML overriding the scenario (path or name in '
-                                 'config/vehicles); empty = from the scenario')
-        requested = declare(self, 'vehicles', 1,
-                            f'Vehicles in this simulation [-], 1..{MAX_FLEET}; 0 = as many as '
-                            "the scenario's vehicles: list. 2 or more: a fleet, vehicle i in "
-                            'namespace /<vehicle_prefix><i>', 0, MAX_FLEET)
-        prefix = declare(self, 'vehicle_prefix', 'quad',
-                         'Namespace prefix of the vehicles of a fleet (quad -> /quad0, /quad1)')
-        self.fleet_start_timeout_s = declare(
-            self, 'fleet_start_timeout_s', 60.0,
-            "A fleet in HIL (hil_plant): sim time stays at 0 until every vehicle's flight "
-            'controller is heard, at most this long [s] (wall); then it starts without the '
-            'missing ones. 0 = start at once', 0.0, 3600.0)
+        own = read_config(self, DynamicsNodeConfig, DYNAMICS_PARAMETERS)
+        vehicle_params, prefix = own.vehicle_params, own.vehicle_prefix
+        self.fleet_start_timeout_s = own.fleet_start_timeout_s
         self.scenario = load_scenario(self.cfg.scenario_file)
         require_kind(self.scenario, VehicleKind.MULTIROTOR, 'dynamics_node')
-        n = fleet_size(self.scenario, requested)
+        n = fleet_size(self.scenario, own.vehicles)
         self.fleet = n > 1
         env = self.scenario.environment
         self.vehicles = []

@@ -38,12 +38,12 @@ from aerosim_msgs.msg import (
     PrimaryFlightDisplayData,
 )
 from sim_core.decimator import Decimator
-from sim_core.errors import ConfigError
 from sim_core.kinds import VehicleKind, info
 from sim_core.paths import resolve_config_path
 from sim_core.scenario import load_scenario
 from sim_core.validate import FieldError
-from sim_dynamics.core.pfd import HSI_MODES, FlightDisplay
+from sim_dynamics.core.node_params import PLANE_PARAMETERS, PlaneNodeConfig
+from sim_dynamics.core.pfd import FlightDisplay
 from sim_dynamics.core.plane import (
     AircraftParams,
     EffectorCommand,
@@ -53,7 +53,7 @@ from sim_dynamics.core.plane import (
 )
 from sim_ros import qos
 from sim_ros.convert import set_quat, set_vec3, time_ns
-from sim_ros.params import declare
+from sim_ros.params import read_config
 from sim_ros.plant import PlantMember
 from sim_ros.run import run_node
 from sim_ros.sim_time_node import SimTimeNode, serialized
@@ -71,18 +71,8 @@ class PlaneNode(SimTimeNode):
         node_kw: rclpy Node's keywords (context=, parameter_overrides=).
         """
         super().__init__('plane_node', default_rate_hz=125.0, scenario='circuit', **node_kw)
-        aircraft = declare(self, 'aircraft_params', '',
-                           'Aircraft YAML overriding the scenario (path or name in '
-                           'config/aircraft); empty = from the scenario')
-        pfd_hz = declare(self, 'pfd_rate_hz', 50.0, 'flight_display rate [Hz] (sim); 0 = every '
-                         'step', 0.0, 1000.0)
-        eff_hz = declare(self, 'effector_rate_hz', 20.0, 'effector_states/* rate [Hz] (sim); '
-                         '0 = every step', 0.0, 1000.0)
-        inhg = declare(self, 'altimeter_setting_inhg', 29.92,
-                       'PFD altimeter setting [inHg] (29.92 = standard)', 25.0, 32.0)
-        hsi = declare(self, 'hsi_mode', 'gps', 'PFD HSI mode: gps, vor1 or vor2')
-        if hsi not in HSI_MODES:
-            raise ConfigError(f'hsi_mode: must be one of {", ".join(HSI_MODES)}, got {hsi!r}')
+        own = read_config(self, PlaneNodeConfig, PLANE_PARAMETERS)
+        aircraft, pfd_hz, eff_hz = own.aircraft_params, own.pfd_rate_hz, own.effector_rate_hz
         self.scenario = sc = load_scenario(self.cfg.scenario_file)
         if not aircraft:
             require_kind(sc, VehicleKind.PLANE, 'plane_node', 'aircraft_params')
@@ -94,7 +84,7 @@ class PlaneNode(SimTimeNode):
         self.plane = Plane(self.params, sc.origin, self.clock.dt, env.wind_enu, env.turbulence)
         self.start = self.plane.reset(sc.initial_position_enu, sc.initial_yaw_deg,
                                       sc.initial_speed_mps)
-        self.display = FlightDisplay(inhg, hsi)
+        self.display = FlightDisplay(own.altimeter_setting_inhg, own.hsi_mode)
         self._sample = (None, None)     # ((steps, t_ns), VehicleSample) of the current step
         self._target = (math.nan, False, math.nan, math.nan)
         self._pfd_dec = Decimator(pfd_hz) if pfd_hz > 0.0 else None

@@ -27,28 +27,15 @@ from sim_core.kinds import VehicleKind, info
 from sim_core.paths import resolve_config_path
 from sim_core.scenario import load_scenario
 from sim_core.validate import FieldError, number
+from sim_dynamics.core.node_params import USV_GAINS, USV_PARAMETERS, UsvNodeConfig
 from sim_dynamics.core.usv import BoatSwarm, BoatType, boat_state_ned, rudder_aerosim_starboard
-from sim_dynamics.core.usv_control import (
-    HEADING_GAIN_RANGE,
-    SPEED_GAIN_RANGE,
-    HeadingSpeedControl,
-    check_manual,
-)
+from sim_dynamics.core.usv_control import HeadingSpeedControl, check_manual
 from sim_ros import qos
 from sim_ros.convert import time_ns
-from sim_ros.params import declare
+from sim_ros.params import read_config
 from sim_ros.run import run_node
 from sim_ros.sim_time_node import SimTimeNode, serialized
 from sim_ros.vehicle_pub import VehicleStatePublisher
-
-# Run-time settable gains: parameter name -> (HeadingSpeedControl attribute, default [1/s],
-# range [1/s], description).
-GAINS = {
-    'tas2acc_pgain': ('speed_gain', 0.5, SPEED_GAIN_RANGE, 'Speed hold: commanded acceleration '
-                      'per speed error [1/s] (IMC DynamicsSimParam tas2acc_pgain)'),
-    'bank2p_pgain': ('heading_gain', 0.8, HEADING_GAIN_RANGE, 'Heading hold: commanded yaw '
-                     'rate per heading error [1/s] (IMC DynamicsSimParam bank2p_pgain)'),
-}
 
 MAX_SPEED_KT = 100.0       # largest |airspeed_setpoint_kts| taken [kn]
 
@@ -62,11 +49,9 @@ class UsvNode(SimTimeNode):
         node_kw: rclpy Node's keywords (context=, parameter_overrides=).
         """
         super().__init__('usv_node', default_rate_hz=50.0, scenario='harbour', **node_kw)
-        boat_params = declare(self, 'boat_params', '',
-                              'Boat YAML overriding the scenario (path or name in '
-                              'config/boats); empty = from the scenario')
-        gains = {attr: declare(self, name, default, desc, *rng, live=True)
-                 for name, (attr, default, rng, desc) in GAINS.items()}
+        own = read_config(self, UsvNodeConfig, USV_PARAMETERS)
+        boat_params = own.boat_params
+        gains = {attr: getattr(own, name) for name, attr in USV_GAINS.items()}
         self.scenario = load_scenario(self.cfg.scenario_file)
         if not boat_params:
             require_kind(self.scenario, VehicleKind.BOAT, 'usv_node', 'boat_params')
@@ -119,16 +104,16 @@ class UsvNode(SimTimeNode):
     @serialized
     def _on_set_parameters(self, params):
         for p in params:
-            if p.name in GAINS:
-                lo, hi = GAINS[p.name][2]
+            if p.name in USV_GAINS:
+                lo, hi = USV_PARAMETERS[p.name].lo, USV_PARAMETERS[p.name].hi
                 v = p.value
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or \
                         not lo <= v <= hi:
                     return SetParametersResult(successful=False,
                                                reason=f'{p.name}: must be in [{lo}, {hi}]')
         for p in params:
-            if p.name in GAINS:
-                getattr(self.control, GAINS[p.name][0])[:] = float(p.value)
+            if p.name in USV_GAINS:
+                getattr(self.control, USV_GAINS[p.name])[:] = float(p.value)
                 self.get_logger().info(f'{p.name} = {p.value:g} 1/s')
         return SetParametersResult(successful=True)
 
