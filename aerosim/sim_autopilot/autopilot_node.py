@@ -17,7 +17,6 @@ as the display settings ask.
 """
 
 import json
-import math
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
@@ -34,41 +33,27 @@ from aerosim_msgs.msg import (
 from sim_autopilot.core import flight_plan as fp
 from sim_autopilot.core.autopilot import (
     Autopilot,
-    FlightState,
     Limits,
     Setpoints,
     check_setpoints,
+    flight_state,
 )
+from sim_autopilot.core.params import PARAMETERS, AutopilotConfig
+from sim_autopilot.core.status import status_fields, status_key
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
-from sim_core.frames import q_enu_flu_to_ned_frd, quat_to_euler_ned
-from sim_core.geodesy import KNOT_MPS
 from sim_core.kinds import VehicleKind, info
 from sim_core.paths import resolve_config_path
 from sim_core.scenario import load_scenario
 from sim_dynamics.core.plane import AircraftParams
 from sim_ros import qos
-from sim_ros.convert import time_msg, time_ns
-from sim_ros.params import declare
+from sim_ros.convert import time_msg, time_ns, vehicle_state_arrays
+from sim_ros.params import read_config
 from sim_ros.run import run_node
 
 PLAN_COMMANDS = {AutopilotCommand.STOP: 'STOP', AutopilotCommand.RUN: 'RUN',
                  AutopilotCommand.PAUSE: 'PAUSE'}
 MAX_TRACK_POINTS = 10000
-
-
-def flight_state(msg: VehicleState, origin, airspeed_kts) -> FlightState:
-    """The autopilot's FlightState from a VehicleState (ENU/FLU) and the PFD's airspeed."""
-    p, o = msg.state.pose.position, msg.state.pose.orientation
-    v, w = msg.velocity, msg.angular_velocity
-    lat, lon, _ = origin.enu_to_geodetic(p.x, p.y, p.z)
-    roll, pitch, yaw = quat_to_euler_ned(q_enu_flu_to_ned_frd((o.w, o.x, o.y, o.z)))
-    gs = math.hypot(v.x, v.y)
-    if airspeed_kts is None:
-        airspeed_kts = gs / KNOT_MPS
-    return FlightState(time_ns(msg.header.stamp) * 1e-9, lat, lon, origin.alt_m + p.z, p.z,
-                       airspeed_kts, v.z, roll, pitch, math.degrees(yaw) % 360.0,
-                       math.degrees(math.atan2(v.x, v.y)) % 360.0, gs, w.x, -w.y, -w.z)
 
 
 class AutopilotNode(Node):
@@ -77,25 +62,10 @@ class AutopilotNode(Node):
     def __init__(self):
         """Declare parameters, load the scenario's plan, subscribe."""
         super().__init__('autopilot_node')
-        scenario = declare(self, 'scenario_file', 'circuit', 'Scenario YAML (path, or name in '
-                           'config/scenarios): the aircraft, the field and the mission')
-        aircraft = declare(self, 'aircraft_params', '', 'Aircraft YAML overriding the scenario '
-                           "(path or name in config/aircraft); '' = from the scenario")
-        self.autostart = declare(self, 'autostart', True, "RUN the scenario's mission as the "
-                                 'flight plan at start')
-        self.settings = (
-            declare(self, 'display_future_trajectory', True, 'Trajectory: show the waypoints '
-                    'ahead'),
-            declare(self, 'display_past_trajectory', True, 'Trajectory: show the track flown'),
-            declare(self, 'highlight_user_defined_waypoints', True, "Trajectory: highlight the "
-                    "plan's waypoints"),
-            declare(self, 'number_of_future_waypoints', 3, 'Trajectory: waypoints ahead shown',
-                    0, 1000))
-        traj_hz = declare(self, 'trajectory_rate_hz', 1.0, 'trajectory/* rate [Hz] (sim)',
-                          0.1, 100.0)
-        self.track_period_s = declare(self, 'track_sample_s', 1.0, 'trajectory/past: sim '
-                                      'time between the track points [s]', 0.05, 60.0)
-        self.sc = sc = load_scenario(scenario)
+        self.cfg = cfg = read_config(self, AutopilotConfig, PARAMETERS)
+        self.autostart, self.track_period_s = cfg.autostart, cfg.track_sample_s
+        self.sc = sc = load_scenario(cfg.scenario_file)
+        aircraft = cfg.aircraft_params
         if not aircraft:
             require_kind(sc, VehicleKind.PLANE, 'autopilot_node', 'aircraft_params')
         afile = sc.vehicle_file
@@ -115,7 +85,7 @@ class AutopilotNode(Node):
         self._last_status = None
         self._track = []
         self._next_track_t = 0.0
-        self._traj = Decimator(traj_hz)
+        self._traj = Decimator(cfg.trajectory_rate_hz)
         self.pub_cmd = self.create_publisher(FlightControlCommand, 'flight_control_command',
                                              qos.COMMAND)
         self.pub_status = self.create_publisher(AutopilotCommand, 'autopilot/status',
@@ -144,7 +114,7 @@ class AutopilotNode(Node):
         self._airspeed = msg.airspeed_kts
 
     def _on_state(self, msg: VehicleState):
-        s = flight_state(msg, self.sc.origin, self._airspeed)
+        s = flight_state(vehicle_state_arrays(msg), self.sc.origin, self._airspeed)
         if not self._started:
             self._started = True
             if self.autostart and self.mission_plan:
@@ -210,34 +180,16 @@ class AutopilotNode(Node):
     # --- outputs ------------------------------------------------------------------------------
     def _publish_status(self):
         st = self.ap.status()
-        key = (st.mode, st.step, st.target_altitude_ft, st.target_airspeed_kts,
-               round(st.target_heading_deg) if math.isfinite(st.target_heading_deg) else 0,
-               st.target_wp_lat_deg, st.target_wp_lon_deg)
+        key = status_key(st)
         if key == self._last_status:
             return
         self._last_status = key
-        m = AutopilotCommand()
+        m = AutopilotCommand(**status_fields(st, len(self.ap.plan)))
         m.header.stamp = time_msg(int((self._last_t or 0.0) * 1e9))
-        m.flight_plan = json.dumps({'mode': st.mode, 'step': st.step, 'phase': st.phase,
-                                    'steps': len(self.ap.plan)})
-        m.flight_plan_command = (AutopilotCommand.RUN if st.mode == 'plan' else
-                                 AutopilotCommand.PAUSE if st.mode == 'paused' else
-                                 AutopilotCommand.STOP)
-        m.use_manual_setpoints = st.mode in ('manual', 'attitude')
-        m.attitude_hold = st.mode == 'attitude'
-        fin = (lambda x: float(x) if math.isfinite(x) else 0.0)   # noqa: E731
-        m.altitude_setpoint_ft = fin(st.target_altitude_ft)
-        m.airspeed_hold = math.isfinite(st.target_airspeed_kts)
-        m.airspeed_setpoint_kts = fin(st.target_airspeed_kts)
-        m.heading_hold = math.isfinite(st.target_heading_deg)
-        m.heading_setpoint_deg = fin(st.target_heading_deg)
-        m.heading_set_by_waypoint = st.target_wp_active
-        m.target_wp_latitude_deg = fin(st.target_wp_lat_deg)
-        m.target_wp_longitude_deg = fin(st.target_wp_lon_deg)
         self.pub_status.publish(m)
 
     def _publish_trajectory(self, stamp):
-        future, past, highlight, n = self.settings
+        future, past, highlight, n = self.cfg.trajectory
         plan = self.ap.plan
         m = TrajectoryVisualization()
         m.header.stamp = stamp
