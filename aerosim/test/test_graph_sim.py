@@ -8,6 +8,7 @@ import math
 import struct
 import time
 
+from graph_start import start
 from rosgraph_msgs.msg import Clock
 
 from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus, VehicleState
@@ -36,12 +37,14 @@ TOPICS = {  # topic: (type, expected rate Hz)
 
 
 def start_graph(procs, camera=False, **dyn):
-    params = {'time_scale': 1.0, 'start_paused': True}
-    params.update(dyn)
-    procs.node('sim_dynamics.dynamics_node', 'dynamics_node', params)
-    procs.node('sim_sensors.sensors_node', 'sensors_node', {'use_sim_time': True, 'seed': 1})
-    if camera:
-        procs.node('sim_sensors.camera_node', 'camera_node', {'use_sim_time': True})
+    """sim_quad's dynamics and sensor nodes (and camera), as `aerosim launch` starts them.
+
+    dyn: dynamics_node's parameters over the graph's (it starts paused at real time).
+    """
+    nodes = ('dynamics_node', 'sensors_node') + (('camera_node',) if camera else ())
+    start(procs, 'sim_quad', nodes=nodes, params={
+        'dynamics_node': {'time_scale': 1.0, 'start_paused': True, **dyn},
+        'sensors_node': {'seed': 1}})
 
 
 def resume_when_connected(node, ex, publishers_expected, state_subscribers=2):
