@@ -21,68 +21,28 @@ controllers answer inside the step and are never waited for. A boat flown over I
 /<name>/autopilot_command as usv_node does.
 """
 
-from dataclasses import dataclass
-import math
 from typing import Tuple
 
 from aerosim_msgs.msg import AircraftEffectorCommand, AutopilotCommand, Collision, DeckContact
 from sim_core.clock import SimState
 from sim_core.errors import ConfigError
-from sim_core.geodesy import KNOT_MPS
 from sim_core.kinds import VehicleKind
 from sim_core.members import Member, world_members
-from sim_core.scenario import MAX_FLEET, load_scenario
-from sim_core.validate import FieldError, number
+from sim_core.scenario import load_scenario
+from sim_core.validate import FieldError
 from sim_dynamics.core.plane import EffectorCommand
 from sim_ros import qos
 from sim_ros.convert import set_vec3, time_msg, time_ns
-from sim_ros.params import declare
+from sim_ros.params import read_config
 from sim_ros.plant import Command, PlantMember
 from sim_ros.run import run_node
 from sim_ros.sim_time_node import SimTimeNode, serialized
 from sim_ros.vehicle_pub import VehicleStatePublisher
 from sim_world.core.decks import DeckEvent
 from sim_world.core.kinds import IMC, entry, make_controller, make_model
-from sim_world.core.world import GROUND, WATER, Event, World, open_water
-
-MAX_SPEED_KT = 100.0       # largest |airspeed_setpoint_kts| a boat takes [kn] (as usv_node)
-
-
-@dataclass(frozen=True)
-class LinkBase:
-    """The MAVLink links of instance 0; instance k's are moved from them (world_plant)."""
-
-    bind: str
-    fc_address: str
-    tcp_bind: str
-    transport: str
-    autostart: bool
-    px4_mission_link: str = '127.0.0.1:14280'
-    px4_mission_bind: str = '127.0.0.1:14030'
-
-
-def declare_links(node) -> LinkBase:
-    """Declare the world's link parameters (the launch's) on node; read them."""
-    transport = declare(node, 'transport', 'udp', 'MAVLink transport of the bridges of '
-                        'built-in and external FCs: udp, or tcp (a TCP server); PX4: tcp')
-    if transport not in ('udp', 'tcp'):
-        raise ConfigError(f"transport: 'udp' or 'tcp', got {transport!r}")
-    return LinkBase(
-        bind=declare(node, 'bind', '127.0.0.1:14560', 'Bridge UDP address host:port of '
-                     'MAVLink instance 0 (instance k: port + 2 k)'),
-        fc_address=declare(node, 'fc_address', '127.0.0.1:14561',
-                           'FC UDP address host:port of instance 0 (instance k: port + 2 k)'),
-        tcp_bind=declare(node, 'tcp_bind', '127.0.0.1:4560', 'Bridge TCP server address '
-                         'host:port of instance 0 (instance k: port + k), transport tcp'),
-        transport=transport,
-        autostart=declare(node, 'autostart', True, 'PX4 and external FCs: arm and start the '
-                          'mission once the FC accepted it and reports ready'),
-        px4_mission_link=declare(node, 'px4_mission_link', '127.0.0.1:14280',
-                                 "PX4 SITL instance 0's onboard payload link host:port (the "
-                                 'mission, parameters, arming; instance k: port + k)'),
-        px4_mission_bind=declare(node, 'px4_mission_bind', '127.0.0.1:14030',
-                                 'Our address host:port on the payload link of PX4 instance 0, '
-                                 'where PX4 sends (instance k: port + k)'))
+from sim_world.core.node_io import collision_text, deck_text, imc_holds, members_text
+from sim_world.core.params import LINK_PARAMETERS, PARAMETERS, LinkBase, WorldConfig
+from sim_world.core.world import Event, World, open_water
 
 
 class WorldNode(SimTimeNode):
@@ -98,19 +58,12 @@ class WorldNode(SimTimeNode):
         /<name>/effector_command (a bridge in another process).
         """
         super().__init__('world_node', default_rate_hz=250.0, scenario='harbour_ops')
-        requested = declare(self, 'vehicles', 0,
-                            f"Vehicles in the world [-], 0..{MAX_FLEET}: 0 = the scenario's "
-                            "vehicles: list (any mix of kinds) or its one vehicle; N: copies "
-                            "of the scenario's one vehicle", 0, MAX_FLEET)
-        self.fleet_start_timeout_s = declare(
-            self, 'fleet_start_timeout_s', 60.0,
-            "Sim time stays at 0 until every MAVLink vehicle's flight controller is ready to "
-            'fly its mission, at most this long [s] (wall); then it starts without the '
-            'missing ones. 0 = start at once', 0.0, 3600.0)
-        self.link_base = declare_links(self)
+        wcfg = read_config(self, WorldConfig, PARAMETERS)
+        self.fleet_start_timeout_s = wcfg.fleet_start_timeout_s
+        self.link_base: LinkBase = read_config(self, LinkBase, LINK_PARAMETERS)
         cfg = self.cfg
         self.scenario = load_scenario(cfg.scenario_file)
-        self.members: Tuple[Member, ...] = world_members(self.scenario, requested)
+        self.members: Tuple[Member, ...] = world_members(self.scenario, wcfg.vehicles)
         try:
             self.world = World.build(self.members, make_model, make_controller,
                                      open_water if self.scenario.environment.surface == 'water'
@@ -144,11 +97,8 @@ class WorldNode(SimTimeNode):
             self._set_members(len(self.linked))
         self._reset_model()
         self._start_time()
-        self.get_logger().info(
-            f'world of {len(self.members)}: ' + ', '.join(
-                f'/{m.name} ({m.kind.value}, {m.controller}'
-                + (f', link {m.link})' if m.over_mavlink else ')') for m in self.members)
-            + f'; scenario {self.scenario.name}; {self.describe_time()}')
+        self.get_logger().info(f'world of {len(self.members)}: {members_text(self.members)}; '
+                               f'scenario {self.scenario.name}; {self.describe_time()}')
 
     # --- sim_ros.plant.Plant -------------------------------------------------------------------
     def plant_members(self) -> Tuple[PlantMember, ...]:
@@ -203,10 +153,7 @@ class WorldNode(SimTimeNode):
         m.closing_speed = float(event.closing_speed)
         set_vec3(m.position, event.point)
         self.pub_collision.publish(m)
-        other = f'the {event.other}' if event.other in (GROUND, WATER) else '/' + event.other
-        self.get_logger().warning(
-            f'collision at t = {event.t_ns * 1e-9:.3f} s: /{event.vehicle} and {other} at '
-            f'{event.closing_speed:.1f} m/s ({self.collisions} so far)')
+        self.get_logger().warning(collision_text(event, self.collisions))
 
     def _report_deck(self, e: DeckEvent):
         """Publish and log a touchdown on, lift-off from or slide off a deck."""
@@ -218,12 +165,7 @@ class WorldNode(SimTimeNode):
         m.pad_x, m.pad_y = float(e.pad_xy[0]), float(e.pad_xy[1])
         set_vec3(m.position, e.point)
         self.pub_deck.publish(m)
-        detail = (f' at {e.normal_speed:.2f} m/s down, {math.hypot(*e.pad_xy):.2f} m from the '
-                  f'pad centre (x {e.pad_xy[0]:+.2f}, y {e.pad_xy[1]:+.2f} m)'
-                  if e.what == 'touchdown' else '')
-        where = 'the deck' if e.what == 'slid off' else 'on the deck'
-        self.get_logger().info(f'/{e.vehicle} {e.what} {where} of /{e.deck} at t = '
-                               f'{e.t_ns * 1e-9:.3f} s{detail}')
+        self.get_logger().info(deck_text(e))
 
     # --- inputs --------------------------------------------------------------------------------
     @serialized
@@ -283,14 +225,8 @@ class WorldNode(SimTimeNode):
         """heading_hold + heading_setpoint_deg, airspeed_hold + airspeed_setpoint_kts [kn]."""
         what = f'/{self.members[i].name} autopilot_command'
         try:
-            if msg.airspeed_hold:
-                number(msg.airspeed_setpoint_kts, 'airspeed_setpoint_kts', -MAX_SPEED_KT,
-                       MAX_SPEED_KT)
-            if msg.heading_hold:
-                number(msg.heading_setpoint_deg, 'heading_setpoint_deg')
-            self.models[i].holds(
-                msg.heading_setpoint_deg if msg.heading_hold else None,
-                msg.airspeed_setpoint_kts * KNOT_MPS if msg.airspeed_hold else None)
+            self.models[i].holds(*imc_holds(msg.heading_hold, msg.heading_setpoint_deg,
+                                            msg.airspeed_hold, msg.airspeed_setpoint_kts))
         except (FieldError, ValueError) as exc:
             return self._reject(what, str(exc))
 
