@@ -211,3 +211,22 @@ def test_the_clock_state_is_the_status_state():
     st = stepper()
     st.stop(1.0)
     assert st.clock.state == SimState.STOPPED and st.state is StepState.STOPPED
+
+
+def test_the_time_sources_own_tables_match_their_configs_and_defaults_lie_in_range():
+    from sim_dynamics.core import node_params, swarm_params
+    from sim_dynamics.core.swarm_types import SwarmParams
+    tables = [(node_params.DynamicsNodeConfig, node_params.DYNAMICS_PARAMETERS),
+              (node_params.PlaneNodeConfig, node_params.PLANE_PARAMETERS),
+              (node_params.UsvNodeConfig, node_params.USV_PARAMETERS),
+              (swarm_params.SwarmNodeConfig, swarm_params.NODE_PARAMETERS),
+              (SwarmParams, swarm_params.PARAMETERS)]
+    for cls, table in tables:
+        assert set(table) == set(cls.__dataclass_fields__), cls.__name__
+        assert config.build(cls, table, {}) == cls()
+    with pytest.raises(ConfigError, match='hsi_mode'):
+        config.build(node_params.PlaneNodeConfig, node_params.PLANE_PARAMETERS,
+                     {'hsi_mode': 'adf'})
+    with pytest.raises(ConfigError, match='current_ne'):
+        swarm_params.checked(SwarmParams(current_ne=(1.0,)))
+    assert swarm_params.checked(SwarmParams(current_ne=[1, 2])).current_ne == (1.0, 2.0)
