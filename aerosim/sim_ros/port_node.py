@@ -13,8 +13,9 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
 
 from sim_core.link import Allowlist, TcpServerLink, UdpLink, is_loopback, parse_endpoint
+from sim_core.port_config import PORT_PARAMETERS, PortConfig
 from sim_ros import qos
-from sim_ros.params import declare
+from sim_ros.params import read_config
 
 # Datagrams read per poll of the socket (the poll timer runs every 10 ms).
 MAX_DATAGRAMS_PER_POLL = 500
@@ -53,11 +54,8 @@ class PortNode(Node):
 
         Warns when a port listens beyond loopback (bound_hosts) and takes input from anyone.
         """
-        allow = self.allow = Allowlist(declare(
-            self, 'allow_peers', '', 'Peers whose input is taken: IP addresses, networks '
-            "(a.b.c.d/n) or host names, comma-separated; '' = any (binding 127.0.0.1, the "
-            'default, already means this machine only). Others are counted as rejected_peer',
-            any_type=True))
+        allow = self.allow = Allowlist(
+            read_config(self, PortConfig, PORT_PARAMETERS).allow_peers)
         exposed = [h for h in bound_hosts if h and not is_loopback(h)]
         if exposed and not allow:
             self.get_logger().warning(
