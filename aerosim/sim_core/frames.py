@@ -11,6 +11,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 from transforms3d import quaternions as tq
 
+from sim_core.units import clamp
 from sim_core.units import wrap_pi as wrap_pi  # re-exported: its home is sim_core.units
 
 
@@ -83,7 +84,7 @@ def quat_to_euler_ned(q_ned_frd):
     """
     w, x, y, z = q_ned_frd
     roll = math.atan2(2.0 * (w * x + y * z), 1.0 - 2.0 * (x * x + y * y))
-    pitch = math.asin(max(-1.0, min(1.0, 2.0 * (w * y - z * x))))
+    pitch = math.asin(clamp(2.0 * (w * y - z * x), -1.0, 1.0))
     yaw = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
     return roll, pitch, yaw
 

@@ -48,6 +48,7 @@ from sim_core.frames import VehicleSample, euler_ned_to_quat, ned_to_enu, q_ned_
 from sim_core.kinds import Carried, VehicleKind
 from sim_core.members import Member
 from sim_core.scenario import Environment, Scenario
+from sim_core.units import clamp
 from sim_core.validate import FieldError, number
 from sim_dynamics.core.auv_type import (
     ELEVATOR,
@@ -120,24 +121,24 @@ class Auv:
                 fins: Optional[Sequence[Optional[float]]] = None) -> None:
         """Thruster actuation [-1, 1] and fin deflections [rad] (None: as it is), clipped."""
         if thrust_act is not None:
-            self.thrust_act = max(-1.0, min(1.0, float(thrust_act)))
+            self.thrust_act = clamp(float(thrust_act), -1.0, 1.0)
         if fins is not None:
             lim = self.t.max_fin_rad
             for k, d in enumerate(fins):
                 if d is not None:
-                    self.fin_cmd[k] = max(-lim, min(lim, float(d)))
+                    self.fin_cmd[k] = clamp(float(d), -lim, lim)
 
     def submerged(self, depth_m: float) -> float:
         """Submerged fraction of the hull's height at the given depth of its axis [0, 1]."""
         d = self.t.diameter_m
-        return max(0.0, min(1.0, (depth_m + 0.5 * d) / d))
+        return clamp((depth_m + 0.5 * d) / d, 0.0, 1.0)
 
     def thrust(self, speed: float) -> float:
         """Thruster force [N] along body x at speed [m/s] through the water."""
         t = self.t
         n = self.thrust_act * t.max_rpm / 60.0
         f = (t.thruster_k1 * n - t.thruster_k2 * speed) * abs(n)
-        return max(-t.max_thrust_n, min(t.max_thrust_n, f))
+        return clamp(f, -t.max_thrust_n, t.max_thrust_n)
 
     def _deriv(self, q, nu, depth):
         t = self.t
@@ -229,7 +230,7 @@ class Auv:
         """Roll, pitch, yaw [rad] (ZYX, NED <- FRD)."""
         w, x, y, z = self.q
         roll = math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
-        pitch = math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x))))
+        pitch = math.asin(clamp(2 * (w * y - z * x), -1.0, 1.0))
         yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
         return roll, pitch, yaw
 

@@ -37,8 +37,8 @@ import numpy as np
 
 from sim_core.deck import DeckSpec
 from sim_core.errors import ConfigError
-from sim_core.frames import wrap_pi
 from sim_core.paths import read_yaml
+from sim_core.units import wrap_pi
 from sim_core.validate import number
 
 # WMO sea state code -> significant wave height [m] (middle of each band; 9: "over 14 m").

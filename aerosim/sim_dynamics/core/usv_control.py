@@ -23,7 +23,7 @@ from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
-from sim_core.frames import wrap_pi
+from sim_core.units import wrap_pi
 from sim_core.validate import FieldError, number
 from sim_dynamics.core.usv import SPEED_LOSS_PER_SEA_STATE, BoatSwarm
 

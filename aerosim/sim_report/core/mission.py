@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from sim_core.scenario import LANDING_COMMANDS, Scenario
+from sim_core.units import clamp
 
 ALT_TOL_M = 1.0
 GROUND_Z_M = 0.05
@@ -86,7 +87,7 @@ def _dist_to_polyline(xy, poly) -> float:
     for a, b in zip(poly[:-1], poly[1:]):
         ab = b - a
         L2 = float(ab @ ab)
-        s = 0.0 if L2 == 0.0 else min(1.0, max(0.0, float((xy - a) @ ab) / L2))
+        s = 0.0 if L2 == 0.0 else clamp(float((xy - a) @ ab) / L2, 0.0, 1.0)
         best = min(best, float(np.linalg.norm(xy - (a + s * ab))))
     return best
 

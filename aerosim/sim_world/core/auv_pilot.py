@@ -38,8 +38,8 @@ from typing import List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from sim_core.frames import wrap_pi
 from sim_core.members import Member
+from sim_core.units import clamp, wrap_pi
 from sim_dynamics.core.auv import ELEVATOR, RUDDER, AuvModel, AuvType
 from sim_sensors.core.underwater import (
     UnderwaterParams,
@@ -235,14 +235,14 @@ class AuvPilot:
         u, q, r = nav.uvw[0], nav.pqr[1], nav.pqr[2]
         ez = nav.depth - depth_d
         if abs(ez) < INTEGRATE_WITHIN_M:        # no wind-up on the way down or up
-            self._zi = max(-50.0, min(50.0, self._zi + ez * dt))
-        pitch_d = max(-MAX_PITCH, min(MAX_PITCH, K_Z * ez + K_ZI * self._zi))
-        s = max(0.25, min(4.0, (self.cruise_mps / max(0.1, math.hypot(*nav.uvw))) ** 2))
+            self._zi = clamp(self._zi + ez * dt, -50.0, 50.0)
+        pitch_d = clamp(K_Z * ez + K_ZI * self._zi, -MAX_PITCH, MAX_PITCH)
+        s = clamp((self.cruise_mps / max(0.1, math.hypot(*nav.uvw))) ** 2, 0.25, 4.0)
         elevator = -(K_THETA * (pitch_d - pitch) - K_Q * q) * s
-        rate_d = max(-MAX_YAW_RATE, min(MAX_YAW_RATE, K_PSI * wrap_pi(course - psi)))
+        rate_d = clamp(K_PSI * wrap_pi(course - psi), -MAX_YAW_RATE, MAX_YAW_RATE)
         rudder = -K_R * (rate_d - r) * s
         eu = self.cruise_mps - u
-        self._ui = max(-10.0, min(10.0, self._ui + eu * dt))
+        self._ui = clamp(self._ui + eu * dt, -10.0, 10.0)
         act = self.thrust_ff + K_U * eu + K_UI * self._ui
         fins: List[Optional[float]] = [None] * len(t.fins)
         for k in self._rudders:
