@@ -118,7 +118,7 @@ def test_the_mavlink_scenario_of_a_missing_file_or_vehicle_is_a_config_error():
 
 
 def imc_core(**cfg):
-    c = imc.ImcConfig(timestamps='sim', announce_hosts='', **cfg)
+    c = imc.ImcConfig(**{'timestamps': 'sim', 'announce_hosts': '', **cfg})
     return imc.ImcBridgeCore(c, load_scenario('default'), ('127.0.0.1', 6003))
 
 
@@ -128,7 +128,8 @@ def imc_core(**cfg):
      "fin_source: one of ServoPosition, SetServoPosition, got 'Servos'"),
     ({'system_type': 'submarine'}, 'system_type: one of ccu, humansensor, uuv, usv'),
     ({'sound_speed_mps': 340.0}, 'sound_speed_mps: must be in [1300, 1700], got 340'),
-    ({'rudder_positive': 'left'}, "rudder_positive: 'port' or 'starboard', got 'left'"),
+    ({'rudder_positive': 'left'}, "rudder_positive: one of port, starboard, got 'left'"),
+    ({'timestamps': 'gps'}, "timestamps: one of utc, sim_utc, sim, got 'gps'"),
 ])
 def test_the_imc_core_refuses_a_bad_config_naming_the_parameter(values, text):
     with pytest.raises(ConfigError) as err:

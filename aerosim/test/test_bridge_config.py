@@ -34,9 +34,9 @@ def imc_error(**values) -> str:
 @pytest.mark.parametrize('param,value,message', [
     ('peers', '127.0.0.1:6002,oops', 'peers: expected host:port'),
     ('system_type', 'submarine', 'system_type: one of'),
-    ('timestamps', 'gps', "timestamps: 'utc', 'sim_utc' or 'sim'"),
-    ('rudder_positive', 'left', "rudder_positive: 'port' or 'starboard'"),
-    ('control_level', 'both', "control_level: 'actuators' or 'guidance'"),
+    ('timestamps', 'gps', "timestamps: one of utc, sim_utc, sim, got 'gps'"),
+    ('rudder_positive', 'left', "rudder_positive: one of port, starboard, got 'left'"),
+    ('control_level', 'both', "control_level: one of actuators, guidance, got 'both'"),
     ('discovery_ports', '30100-99999', 'discovery_ports:'),
     ('announce_hosts', 'a b', 'announce_hosts:'),
     ('topside_position_enu', [0.0, 1.0], 'topside_position_enu: 3 finite numbers'),

@@ -17,7 +17,13 @@ import numpy as np
 
 from imc_bridge.core import codec
 from imc_bridge.core.acoustic import AcousticParams
-from imc_bridge.core.control import BROADCAST, RUDDER_SENSES, THRUSTER_SENSES
+from imc_bridge.core.control import (
+    BROADCAST,
+    LEVELS,
+    RUDDER_SENSES,
+    THRUSTER_SENSES,
+    TIMESTAMP_MODES,
+)
 from imc_bridge.core.discovery import DISCOVERY_GROUP, parse_ports
 from sim_core.config import Param
 from sim_core.errors import ConfigError
@@ -110,19 +116,21 @@ PARAMETERS: Dict[str, Any] = {
                        "multicast route), comma-separated; '' = none",),
     'discovery_ports': ("IMC discovery ports (DUNE's Transports.Discovery), e.g. "
                         '30100-30104',),
-    'timestamps': ("IMC timestamps: 'utc' (the UTC time when sent, for DUNE's logs and "
-                   "Neptus), 'sim_utc' (UTC at start + sim time) or 'sim' (sim seconds)",),
+    'timestamps': Param("IMC timestamps: 'utc' (the UTC time when sent, for DUNE's logs and "
+                        "Neptus), 'sim_utc' (UTC at start + sim time) or 'sim' (sim seconds)",
+                        choices=TIMESTAMP_MODES),
     'leak_entities': ("Leak entity labels (LeakSimulation), DUNE's ASV ones by default",),
     'thruster_id': ('SetThrusterActuation id of the thruster', 0, 255),
     'rudder_servo_id': ('SetServoPosition id of the rudder', 0, 255),
-    'rudder_positive': ("Sense of a positive SetServoPosition: 'port' (bow to port: DUNE's "
-                        "heading controller and plant) or 'starboard'",),
+    'rudder_positive': Param("Sense of a positive SetServoPosition: 'port' (bow to port: "
+                             "DUNE's heading controller and plant) or 'starboard'",
+                             choices=RUDDER_SENSES),
     'thruster_positive': Param('Sense of a positive SetThrusterActuation',
                                choices=THRUSTER_SENSES),
-    'control_level': ("IMC control level at start: 'actuators' (SetThrusterActuation/"
-                      "SetServoPosition, DUNE's own controllers) or 'guidance' (DesiredSpeed/"
-                      'DesiredHeading, our holds); a message of the other level addressed to '
-                      'our system id switches',),
+    'control_level': Param("IMC control level at start: 'actuators' (SetThrusterActuation/"
+                           "SetServoPosition, DUNE's own controllers) or 'guidance' "
+                           "(DesiredSpeed/DesiredHeading, our holds); a message of the other "
+                           'level addressed to our system id switches', choices=LEVELS),
     'max_rudder_rad': ('Largest |SetServoPosition| accepted [rad]', 0.01, math.pi),
     'sound_speed_mps': ('Sound speed [m/s]', 1300.0, 1700.0),
     'acoustic_range_m': ('Acoustic link range [m]', 1.0, 1e5),
@@ -168,9 +176,6 @@ class ImcSetup:
     def __init__(self, cfg: 'ImcConfig'):
         """Parse cfg (after the table's checks)."""
         try:
-            if cfg.rudder_positive not in RUDDER_SENSES:
-                raise ValueError(f"rudder_positive: 'port' or 'starboard', got "
-                                 f'{cfg.rudder_positive!r}')
             self.discovery_ports = parse_ports(cfg.discovery_ports)
             self.announce_hosts: List[str] = [h.strip() for h in
                                               str(cfg.announce_hosts).split(',') if h.strip()]
