@@ -17,11 +17,12 @@ import math
 from typing import NamedTuple, Tuple
 
 from sim_core.geodesy import bearing_deg, course_deviation_m
+from sim_core.units import NM_M
 
 STANDARD_INHG = 29.92
 FT_PER_INHG = 1000.0
 # HSI deviation scale: 5 nautical miles = 12 deg (AeroSim's COURSE_DEVIATION_METERS_TO_DEG).
-DEVIATION_DEG_PER_M = 12.0 / 5.0 / 1852.0
+DEVIATION_DEG_PER_M = 12.0 / 5.0 / NM_M
 HSI_MODES = {'gps': 0, 'vor1': 1, 'vor2': 2}
 
 
