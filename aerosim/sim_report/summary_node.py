@@ -18,13 +18,14 @@ from pathlib import Path
 
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
-from sim_world.core.kinds import entry
+from sim_world.core.kinds import REGISTRY, entry
 
-from aerosim_msgs.msg import Collision, PrimaryFlightDisplayData, SwarmState
+from aerosim_msgs.msg import Collision, DeckContact, PrimaryFlightDisplayData, SwarmState
 from sim_core.decimator import Decimator
 from sim_core.fleet import fleet_size, member_name, member_scenarios
 from sim_core.frames import quat_rotate
-from sim_core.scenario import load_scenario
+from sim_core.members import world_members
+from sim_core.scenario import kinds_in, load_scenario
 from sim_dynamics.core.swarm_config import load_swarm_config
 from sim_dynamics.core.usv_swarm import TypeTable
 from sim_report.core import boats
@@ -38,6 +39,7 @@ from sim_report.core.params import (
     SummaryConfig,
 )
 from sim_report.core.plane import PlaneJudge, PlaneSample
+from sim_report.core.world import WorldJudge
 from sim_ros import qos
 from sim_ros.convert import time_ns
 from sim_ros.params import read_config
@@ -70,6 +72,7 @@ class SummaryNode(Node):
         self.sample_hz, self.max_boats = cfg.sample_rate_hz, cfg.max_boats
         self.dec = Decimator(self.sample_hz)
         self.judge = self.track = self.smap = self.plane = self._pfd = self.fleet = None
+        self.world = None
         self.tracks = {}
         self.collisions = 0
         self.written = None
@@ -77,7 +80,9 @@ class SummaryNode(Node):
             fleet = read_config(self, FleetConfig, SUMMARY_FLEET_PARAMETERS)
             sc = load_scenario(fleet.scenario_file)
             n = fleet_size(sc, fleet.vehicles)
-            if n > 1:
+            if len(kinds_in(sc)) > 1:       # a world of several kinds: each by its kind
+                self._init_world(world_members(sc, fleet.vehicles))
+            elif n > 1:
                 names = [member_name(fleet.vehicle_prefix, i) for i in range(n)]
                 self.fleet = FleetJudge(names, member_scenarios(sc, n))
                 self._fleet_decs = [Decimator(self.sample_hz) for _ in names]
@@ -97,7 +102,7 @@ class SummaryNode(Node):
                     self.judge = judge
                 else:
                     self.track = judge          # fed ground truth (feed), e.g. a boat's
-            if n == 1:
+            if n == 1 and self.world is None:
                 self.create_subscription(Odometry, 'odom', self._on_odom, qos.SENSOR_SUB)
         else:
             files = read_config(self, SwarmFilesConfig, SUMMARY_SWARM_PARAMETERS)
@@ -110,6 +115,21 @@ class SummaryNode(Node):
         self.get_logger().info(f'summarizing the run ({self.mode}); written to '
                                f'{self.out_dir}/{self.title}.png when it stops')
         self._built = True
+
+    def _init_world(self, members):
+        """Each vehicle of a world of several kinds (sim_world) judged by its kind's judge.
+
+        As world_report judges them (sim_report.core.world.WorldJudge), in their namespaces
+        /<name>/ (quad0, plane0, boat0): not as a fleet of quads named <vehicle_prefix><i>.
+        """
+        self.world = WorldJudge(members, {k: e.world_judge for k, e in REGISTRY.items()},
+                                same_time_s=1.5 / self.sample_hz)
+        self._fleet_decs = [Decimator(self.sample_hz) for _ in members]
+        for i, m in enumerate(members):
+            self.create_subscription(Odometry, f'/{m.name}/odom',
+                                     lambda msg, i=i: self._on_member(msg, i), qos.SENSOR_SUB)
+        self.create_subscription(Collision, '/sim/collisions', self._on_collision, 100)
+        self.create_subscription(DeckContact, '/sim/deck_contacts', self._on_deck, 100)
 
     def _first_sample(self, t_ns: int):
         """Say once when the first sample of the run arrives (subscribed and matched)."""
@@ -147,12 +167,21 @@ class SummaryNode(Node):
         if not self._sampling:
             self._first_sample(t_ns)
         p, v = msg.pose.pose.position, msg.twist.twist.linear
+        if self.world is not None:
+            o = msg.pose.pose.orientation   # odom's twist is in the body frame (REP-105)
+            q = (o.w, o.x, o.y, o.z)
+            self.world.feed(i, t_ns * 1e-9, (p.x, p.y, p.z), quat_rotate(q, (v.x, v.y, v.z)), q)
+            return
         self.fleet.add(i, t_ns * 1e-9, (p.x, p.y, p.z), math.sqrt(v.x * v.x + v.y * v.y
                                                                     + v.z * v.z))
 
     def _on_collision(self, msg: Collision):
-        self.fleet.contact(time_ns(msg.header.stamp) * 1e-9, msg.vehicle, msg.other,
-                           msg.closing_speed)
+        (self.fleet or self.world).contact(time_ns(msg.header.stamp) * 1e-9, msg.vehicle,
+                                           msg.other, msg.closing_speed)
+
+    def _on_deck(self, msg: DeckContact):
+        self.world.deck_event(time_ns(msg.header.stamp) * 1e-9, msg.vehicle, msg.deck,
+                              msg.event, msg.normal_speed, (msg.pad_x, msg.pad_y))
 
     def _on_swarm(self, msg: SwarmState):
         t_ns = time_ns(msg.header.stamp)
@@ -175,8 +204,8 @@ class SummaryNode(Node):
         if self.written is not None:
             return self.written
         png = str(report_paths(self.out_dir, self.title)[1])
-        if self.judge is not None or self.fleet is not None:
-            judge = self.judge or self.fleet
+        if self.judge is not None or self.fleet is not None or self.world is not None:
+            judge = self.judge or self.fleet or self.world
             s = judge.summary(0.0)
             for k in ('wall_time_s', 'real_time_factor'):
                 s.pop(k, None)
