@@ -41,18 +41,62 @@ def claim_domain_id():
 
 GRAPH_FIXTURES = frozenset({'procs', 'ros_context', 'domain_id'})
 
+# The pure tests (no graph) that take more than ~2 s each: a test function (every one of its
+# parametrizations) or function[id] -> its wall time [s], measured with
+# `python -m pytest -p no:cacheprovider -q -m "not graph" --durations=0` on the 2-core
+# development machine (2026-11-27, load average ~2; the whole pure run took 135 s). Marked
+# slow: `bash scripts/test.sh --fast` leaves them out. A test keeps its name when it moves to
+# another file; test_markers checks every name here is a test that exists.
+SLOW_TESTS = {
+    'test_the_builtin_plane_fc_flies_the_circuit_through_mavlink_framing': 16.4,
+    'test_mypy_clean_on_the_pure_layers': 10.3,
+    'test_the_builtin_controller_navigates_on_its_sensors_and_a_fix_corrects_it': 5.4,
+    'test_the_builtin_controller_dives_runs_the_leg_at_depth_surfaces_and_is_judged_complete':
+        5.3,
+    'test_coverage_guided_fuzzing_of_the_decoders': 10.1,   # 4 decoders: 5.0, 2.0, 1.6, 1.5
+    'test_builtin_fc_flies_the_default_mission': 4.6,
+    'test_attack_closes_in_deals_damage_per_second_and_kills': 3.7,
+    'test_fuzz_config_files_raise_only_config_errors': 3.6,
+    'test_bad_px4_arguments_are_a_clear_error[args1]': 3.6,
+    'test_the_circuit_is_flown_to_the_end_and_judged_on_ground_truth': 3.5,
+    'test_a_runtime_error_from_a_ctrl_c_mid_take_is_a_clean_stop_and_any_other_is_not': 3.1,
+    'test_escort_formation_and_ring_hold_their_stations_round_a_moving_target': 2.5,
+    'test_the_boat_follows_three_waypoints_and_stops_at_the_last': 2.2,
+    'test_takeoff_altitude_is_true_whenever_the_fc_joins': 2.2,
+    'test_stubborn_processes_are_escalated_to_sigkill': 2.2,
+}
+
+# Test modules that build or install the package (they need the build tools and take
+# minutes): the module -> what it builds.
+INSTALL_MODULES = {
+    'test_colcon.py': 'colcon build and colcon test of the tracked sources in a temporary '
+                      'workspace, under the distro pytest of .venv/distro-pytest',
+}
+
+# `bash scripts/test.sh --fast`: the inner loop (pure and fast, about a minute).
+FAST_SELECTION = 'not graph and not slow and not install'
+
 
 def pytest_configure(config):
-    """Register the graph marker."""
+    """Register the graph, slow and install markers."""
     config.addinivalue_line('markers', 'graph: starts ROS 2 nodes or DDS participants (the '
-                            'pure tests alone: -m "not graph")')
+                            'pure tests alone: -m "not graph"); set by conftest for every '
+                            'test using procs, ros_context or domain_id')
+    config.addinivalue_line('markers', "slow: a pure test taking more than ~2 s (conftest's "
+                            'SLOW_TESTS, with the measured times); -m "not slow" leaves them out')
+    config.addinivalue_line('markers', 'install: builds or installs the package (colcon build '
+                            "in a temporary workspace; conftest's INSTALL_MODULES)")
 
 
 def pytest_collection_modifyitems(items):
-    """Mark every test that uses a ROS domain as a graph test."""
+    """Mark graph tests (a ROS domain), slow tests (SLOW_TESTS), install tests (their module)."""
     for item in items:
         if GRAPH_FIXTURES & set(getattr(item, 'fixturenames', ())):
             item.add_marker(pytest.mark.graph)
+        if item.name in SLOW_TESTS or getattr(item, 'originalname', None) in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+        if item.path.name in INSTALL_MODULES:
+            item.add_marker(pytest.mark.install)
 
 
 @pytest.fixture
