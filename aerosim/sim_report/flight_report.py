@@ -28,6 +28,7 @@ from sim_report.core.fleet import FleetJudge
 from sim_report.core.mission import MissionJudge, preload_plotting
 from sim_report.core.output import write_summary
 from sim_report.core.params import FLIGHT_REPORT_PARAMETERS, FlightReportConfig
+from sim_report.core.report_lines import pacing, summary_lines
 from sim_ros import qos
 from sim_ros.convert import time_ns
 from sim_ros.params import read_config
@@ -208,43 +209,12 @@ class FlightReport(Node):
         if self._liftoff is not None and time.monotonic() > self._liftoff[0]:
             s['flight_real_time_factor'] = round(
                 (s['sim_time_s'] - self._liftoff[1]) / (time.monotonic() - self._liftoff[0]), 2)
-        st = self.status
-        if st is not None:
-            # Pacing (time_scale > 0): steps that ran late against the wall clock, and lockstep
-            # answers that never came; from the last /sim/status (period status_period_s).
-            s.update(steps=st.steps, late_steps=st.late_steps,
-                     late_step_share=round(st.late_steps / st.steps, 5) if st.steps else None,
-                     lockstep_timeouts=st.lockstep_timeouts, time_scale=st.time_scale)
-            lo = self._status_liftoff
-            if lo is not None and st.steps > lo.steps:
-                # the flight alone: start-up (processes importing while the sim runs) excluded
-                s['flight_late_step_share'] = round(
-                    (st.late_steps - lo.late_steps) / (st.steps - lo.steps), 5)
+        if self.status is not None:
+            s.update(pacing(self.status, self._status_liftoff))
         js, png = write_summary(self.out_dir, self.title, s,
                                 lambda path: judge.plot(path, self.title))
-        log = self.get_logger()
-        if self.fleet is None:
-            log.info(
-                f'SUMMARY mission {s["result"]}: {s["items_reached"]}/{s["items"]} items, max '
-                f'tracking error {s["max_tracking_error_m"]} m, landing error '
-                f'{s["landing_error_m"]} m, {s["sim_time_s"]} s sim in {s["wall_time_s"]} s '
-                f'wall (real-time factor {s["real_time_factor"]}, in flight '
-                f'{s["flight_real_time_factor"]}); wrote {js} and {png}')
-        else:
-            for name, v in s['vehicles'].items():
-                log.info(f'SUMMARY {name}: mission {v["result"]}, {v["items_reached"]}/'
-                         f'{v["items"]} items, max tracking error {v["max_tracking_error_m"]} m, '
-                         f'landing error {v["landing_error_m"]} m, {len(v["collisions"])} '
-                         'collisions' + (f', FC lost at {v["fc_lost_at_s"]:.1f} s'
-                                         if v['fc_lost_at_s'] is not None else ''))
-            ca = s['closest_approach']
-            log.info(f'SUMMARY fleet: {s["vehicles_complete"]}/{s["vehicle_count"]} missions '
-                     f'complete, {s["vehicles_collided"]} collided, closest approach '
-                     + (f'{ca["distance_m"]} m at t = {ca["t_s"]} s ({ca["vehicles"][0]} and '
-                        f'{ca["vehicles"][1]})' if ca else 'none')
-                     + f', {s["sim_time_s"]} s sim in {s["wall_time_s"]} s wall '
-                     f'(real-time factor {s["real_time_factor"]}, in flight '
-                     f'{s["flight_real_time_factor"]}); wrote {js} and {png}')
+        for line in summary_lines(s, self.fleet is not None, js, png):
+            self.get_logger().info(line)
         self.finished = 0 if judge.done and not self.fc_failure else 1
 
 

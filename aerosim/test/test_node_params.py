@@ -160,3 +160,28 @@ def test_the_world_log_lines():
                              'down, 0.50 m from the pad centre (x +0.30, y -0.40 m)')
     assert deck_text(dataclasses.replace(td, what='slid off')) == \
         '/quad0 slid off the deck of /boat0 at t = 1.000 s'
+
+
+def test_flight_reports_summary_lines_and_pacing():
+    from types import SimpleNamespace as N
+
+    from sim_report.core.report_lines import pacing, summary_lines
+    one = {'result': 'complete', 'items_reached': 3, 'items': 3, 'max_tracking_error_m': 0.4,
+           'landing_error_m': 0.2, 'sim_time_s': 20.0, 'wall_time_s': 5.0,
+           'real_time_factor': 4.0, 'flight_real_time_factor': None}
+    assert summary_lines(one, False, 'r.json', 'r.png') == [
+        'SUMMARY mission complete: 3/3 items, max tracking error 0.4 m, landing error 0.2 m, '
+        '20.0 s sim in 5.0 s wall (real-time factor 4.0, in flight None); wrote r.json and r.png']
+    v = {'result': 'fc_lost', 'items_reached': 1, 'items': 3, 'max_tracking_error_m': 0.4,
+         'landing_error_m': None, 'collisions': [], 'fc_lost_at_s': 12.34}
+    fleet = dict(one, vehicles={'quad0': v}, vehicles_complete=0, vehicle_count=1,
+                 vehicles_collided=0, closest_approach=None)
+    lines = summary_lines(fleet, True, 'r.json', 'r.png')
+    assert lines[0] == ('SUMMARY quad0: mission fc_lost, 1/3 items, max tracking error 0.4 m, '
+                        'landing error None m, 0 collisions, FC lost at 12.3 s')
+    assert lines[1].startswith('SUMMARY fleet: 0/1 missions complete, 0 collided, closest '
+                               'approach none, 20.0 s sim')
+    st = N(steps=1000, late_steps=7, lockstep_timeouts=2, time_scale=1.0)
+    assert pacing(st) == {'steps': 1000, 'late_steps': 7, 'late_step_share': 0.007,
+                          'lockstep_timeouts': 2, 'time_scale': 1.0}
+    assert pacing(st, N(steps=100, late_steps=7))['flight_late_step_share'] == 0.0
