@@ -19,7 +19,7 @@ import pytest
 
 from mavlink_bridge.core.mav import mavlink, new_mav
 
-from conftest import DEADLINE_SCALE, UdpPeer, free_ports, mavsdk_gcs, tcp_client
+from conftest import DEADLINE_SCALE, UdpPeer, free_ports, mavsdk_gcs, tcp_client, wait_line
 
 
 def hil_nodes(procs, port, peer_port, **bridge):
@@ -32,6 +32,42 @@ def hil_nodes(procs, port, peer_port, **bridge):
               'gps_utc_start': '2026-11-22T12:00:00Z', 'mission_timeout_s': 0.5}
     params.update(bridge)
     return procs.node('mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge', params)
+
+
+def awaited_frame(ex, statuses, read, timeout_s):
+    """The time [µs] of the frame a lockstep plant waits on, once /sim/status shows it waiting.
+
+    After its first answer a lockstep plant steps only on the answer to its latest frame; which
+    frame that is the link cannot tell: silence is no proof (a loaded plant pauses for a
+    second, a slow reader's full socket drops the newest datagrams). Two statuses in a row in
+    lockstep at the same sim time, no lockstep timeout, are: the plant waits for the answer to
+    that time (the second status rules out one taken while an answer was stepping it).
+    statuses: the probe's /sim/status messages; read() is called meanwhile (the link is kept
+    read: no kernel drops). None if it did not wait within timeout_s x DEADLINE_SCALE.
+    """
+    deadline = time.monotonic() + timeout_s * DEADLINE_SCALE
+    while time.monotonic() < deadline:
+        read()
+        ex.spin_once(timeout_sec=0.0)
+        if len(statuses) >= 2:
+            a, b = statuses[-2:]
+            if a.lockstep and b.lockstep and a.sim_time == b.sim_time and \
+                    b.lockstep_timeouts == 0:
+                return b.sim_time.sec * 1_000_000 + b.sim_time.nanosec // 1000
+    return None
+
+
+def status_probe(ros_context, name):
+    """A probe node in /quad with a subscription to /sim/status: (node, executor, statuses)."""
+    from aerosim_msgs.msg import SimStatus
+    from sim_ros import qos
+
+    from conftest import probe_node
+
+    node, ex = probe_node(ros_context, name, '/quad')
+    statuses = []
+    node.create_subscription(SimStatus, '/sim/status', statuses.append, qos.LATCHED)
+    return node, ex, statuses
 
 
 class Peer(UdpPeer):
@@ -59,7 +95,7 @@ def test_pymavlink_fc_in_lockstep_heartbeat_home_mission_and_garbage(procs):
     times = []
     answered = 0
     hover = 0.7213
-    for m in peer.recv(60.0):
+    for m in peer.recv(60.0 * DEADLINE_SCALE):
         t = m.get_type()
         seen.setdefault(t, m)
         if t == 'HEARTBEAT':
@@ -91,19 +127,27 @@ def test_pymavlink_fc_in_lockstep_heartbeat_home_mission_and_garbage(procs):
     # garbage: random bytes, a truncated frame, a bad CRC, a request for another system
     good = peer.mav.mission_request_int_encode(51, 1, 0, 0).pack(peer.mav)
     rng = random.Random(7)
-    # one kind at a time: the warning is rate-limited (warn_period_s 0.1 s) across kinds
+    # one kind at a time, each until its warning is logged: the warning is rate-limited
+    # (warn_period_s 0.1 s) across kinds, and on a busy machine two kinds sent 0.3 s apart
+    # can reach the bridge within 0.1 s (the second's warning held back)
     bad_crc = bytearray(good)
     bad_crc[-1] ^= 0xFF
-    for kind in (
-            [bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 300))) for _ in range(50)],
-            [good[:7]], [bytes(bad_crc)],
-            [peer.mav.mission_request_int_encode(99, 1, 0, 0).pack(peer.mav)],
-            [peer.mav.hil_actuator_controls_encode(0, [v] * 16, 129, 1).pack(peer.mav)
-             for v in (float('nan'), 2.0)]):
-        for data in kind:
-            peer.raw(data)
-        time.sleep(0.3)
-    time.sleep(1.0)
+    for kind, warning in (
+            ([bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 300)))
+              for _ in range(50)], 'undecodable MAVLink input'),
+            ([good[:7]], 'no complete MAVLink frame'),
+            ([bytes(bad_crc)], 'undecodable MAVLink input'),
+            ([peer.mav.mission_request_int_encode(99, 1, 0, 0).pack(peer.mav)],
+             'is not for us'),
+            ([peer.mav.hil_actuator_controls_encode(0, [v] * 16, 129, 1).pack(peer.mav)
+              for v in (float('nan'), 2.0)], 'HIL_ACTUATOR_CONTROLS rejected')):
+        deadline = time.monotonic() + 30.0 * DEADLINE_SCALE
+        while time.monotonic() < deadline:
+            for data in kind:
+                peer.raw(data)
+            if wait_line(bridge.lines, warning, 1.0, (bridge,)):
+                break
+        time.sleep(0.3)         # past the rate limit of this kind's warning, logged by now
     out = procs.output(bridge)
     assert 'undecodable MAVLink input' in out
     assert 'no complete MAVLink frame' in out
@@ -143,7 +187,7 @@ def test_a_stranger_with_the_fcs_ids_on_another_port_does_not_drive_the_quad(pro
         """Answer every HIL_SENSOR for sim_s [s] of sim time; the altitudes [m] meanwhile."""
         nonlocal sent
         t0, got = None, []
-        for m in fc.recv(30.0 * sim_s):
+        for m in fc.recv(30.0 * sim_s * DEADLINE_SCALE):
             if m.get_type() == 'HIL_STATE_QUATERNION':
                 got.append(m.alt * 1e-3)
             if m.get_type() != 'HIL_SENSOR':
@@ -186,9 +230,9 @@ def test_composed_plant_steps_only_on_the_answer_to_its_latest_sensor_frame(proc
     from aerosim_msgs.msg import AircraftEffectorCommand, VehicleState
     from sim_ros import qos
 
-    from conftest import probe_node, spin_until
+    from conftest import spin_until
 
-    node, ex = probe_node(ros_context, 'probe', '/quad')
+    node, ex, statuses = status_probe(ros_context, 'probe')
     states, cmds = [], []
     node.create_subscription(VehicleState, 'vehicle_state', states.append, qos.SENSOR_SUB)
     node.create_subscription(AircraftEffectorCommand, 'effector_command', cmds.append,
@@ -203,34 +247,32 @@ def test_composed_plant_steps_only_on_the_answer_to_its_latest_sensor_frame(proc
     def sensor_times(timeout_s):
         return [m.time_usec for m in peer.recv(timeout_s) if m.get_type() == 'HIL_SENSOR']
 
-    def drain(quiet_s=0.5):
-        """Every HIL_SENSOR time until the link stays quiet for quiet_s."""
-        got = []
-        deadline = time.monotonic() + 30.0         # a free-running plant never goes quiet
-        while time.monotonic() < deadline:
-            new = sensor_times(quiet_s)
-            if not new:
-                return got
-            got += new
-        raise AssertionError(f'the plant never waited: {len(got)} frames, lockstep not engaged')
+    def newer(after, timeout_s):
+        """The first HIL_SENSOR time above after [µs] (older ones: the backlog), or None."""
+        for m in peer.recv(timeout_s * DEADLINE_SCALE):
+            if m.get_type() == 'HIL_SENSOR' and m.time_usec > after:
+                return m.time_usec
+        return None
 
     free = []
-    for m in peer.recv(30.0):
+    for m in peer.recv(30.0 * DEADLINE_SCALE):
         if m.get_type() == 'HIL_SENSOR':
             free.append(m.time_usec)
             if len(free) >= 50:
                 break
     assert len(free) == 50 and free == sorted(free)
-    # first answer (to an old frame) engages lockstep; the plant then awaits its latest frame
+    # first answer (to an old frame) engages lockstep; the plant then awaits its latest frame,
+    # which /sim/status tells (the backlog is read meanwhile)
     peer.send(peer.mav.hil_actuator_controls_encode(free[0], hover, 129, 1))
-    # the latest frame sent: one still on its way, or (a slow start under load) the 50th
-    latest = (free + drain())[-1]
+    latest = awaited_frame(ex, statuses, lambda: sensor_times(0.05), 60.0)
+    assert latest is not None, ([(s.lockstep, s.sim_time) for s in statuses[-3:]],
+                                procs.output(plant)[-2000:])
     for old in free[1:10]:                          # a backlog of answers to old frames
         peer.send(peer.mav.hil_actuator_controls_encode(old, hover, 129, 1))
-    assert drain() == [], 'an answer to an old frame advanced the simulation'
+    assert newer(latest, 0.5) is None, 'an answer to an old frame advanced the simulation'
     for k in range(20):                             # the answer to the latest: one step each
         peer.send(peer.mav.hil_actuator_controls_encode(latest, hover, 129, 1))
-        (nxt,) = sensor_times(2.0)[:1] or [None]
+        nxt = newer(latest, 10.0)
         assert nxt == latest + 4000, (k, latest, nxt)
         latest = nxt
     assert spin_until(node, ex, lambda: any(time_us(c) == latest - 4000 for c in cmds), 5.0)
@@ -326,9 +368,9 @@ def test_composed_plant_publishes_the_sensor_topics_of_the_frames_it_sends(procs
     from aerosim_msgs.msg import IMU
     from mavlink_bridge.core.mav import BARO, MAG
 
-    from conftest import probe_node, spin_until
+    from conftest import spin_until
 
-    node, ex = probe_node(ros_context, 'probe', '/quad')
+    node, ex, statuses = status_probe(ros_context, 'probe')
     got = {'imu': [], 'mag': [], 'baro': [], 'gnss/fix': []}
     deep = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
     for topic, typ in (('imu', IMU), ('mag', MagneticField), ('baro', FluidPressure),
@@ -343,10 +385,11 @@ def test_composed_plant_publishes_the_sensor_topics_of_the_frames_it_sends(procs
     hover = [0.7213] * 4 + [0.0] * 12
     frames, fixes = {}, []
 
-    def take(timeout_s, answer):
-        """Read up to the first datagram with a HIL_SENSOR (answered if asked): it or None.
+    def take(timeout_s, answer, after=-1):
+        """Read up to the first datagram with a HIL_SENSOR newer than after [µs]: it or None.
 
-        A step's HIL_SENSOR and HIL_GPS may share one datagram: all of it is read.
+        Answered if asked; older frames (the free run's backlog) are kept in frames only. A
+        step's HIL_SENSOR and HIL_GPS may share one datagram: all of it is read.
         """
         for data in peer.datagrams(timeout_s):
             sensor = None
@@ -354,7 +397,9 @@ def test_composed_plant_publishes_the_sensor_topics_of_the_frames_it_sends(procs
                 if m.get_type() == 'HIL_GPS':
                     fixes.append(m)
                 elif m.get_type() == 'HIL_SENSOR':
-                    frames[m.time_usec] = sensor = m
+                    frames[m.time_usec] = m
+                    if m.time_usec > after:
+                        sensor = m
             if sensor is not None:
                 if answer:
                     peer.send(peer.mav.hil_actuator_controls_encode(sensor.time_usec, hover,
@@ -364,30 +409,28 @@ def test_composed_plant_publishes_the_sensor_topics_of_the_frames_it_sends(procs
 
     # Before the first answer the plant free-runs (thousands of frames a second: a probe that
     # does not keep up may lose some of their topics, as any KEEP_LAST reader may). The first
-    # answer engages lockstep; the free-run backlog is then read unanswered until the link is
-    # quiet (the plant waits for the answer to its latest frame), and from there each answer
-    # is one step: those stepped frames are checked one by one.
+    # answer engages lockstep: the plant then waits for the answer to its latest frame, which
+    # /sim/status tells (the link's silence does not: under load the plant pauses for a second
+    # while free-running, and a reader's full socket drops the newest frames); the free-run
+    # backlog is read unanswered meanwhile, and from that frame on each answer is one step:
+    # those stepped frames are checked one by one.
     # the plant publishes a topic only to its subscribers: wait until the probe's are matched
     # (an imu message of the free run arrived; DDS discovery takes seconds on a busy machine,
     # and a stepped frame sent before it had no imu message for the probe)
     deadline = time.monotonic() + 60.0 * DEADLINE_SCALE
-    while not got['imu'] and time.monotonic() < deadline:
+    while not got['imu'] and time.monotonic() < deadline and plant.poll() is None:
         take(0.05, answer=False)           # keep reading the free run: no kernel drops
         ex.spin_once(timeout_sec=0.0)
     assert got['imu'], procs.output(plant)[-2000:]
-    assert take(30.0, answer=True) is not None, procs.output(plant)[-2000:]
-    deadline, last = time.monotonic() + 60.0, None
-    while time.monotonic() < deadline:
-        m = take(1.0, answer=False)
-        if m is None:
-            break
-        last = m
-    assert last is not None and time.monotonic() < deadline
-    stepped = [last.time_usec]
-    peer.send(peer.mav.hil_actuator_controls_encode(last.time_usec, hover, 129, 1))
-    deadline = time.monotonic() + 120.0
+    assert take(30.0 * DEADLINE_SCALE, answer=True) is not None, procs.output(plant)[-2000:]
+    awaited = awaited_frame(ex, statuses, lambda: take(0.05, answer=False), 60.0)
+    assert awaited is not None, ([(s.lockstep, s.sim_time) for s in statuses[-3:]],
+                                 procs.output(plant)[-2000:])
+    stepped = [awaited]
+    peer.send(peer.mav.hil_actuator_controls_encode(awaited, hover, 129, 1))
+    deadline = time.monotonic() + 120.0 * DEADLINE_SCALE
     while time.monotonic() < deadline and (len(stepped) < 400 or len(fixes) < 4):
-        m = take(0.1, answer=True)
+        m = take(0.1, answer=True, after=stepped[-1])
         if m is not None:
             stepped.append(m.time_usec)
         ex.spin_once(timeout_sec=0.0)
@@ -494,7 +537,8 @@ def test_a_gcs_on_another_port_gets_command_and_mission_acks(procs):
     seen = {}
     for what, msg, answer, ok in asks:
         got = None
-        for _ in range(10):                 # re-sent after a timeout, as the protocol says
+        deadline = time.monotonic() + 30.0 * DEADLINE_SCALE
+        while time.monotonic() < deadline:  # re-sent after a timeout, as the protocol says
             gcs.send(msg)
             for m in gcs.recv(3.0):
                 seen.setdefault(m.get_type(), m)
@@ -521,8 +565,8 @@ def test_mavsdk_downloads_the_mission_and_reads_home(procs):
     from mavsdk.plugins.telemetry import Telemetry
     port = free_ports(2)
     hil_nodes(procs, port, port + 1)
-    deadline = time.monotonic() + 20.0
-    _gcs, system = mavsdk_gcs(port + 1, 20.0)
+    deadline = time.monotonic() + 20.0 * DEADLINE_SCALE
+    _gcs, system = mavsdk_gcs(port + 1, 20.0 * DEADLINE_SCALE)
     assert system.get_system_id() == 51
     items = download_mission(MissionRaw(system))
     assert [i.command for i in items] == [22, 16, 16, 16, 21]
@@ -548,7 +592,7 @@ def test_sim_quad_hil_graph_flies_a_mission_with_the_builtin_fc(tmp_path, domain
            f'bind:=127.0.0.1:{port}', f'fc_address:=127.0.0.1:{port + 1}',
            f'output_dir:={tmp_path}']
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       timeout=280)
+                       timeout=280 * DEADLINE_SCALE)
     out = p.stdout.decode('utf-8', 'replace')
     assert p.returncode == 0, out[-4000:]
     s = json.loads((tmp_path / 'sim_quad_hil_summary.json').read_text())
@@ -565,7 +609,7 @@ def test_builtin_fc_survives_garbage_on_its_port(procs):
     fc = procs.node('mavlink_bridge.fc.fc_node', 'builtin_fc',
                     {'bind': f'127.0.0.1:{port}', 'sim_address': f'127.0.0.1:{port + 1}'})
     sim = Peer(port + 1, port, sysid=51, compid=1)
-    next(m for m in sim.recv(30.0) if m.get_type() == 'HEARTBEAT')   # it is up
+    next(m for m in sim.recv(30.0 * DEADLINE_SCALE) if m.get_type() == 'HEARTBEAT')  # it is up
     rng = random.Random(3)
     for _ in range(200):
         sim.raw(bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 400))))
@@ -575,7 +619,8 @@ def test_builtin_fc_survives_garbage_on_its_port(procs):
     sim.send(sim.mav.hil_sensor_encode(4000, *[float('nan')] * 13, 0x1FFF, 0))
     sim.send(sim.mav.hil_sensor_encode(8000, *[float('nan')] * 13, 0x1FFF, 0))
     sim.send(sim.mav.mission_count_encode(1, 1, 3, 0))
-    req = next((m for m in sim.recv(10.0) if m.get_type() == 'MISSION_REQUEST_INT'), None)
+    req = next((m for m in sim.recv(10.0 * DEADLINE_SCALE)
+                if m.get_type() == 'MISSION_REQUEST_INT'), None)
     assert req is not None and req.seq == 0          # still serving the protocol
     assert fc.poll() is None
     out = procs.output(fc)
@@ -630,7 +675,7 @@ def test_bridge_bad_configuration_is_a_clear_error(procs, param, value, message)
     params = {'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'}
     params[param] = value
     p = procs.node('mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge', params)
-    assert p.wait(30.0) == 2
+    assert p.wait(30.0 * DEADLINE_SCALE) == 2
     out = procs.output(p)
     assert 'configuration error' in out and message in out, out[-2000:]
     assert 'Traceback' not in out
@@ -640,7 +685,7 @@ def test_bridge_bad_configuration_is_a_clear_error(procs, param, value, message)
                                          ('sim_dynamics.dynamics_node', 'dynamics_node')])
 def test_realtime_priority_out_of_range_is_a_clear_error(procs, module, name):
     p = procs.node(module, name, {'realtime_priority': -2})
-    assert p.wait(30.0) == 2
+    assert p.wait(30.0 * DEADLINE_SCALE) == 2
     out = procs.output(p)
     assert 'configuration error' in out and 'realtime_priority out of range' in out, out[-2000:]
     assert 'Traceback' not in out
@@ -661,13 +706,14 @@ def test_tcp_transport_counts_garbage_and_serves_heartbeats(procs):
         c.sendall(peer.heartbeat_encode(2, 12, 0, 0, 3).pack(peer))
         time.sleep(0.1)
     types = set()
-    t_end = time.monotonic() + 8.0
+    t_end = time.monotonic() + 8.0 * DEADLINE_SCALE
     while time.monotonic() < t_end and not {'HEARTBEAT', 'HIL_SENSOR'} <= types:
         for m in rx.parse_buffer(c.recv(65535)) or []:
             types.add(m.get_type())
     c.close()
     assert {'HEARTBEAT', 'HIL_SENSOR'} <= types
-    time.sleep(1.0)
+    for line in ('undecodable MAVLink input', 'peer 1:1'):     # logged: no fixed wait
+        assert wait_line(bridge.lines, line, 30.0 * DEADLINE_SCALE, (bridge,)), line
     out = procs.output(bridge)
     assert 'undecodable MAVLink input' in out
     assert 'peer 1:1' in out                  # the valid heartbeat after the garbage was heard
