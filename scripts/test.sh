@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set everything up (idempotent) and run the test suite.
 #   bash scripts/test.sh           the whole suite: style, pure cores, graph tests (what CI runs)
-#   bash scripts/test.sh --fast    the inner loop: the pure, fast tests, about a minute
+#   bash scripts/test.sh --fast    the inner loop: the pure, fast tests, about 90 s on 2 cores
 #                                  (-m "not graph and not slow and not install"; the markers
 #                                  are set in aerosim/test/conftest.py)
 # Other arguments go to pytest, e.g.  bash scripts/test.sh -k multirotor -x
