@@ -16,12 +16,14 @@ address (/proc/net, /proc/<pid>/fd) and its highest real-time priority, so that 
 thread can run at the same one: FIFO threads of equal priority do not preempt each other.
 """
 
+from dataclasses import dataclass
 import os
 import socket
 import sys
 import threading
 from typing import List, Optional, Tuple
 
+from sim_core.config import Param
 from sim_core.link import is_loopback
 
 MAX_PRIORITY = 99
@@ -29,6 +31,25 @@ AS_PEER = -1        # realtime_priority: as the peer's process (peer_fifo_priori
 POLICY_FIFO, POLICY_RR = 1, 2   # proc(5) stat field 41
 HOW_TO_PERMIT = ('needs CAP_SYS_NICE (root; docker --cap-add=SYS_NICE; setcap cap_sys_nice) '
                  'or an rtprio limit (ulimit -r, /etc/security/limits.conf)')
+
+
+@dataclass(frozen=True)
+class RealtimeConfig:
+    """The realtime_priority parameter of a node whose thread closes a HIL loop."""
+
+    realtime_priority: int = AS_PEER
+
+
+def realtime_table(follows: str = '') -> dict:
+    """RealtimeConfig's table; follows: what -1 follows in this node ('': nothing)."""
+    minus_one = (f'-1 = as {follows} (sim_core.realtime.peer_fifo_priority): its highest '
+                 'real-time priority when it runs on this machine with real-time threads, '
+                 'else normal scheduling' if follows else
+                 '-1 = normal scheduling here (nothing to follow)')
+    return {'realtime_priority': Param(
+        'SCHED_FIFO priority [1..99] of the thread closing the HIL loop, against late steps '
+        f'on a loaded machine; 0 = normal scheduling; {minus_one}. Needs CAP_SYS_NICE or an '
+        'rtprio limit (ulimit -r)', AS_PEER, MAX_PRIORITY)}
 
 
 def set_thread_priority(priority: int) -> str:

@@ -44,7 +44,7 @@ from sim_core.clock import (
     SimState,
 )
 from sim_core.config import Param
-from sim_core.realtime import AS_PEER, MAX_PRIORITY
+from sim_core.realtime import AS_PEER, realtime_table
 from sim_core.timeutil import NS_PER_S
 
 # Wall time one batch may spend stepping as fast as possible before it yields [s].
@@ -114,10 +114,7 @@ PARAMETERS = {
                            'use_sim_time; 0 = every step', 0.0, MAX_RATE_HZ),
     'odom_rate_hz': Param('odom (nav_msgs/Odometry, for rviz) rate [Hz] (sim); 0 = every step',
                           0.0, MAX_RATE_HZ),
-    'realtime_priority': Param(
-        'SCHED_FIFO priority [1..99] of the thread closing the HIL loop, against late steps '
-        'on a loaded machine; 0 = normal scheduling; -1 = normal scheduling here (nothing to '
-        'follow). Needs CAP_SYS_NICE or an rtprio limit (ulimit -r)', AS_PEER, MAX_PRIORITY),
+    'realtime_priority': realtime_table()['realtime_priority'],
     'wait_for_readers': Param(
         "Sim time stays at 0 until every vehicle's odom has this many readers [-] "
         '(report:=true sets 1: the judge sees the run from t = 0; as fast as possible a short '

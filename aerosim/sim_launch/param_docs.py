@@ -14,16 +14,73 @@ import re
 import sys
 from typing import Dict, List, Tuple
 
-from sim_core import config
+from sim_core import config, stepper
+from sim_core import realtime as rt
 
-# node -> the (module, config class, table) it reads, in the order it declares them
-NODES: Dict[str, Tuple[Tuple[str, str, str], ...]] = {
-    'mavlink_bridge': (('mavlink_bridge.core.bridge', 'BridgeConfig', 'PARAMETERS'),
-                       ('sim_sensors.core.suite', 'SuiteConfig', 'PARAMETERS'),
-                       ('sim_sensors.core.landing_target', 'TargetConfig', 'PARAMETERS')),
-    'sensors_node': (('sim_sensors.core.suite', 'SuiteConfig', 'PARAMETERS'),),
-    'imc_bridge': (('imc_bridge.core.bridge', 'ImcConfig', 'PARAMETERS'),),
-    'usv_bridge': (('usv_bridge.core.pipeline', 'UiConfig', 'PARAMETERS'),),
+PORT = ('sim_core.port_config', 'PortConfig', 'PORT_PARAMETERS')
+SUITE = ('sim_sensors.core.suite', 'SuiteConfig', 'PARAMETERS')
+FRAMES = ('sim_sensors.core.params', 'FramesConfig', 'FRAME_PARAMETERS')
+FLEET_VIEW = ('sim_viz.core.params', 'FleetConfig', 'VIZ_FLEET_PARAMETERS')
+
+
+def time_source(rate_hz: float, scenario) -> Tuple[type, dict]:
+    """The time-source parameters of a SimTimeNode with these defaults (sim_core.stepper)."""
+    cls = stepper.time_config(rate_hz, scenario)
+    return cls, stepper.table_for(cls)
+
+
+def realtime(follows: str = '') -> Tuple[type, dict]:
+    """realtime_priority as sim_ros.params.declare_realtime declares it."""
+    return rt.RealtimeConfig, rt.realtime_table(follows)
+
+
+# node -> what it reads, in order: (module, config class, table (or module.table)), or a
+# (class, table) pair
+NODES: Dict[str, tuple] = {
+    'dynamics_node': (time_source(250.0, 'default'),
+                      ('sim_dynamics.core.node_params', 'DynamicsNodeConfig',
+                       'DYNAMICS_PARAMETERS')),
+    'plane_node': (time_source(125.0, 'circuit'),
+                   ('sim_dynamics.core.node_params', 'PlaneNodeConfig', 'PLANE_PARAMETERS')),
+    'usv_node': (time_source(50.0, 'harbour'),
+                 ('sim_dynamics.core.node_params', 'UsvNodeConfig', 'USV_PARAMETERS')),
+    'usv_swarm_node': (time_source(50.0, None),
+                       ('sim_dynamics.core.swarm_params', 'SwarmNodeConfig', 'NODE_PARAMETERS'),
+                       ('sim_dynamics.core.swarm_params', 'SwarmParams', 'PARAMETERS')),
+    'world_node': (time_source(250.0, 'harbour_ops'),
+                   ('sim_world.core.params', 'WorldConfig', 'PARAMETERS'),
+                   ('sim_world.core.params', 'LinkBase', 'LINK_PARAMETERS')),
+    'sensors_node': (('sim_sensors.core.params', 'SensorsConfig', 'SENSORS_PARAMETERS'),
+                     SUITE, FRAMES),
+    'camera_node': (('sim_sensors.core.params', 'CameraConfig', 'CAMERA_PARAMETERS'),),
+    'mavlink_bridge': (PORT, ('mavlink_bridge.core.bridge', 'BridgeConfig', 'PARAMETERS'),
+                       ('sim_sensors.core.landing_target', 'TargetConfig', 'PARAMETERS'),
+                       SUITE, FRAMES, realtime("the FC's process")),
+    'builtin_fc': (PORT, ('mavlink_bridge.fc.fc_core', 'FcConfig', 'PARAMETERS'), realtime()),
+    'imc_bridge': (PORT, ('imc_bridge.core.bridge', 'ImcConfig', 'PARAMETERS')),
+    'usv_bridge': (PORT, ('usv_bridge.core.pipeline', 'UiConfig', 'PARAMETERS')),
+    'autopilot_node': (('sim_autopilot.core.params', 'AutopilotConfig', 'PARAMETERS'),),
+    'flight_report': (('sim_report.core.params', 'FlightReportConfig',
+                       'FLIGHT_REPORT_PARAMETERS'),),
+    'plane_report': (('sim_report.core.params', 'PlaneReportConfig',
+                      'PLANE_REPORT_PARAMETERS'),),
+    'world_report': (('sim_report.core.params', 'WorldReportConfig',
+                      'WORLD_REPORT_PARAMETERS'),),
+    'monitor': (('sim_report.core.params', 'MonitorConfig', 'MONITOR_PARAMETERS'),),
+    # mode vehicle: + the fleet rows; mode swarm: + the swarm files' rows
+    'summary_node': (('sim_viz.core.params', 'ModeConfig', 'MODE_PARAMETERS'),
+                     ('sim_report.core.params', 'SummaryConfig', 'SUMMARY_PARAMETERS'),
+                     ('sim_viz.core.params', 'FleetConfig',
+                      'sim_report.core.params.SUMMARY_FLEET_PARAMETERS'),
+                     ('sim_viz.core.params', 'SwarmFilesConfig',
+                      'sim_report.core.params.SUMMARY_SWARM_PARAMETERS')),
+    'viz_node': (('sim_viz.core.params', 'ModeConfig', 'MODE_PARAMETERS'),
+                 ('sim_viz.core.params', 'VizConfig', 'VIZ_PARAMETERS'),
+                 FLEET_VIEW,
+                 ('sim_viz.core.params', 'SwarmFilesConfig', 'VIZ_SWARM_PARAMETERS')),
+    'foxglove_node': (('sim_viz.core.params', 'FoxgloveConfig', 'FOXGLOVE_PARAMETERS'),),
+    'recorder': (('sim_bag.core.params', 'RecorderConfig', 'RECORDER_PARAMETERS'),),
+    'player': (('sim_bag.core.params', 'PlayerConfig', 'PLAYER_PARAMETERS'),),
 }
 
 BEGIN = '<!-- params:{node} -->'
@@ -33,9 +90,14 @@ END = '<!-- /params -->'
 def tables(node: str) -> List[Tuple[type, dict]]:
     """The (config class, table) pairs node reads."""
     out = []
-    for module, cls, table in NODES[node]:
-        m = importlib.import_module(module)
-        out.append((getattr(m, cls), getattr(m, table)))
+    for source in NODES[node]:
+        if len(source) == 2:
+            out.append(source)
+            continue
+        module, cls, table = source
+        tm, _, table = table.rpartition('.')   # a table in another module: its full name
+        out.append((getattr(importlib.import_module(module), cls),
+                    getattr(importlib.import_module(tm or module), table)))
     return out
 
 

@@ -9,10 +9,10 @@ and the node registers the callback that applies them.
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 
 from sim_core import config
-from sim_core.realtime import AS_PEER, MAX_PRIORITY, set_thread_priority
+from sim_core.realtime import RealtimeConfig, realtime_table, set_thread_priority
 
 
-def declare(node, name, default, description, lo=None, hi=None, live=False,
+def _declare(node, name, default, description, lo=None, hi=None, live=False,
             any_type=False, choices=()):
     """Declare a parameter with a description (with units) and an optional range; return its value.
 
@@ -43,14 +43,7 @@ def declare_realtime(node, follows: str = '') -> int:
     follows: what -1 follows in this node ("the FC's process"); '' = nothing (-1 is normal
     scheduling here: the launch argument's -1 reaches every node).
     """
-    minus_one = (f'-1 = as {follows} (sim_core.realtime.peer_fifo_priority): its highest '
-                 'real-time priority when it runs on this machine with real-time threads, '
-                 'else normal scheduling' if follows else
-                 '-1 = normal scheduling here (nothing to follow)')
-    return declare(node, 'realtime_priority', AS_PEER,
-                   'SCHED_FIFO priority [1..99] of the thread closing the HIL loop, against '
-                   f'late steps on a loaded machine; 0 = normal scheduling; {minus_one}. Needs '
-                   'CAP_SYS_NICE or an rtprio limit (ulimit -r)', AS_PEER, MAX_PRIORITY)
+    return read_config(node, RealtimeConfig, realtime_table(follows)).realtime_priority
 
 
 def apply_realtime(node, priority: int, what: str) -> bool:
@@ -78,6 +71,6 @@ def read_config(node, cls, table: dict, any_type=()):
     values = {}
     for name, default in config.defaults(cls).items():
         p = config.param(table[name])
-        values[name] = declare(node, name, default, p.describe(), p.lo, p.hi, live=p.live,
+        values[name] = _declare(node, name, default, p.describe(), p.lo, p.hi, live=p.live,
                                any_type=p.any_type or name in any_type, choices=p.choices)
     return config.build(cls, table, values)
