@@ -1,18 +1,18 @@
-"""MAVLink HIL protocol core: fields and units against the MAVLink tables, mixer, missions.
+"""MAVLink protocol core: the mission state machines and the command protocol.
 
-MAVLink HIL protocol core: message fields and units against the MAVLink common tables,
-fields_updated groups, the mixer, and the mission state machines (sender and receiver) with
-lost, duplicated and out-of-order requests. Messages go through real pymavlink framing.
+The mission state machines (sender and receiver) with lost, duplicated and out-of-order
+requests, uploads and clears refused with their MISSION_ACK, and the COMMAND_ACK of commands to
+the bridge. Messages go through real pymavlink framing. The HIL messages: test_hil_messages; the
+bridge's decisions: test_hil_bridge_core.
 """
 
 import itertools
 import math
 import random
 
-import numpy as np
+from mavlink_helpers import FC, SIM, wire
 import pytest
 
-from mavlink_bridge.core import hil
 from mavlink_bridge.core.mav import mavlink, new_mav
 from mavlink_bridge.core.mission import (
     DONE,
@@ -21,26 +21,8 @@ from mavlink_bridge.core.mission import (
     MissionServer,
     items_from_scenario,
 )
-from mavlink_bridge.core.mixer import ActuatorError, Mixer
 from mavlink_bridge.fc.mission_client import MissionClient
-from sim_core.clock import SimState
-from sim_core.errors import ConfigError
-from sim_core.geodesy import GeoOrigin
 from sim_core.scenario import load_scenario
-from sim_sensors.core.gnss import GnssFix
-from sim_sensors.core.suite import SensorSample
-
-SIM = (51, 25)
-FC = (1, 1)
-
-
-def wire(msg, sender):
-    """Pack with the sender's ids and parse back with a fresh MAVLink 2 parser."""
-    data = msg.pack(sender)
-    rx = new_mav(*FC)
-    (out,) = rx.parse_buffer(data)
-    assert data[0] == 0xFD   # MAVLink 2 frame
-    return out
 
 
 @pytest.fixture
@@ -51,93 +33,6 @@ def sim():
 @pytest.fixture
 def fc():
     return new_mav(*FC)
-
-
-def test_heartbeat_per_state(sim):
-    cases = {SimState.RUNNING: (mavlink.MAV_STATE_ACTIVE, 136),
-             SimState.PAUSED: (mavlink.MAV_STATE_STANDBY, mavlink.MAV_MODE_FLAG_GUIDED_ENABLED),
-             SimState.STOPPED: (mavlink.MAV_STATE_POWEROFF, 0)}
-    for state, (status, mode) in cases.items():
-        m = wire(hil.heartbeat(sim, state), sim)
-        assert (m.type, m.autopilot) == (0, 8)     # GENERIC, INVALID
-        assert (m.system_status, m.base_mode) == (status, mode)
-        assert (m.get_srcSystem(), m.get_srcComponent()) == SIM
-    assert mavlink.MAV_STATE_ACTIVE == 4 and mavlink.MAV_STATE_STANDBY == 3
-    assert mavlink.MAV_STATE_POWEROFF == 7
-
-
-def test_home_position_units(sim):
-    o = GeoOrigin(47.397742, 8.545594, 488.0)
-    m = wire(hil.home_position(sim, o), sim)
-    assert m.latitude == 473977420 and m.longitude == 85455940
-    assert m.altitude == 488000                  # mm
-    assert (m.x, m.y, m.z) == (0.0, 0.0, 0.0)
-    assert list(m.q) == [1.0, 0.0, 0.0, 0.0]
-
-
-def sample(imu=True, mag_new=False, baro=None):
-    f = np.array([0.1, 0.2, 9.81])               # FLU
-    w = np.array([0.01, 0.02, 0.03])
-    return SensorSample(4000, (f, w) if imu else None, np.array([2e-5, 1e-6, -4.3e-5]),
-                        mag_new, baro, [])
-
-
-def test_hil_sensor_frames_units_and_groups(sim):
-    enc = hil.HilSensorEncoder()
-    m = wire(enc.encode(sim, sample(), 4000), sim)
-    assert m.time_usec == 4000
-    assert m.fields_updated == 0x7 | 0x38           # ACCEL | GYRO only
-    # FLU -> FRD: y and z negated; at rest z reads -g
-    assert (m.xacc, m.yacc, m.zacc) == pytest.approx((0.1, -0.2, -9.81), abs=1e-6)
-    assert (m.xgyro, m.ygyro, m.zgyro) == pytest.approx((0.01, -0.02, -0.03), abs=1e-7)
-    assert m.id == 0
-    m = wire(enc.encode(sim, sample(mag_new=True, baro=(101325.0, 288.15, 0.0)), 8000), sim)
-    assert m.fields_updated == 0x7 | 0x38 | 0x1C0 | 0x1A00
-    assert (m.xmag, m.ymag, m.zmag) == pytest.approx((0.2, -0.01, 0.43), abs=1e-6)   # gauss
-    assert m.abs_pressure == pytest.approx(1013.25)     # hPa
-    assert m.temperature == pytest.approx(15.0)         # degC
-    assert m.pressure_alt == pytest.approx(0.0)
-    assert m.diff_pressure == 0.0
-    assert not m.fields_updated & 0x400                 # no DIFF_PRESSURE
-    # the next message without new mag/baro keeps the values but does not flag them
-    m = wire(enc.encode(sim, sample(), 12000), sim)
-    assert m.fields_updated == 0x3F and m.abs_pressure == pytest.approx(1013.25)
-
-
-def test_hil_gps_units(sim):
-    fix = GnssFix(100_000_000, 47.5, 8.5, 500.25, (3.0, 4.0, -1.0), 3, 0.3, 0.5, 12)
-    m = wire(hil.hil_gps(sim, fix, 1_700_000_000_000_000), sim)
-    assert m.time_usec == 1_700_000_000_000_000
-    assert (m.lat, m.lon, m.alt) == (475000000, 85000000, 500250)
-    assert (m.eph, m.epv) == (30, 50)                  # cm
-    assert (m.vn, m.ve, m.vd) == (400, 300, 100)       # cm/s NED from ENU (3, 4, -1)
-    assert m.vel == 500
-    assert m.cog == round(math.degrees(math.atan2(3.0, 4.0)) * 100)
-    assert m.fix_type == 3 and m.satellites_visible >= 6
-
-
-def test_hil_state_quaternion_ground_truth(sim):
-    o = GeoOrigin(47.0, 8.0, 400.0)
-    # heading north (ENU yaw 90 deg), 2 m up, flying north at 5 m/s
-    q = (math.cos(math.pi / 4), 0.0, 0.0, math.sin(math.pi / 4))
-    m = wire(hil.hil_state_quaternion(sim, 1000, o, (0.0, 0.0, 2.0), (0.0, 5.0, 0.0), q,
-                                      (0.0, 0.0, 0.0), (0.0, 0.0, 0.1), 9.80665), sim)
-    assert list(m.attitude_quaternion) == pytest.approx([1.0, 0.0, 0.0, 0.0], abs=1e-6)
-    assert m.yawspeed == pytest.approx(-0.1)            # FLU z up -> FRD z down
-    assert (m.vx, m.vy, m.vz) == (500, 0, 0)
-    assert m.alt == 402000 and m.lat == 470000000
-
-
-def test_mixer_default_and_table():
-    assert Mixer().throttles([0.1, 0.2, 0.3, 0.4] + [9.0] * 12) == (0.1, 0.2, 0.3, 0.4)
-    assert Mixer((2, 0, 3, 1)).throttles([0.1, 0.2, 0.3, 0.4]) == (0.3, 0.1, 0.4, 0.2)
-    assert Mixer().throttles([-1.0, 0.5, 1.0, 0.0]) == (0.0, 0.5, 1.0, 0.0)   # PX4 disarmed -1
-    for bad in ([math.nan, 0, 0, 0], [0, math.inf, 0, 0], [0, 0, 1.5, 0], [0, 0, 0, -2], [0.5]):
-        with pytest.raises(ActuatorError):
-            Mixer().throttles(bad)
-    for table in ((0, 1, 2), (0, 0, 1, 2), (0, 1, 2, 4)):
-        with pytest.raises(ConfigError):
-            Mixer(table)
 
 
 def test_items_from_scenario():
@@ -419,172 +314,3 @@ def test_request_list_for_fence_answers_empty(sim, fc):
     m = wire(fc.mission_request_list_encode(*SIM, mavlink.MAV_MISSION_TYPE_FENCE), fc)
     (count,) = server.on_request_list(sim, m, 0.0)
     assert count.count == 0 and count.mission_type == mavlink.MAV_MISSION_TYPE_FENCE
-
-
-# --- HilBridge: the bridge node's decisions, without ROS --------------------------------------
-def hil_bridge(**cfg):
-    """A HilBridge on a UDP link of 127.0.0.1 (nothing listens at its remote)."""
-    from mavlink_bridge.core.bridge import BridgeConfig, HilBridge
-    from mavlink_bridge.core.endpoint import Endpoint
-    from sim_core.link import UdpLink
-    from sim_sensors.core.suite import SuiteConfig
-    c = BridgeConfig(gps_utc_start='2026-11-22T12:00:00Z', **cfg)
-    link = UdpLink(('127.0.0.1', 0), FC_AT)
-    ep = Endpoint(link, c.system_id, c.component_id, 'HIL link', c.peer_timeout_s)
-    return HilBridge(c, load_scenario('default'), SuiteConfig(), ep), ep
-
-
-FC_AT = ('127.0.0.1', 9)    # hil_bridge()'s fc_address: the FC's frames come from there
-
-
-def at_rest(t_ns):
-    from sim_core.frames import VehicleSample
-    z = np.zeros(3)
-    return VehicleSample(t_ns, z, z, np.array([1.0, 0.0, 0.0, 0.0]), z, z)
-
-
-def test_hil_bridge_frames_each_step_and_takes_the_answer_to_it():
-    b, ep = hil_bridge()
-    fc = new_mav(1, 1)
-    controls = [0.5] * 4 + [0.0] * 12
-    # an answer before any frame was sent answers nothing
-    act = b.on_datagram(ep, fc.hil_actuator_controls_encode(0, controls, 129, 1).pack(fc),
-                        FC_AT, 0.0)
-    assert act.commands == [] and act.reject is None and b.count['ignored'] == 1
-    b.on_sim_status(SimState.RUNNING, 0.0, 0.0)
-    act = b.on_state(at_rest(4_000_000))
-    sent = [m for _, msgs in act.sends for m in msgs]
-    assert [m.get_type() for m in sent][:1] == ['HIL_SENSOR'] and sent[0].time_usec == 4000
-    assert act.sample[1] == 4_000_000 and b.count['sensor'] == 1
-    act = b.on_datagram(ep, fc.hil_actuator_controls_encode(4000, controls, 129, 1).pack(fc),
-                        FC_AT, 0.1)
-    assert act.commands == [((0.5, 0.5, 0.5, 0.5), 4_000_000)] and act.reject is None
-    assert any('drives the motors' in text for _, text in act.logs)
-    # the same state again is no new step: no frame
-    assert b.on_state(at_rest(4_000_000)).sends == []
-
-
-def test_hil_bridge_refuses_strangers_garbage_and_bad_values_with_their_kind():
-    b, ep = hil_bridge()
-    b.on_sim_status(SimState.RUNNING, 1.0, 0.0)
-    b.on_state(at_rest(4_000_000))
-    other = new_mav(7, 1)
-    controls = [0.5] * 4 + [0.0] * 12
-    act = b.on_datagram(ep, other.hil_actuator_controls_encode(4000, controls, 129, 1)
-                        .pack(other), ('127.0.0.1', 5000), 0.1)
-    assert act.commands == [] and act.reject[0] == 'peer' and '7:1' in act.reject[1]
-    assert b.on_datagram(ep, b'\x00garbage', ('127.0.0.1', 5000), 0.1).reject[0] == 'undecodable'
-    half = other.heartbeat_encode(2, 12, 0, 0, 3).pack(other)[:9]
-    assert b.on_datagram(ep, half, ('127.0.0.1', 5000), 0.1).reject[0] == 'truncated'
-    fc = new_mav(1, 1)
-    bad = [float('nan')] * 4 + [0.0] * 12
-    act = b.on_datagram(ep, fc.hil_actuator_controls_encode(4000, bad, 129, 1).pack(fc),
-                        FC_AT, 0.2)
-    # refused values still answer the step: the motors hold the last valid command (none: 0)
-    assert act.reject[0] == 'value' and act.commands == [((0.0,) * 4, 4_000_000)]
-    ping = other.mission_request_list_encode(99, 1)
-    assert b.on_datagram(ep, ping.pack(other), ('127.0.0.1', 5000), 0.3).reject[0] == 'target'
-
-
-def test_hil_bridge_takes_the_fc_only_from_fc_address_address_and_port():
-    """fc_address pins the FC: its ids, actuators or an FC HEARTBEAT from elsewhere: refused."""
-    b, ep = hil_bridge()
-    b.on_sim_status(SimState.RUNNING, 1.0, 0.0)
-    b.on_state(at_rest(4_000_000))
-    fc, gcs = new_mav(1, 1), new_mav(255, 190)
-    full = [1.0] * 4 + [0.0] * 12
-    for addr in (('127.0.0.1', 5000), ('127.0.0.2', 9)):          # another port, another host
-        act = b.on_datagram(ep, fc.hil_actuator_controls_encode(4000, full, 129, 1).pack(fc),
-                            addr, 0.1)
-        assert act.commands == [] and act.reject[0] == 'peer', act.reject
-        assert f'at {addr[0]}:{addr[1]}' in act.reject[1] and '127.0.0.1:9 (fc_address)' in \
-            act.reject[1]
-        hb = fc.heartbeat_encode(mavlink.MAV_TYPE_QUADROTOR, mavlink.MAV_AUTOPILOT_PX4, 0, 0, 3)
-        assert b.on_datagram(ep, hb.pack(fc), addr, 0.1).reject[0] == 'peer'
-        ack = fc.mission_ack_encode(51, 1, 0, 0)           # nor does it speak for the FC
-        assert b.on_datagram(ep, ack.pack(fc), addr, 0.1).reject[0] == 'peer'
-    assert b.count['actuators'] == 0 and not ep.peers.active()
-    assert b.mission.state == 'sending'
-    # a ground station elsewhere is no FC: it is served (mission download)
-    act = b.on_datagram(ep, gcs.mission_request_list_encode(51, 1).pack(gcs),
-                        ('127.0.0.1', 5000), 0.2)
-    assert act.reject is None
-    # the FC itself, at fc_address, drives
-    act = b.on_datagram(ep, fc.hil_actuator_controls_encode(4000, full, 129, 1).pack(fc),
-                        FC_AT, 0.3)
-    assert act.reject is None and act.commands == [((1.0,) * 4, 4_000_000)]
-    # fc 0:0 (the first FC heard): an FC HEARTBEAT from elsewhere is not learned as the FC
-    b, ep = hil_bridge(fc_system_id=0, fc_component_id=0)
-    other = new_mav(7, 1)
-    hb = other.heartbeat_encode(mavlink.MAV_TYPE_QUADROTOR, mavlink.MAV_AUTOPILOT_PX4, 0, 0, 3)
-    assert b.on_datagram(ep, hb.pack(other), ('127.0.0.1', 5000), 0.1).reject[0] == 'peer'
-    assert b.served.ids is None
-    b.on_datagram(ep, hb.pack(other), FC_AT, 0.2)
-    assert b.served.ids == (7, 1)
-    # fc_address '' (reply to the first sender): nothing pinned, the FC known by its ids
-    from mavlink_bridge.core.endpoint import Endpoint
-    from sim_core.link import UdpLink
-    free = Endpoint(UdpLink(('127.0.0.1', 0)), 51, 1, 'HIL link', 3.0)
-    assert free.pinned is None and free.at_pin(('10.0.0.1', 1234))
-    named = Endpoint(UdpLink(('127.0.0.1', 0), ('localhost', 9)), 51, 1, 'HIL link', 3.0)
-    assert named.pinned == FC_AT and named.at_pin(FC_AT)
-    for e in (free, named, ep):
-        e.link.close()
-
-
-def test_hil_bridge_uploads_the_mission_when_the_simulation_first_runs():
-    b, ep = hil_bridge()
-    act = b.on_sim_status(SimState.RUNNING, 1.0, 0.0)
-    types = [m.get_type() for _, msgs in act.sends for m in msgs]
-    assert types == ['MISSION_COUNT', 'HEARTBEAT']
-    count = act.sends[0][1][0]
-    assert count.count == len(b.mission.items) > 0 and count.target_system == 1
-    assert b.on_sim_status(SimState.RUNNING, 1.0, 0.5).sends == []      # no change: nothing
-    paused = b.on_sim_status(SimState.PAUSED, 1.0, 1.0)
-    assert any('PAUSED' in text for _, text in paused.logs)
-
-
-def test_the_step_split_adds_up_to_the_step():
-    """StepSplit: ours + send + the FC's side + waited = the step, per step (µs)."""
-    from mavlink_bridge.core.step_split import StepSplit
-    sp = StepSplit()
-    t = 100.0
-    for _ in range(10):
-        # an answer in at t: 80 µs of ours, a 30 µs send, 50 µs of topics after it; the FC's
-        # answer reaches our socket 60 µs after the send and is read 20 µs after the topics
-        t_in = t
-        sp.sent(t_in + 80e-6, t_in + 110e-6)
-        sp.answered(t_in, stamp=t_in - 70e-6 if sp.n else 0.0, t_done=t_in + 160e-6)
-        t = t_in + 110e-6 + 60e-6 + 70e-6         # the next answer read
-    # the first answer has no send before it; the 9 others each follow one
-    assert sp.n == 10 and sp.stamped == 9 and sp.paired == 9
-    text = sp.summary()
-    assert 'ours 80 µs' in text and 'send 30 µs' in text
-    assert "the FC's side 60 µs" in text and 'waited 70 µs' in text
-    assert 'topics after the send 50 µs' in text
-    # without kernel stamps: the FC's side and the wait as one figure
-    sp2 = StepSplit()
-    for k in range(3):
-        sp2.sent(k + 80e-6, k + 110e-6)
-        sp2.answered(k, 0.0, k + 160e-6)
-    assert "the FC's side and our wait" in sp2.summary()
-    assert StepSplit().summary() == 'no lockstep step measured'
-
-
-def test_the_step_split_of_a_fleet_counts_ours_only_where_this_answer_sent_the_sensors():
-    """A fleet's step runs when its last FC answered (ours was -110..-310 µs before).
-
-    The other bridges' sensors were sent by that answer's thread before their own next
-    answer arrived: those answers pair with the FC's side only.
-    """
-    from mavlink_bridge.core.step_split import StepSplit
-    sp = StepSplit()
-    t = 100.0
-    for _ in range(10):
-        sp.answered(t, 0.0, t + 5e-6)             # our FC answers first: the step waits
-        sp.sent(t + 200e-6, t + 230e-6)            # the other vehicle's answer stepped it
-        t += 500e-6
-    assert sp.n == 0 and sp.paired == 8 and sp.summary() == 'no lockstep step measured'
-    sp.sent(t + 80e-6, t + 100e-6)                 # now our answer completes the step: its
-    sp.answered(t, 0.0, t + 150e-6)                # handling sends the sensors, then returns
-    assert sp.n == 1 and 'ours 80 µs' in sp.summary()
