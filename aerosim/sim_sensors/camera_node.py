@@ -10,6 +10,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image
 
 from aerosim_msgs.msg import VehicleState
+from sim_core.clock import ResetDetector
 from sim_core.decimator import Decimator
 from sim_core.scenario import load_scenario
 from sim_ros import qos
@@ -34,7 +35,7 @@ class CameraNode(Node):
         self.tf_static = publish_static(
             self, [(self.cfg.body_frame_id, self.cfg.frame_id, *self.camera.mount())])
         self.decimator = Decimator(self.cfg.rate_hz)
-        self._last_t_ns = -1
+        self._clock_reset = ResetDetector()
         info = self.camera.camera_info()
         self._info = CameraInfo(width=info['width'], height=info['height'],
                                 distortion_model=info['distortion_model'], d=info['d'],
@@ -51,9 +52,8 @@ class CameraNode(Node):
 
     def _on_state(self, msg: VehicleState):
         t_ns = time_ns(msg.header.stamp)
-        if t_ns < self._last_t_ns:
+        if self._clock_reset.went_back(t_ns):
             self.decimator.reset()
-        self._last_t_ns = t_ns
         if not self.decimator.due(t_ns):
             return
         pose = msg.state.pose

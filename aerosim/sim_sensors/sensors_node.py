@@ -13,7 +13,7 @@ from rclpy.node import Node
 from aerosim_msgs.msg import VehicleState
 from sim_core.scenario import load_scenario
 from sim_ros import qos
-from sim_ros.convert import time_ns, vehicle_state_arrays
+from sim_ros.convert import vehicle_state_arrays
 from sim_ros.params import read_config
 from sim_ros.run import run_node
 from sim_sensors.core.params import SENSORS_PARAMETERS, SensorsConfig
@@ -36,17 +36,16 @@ class SensorsNode(Node):
         self.topics = SensorTopics(self, *frames)
         # The state stream is the simulation pipeline, not a lossy sensor feed: reliable.
         self.create_subscription(VehicleState, 'vehicle_state', self._on_state, qos.STATE)
-        self._last_t_ns = -1
         self.get_logger().info(
             f'{describe(self.suite_cfg)}; Earth field at origin '
             f'{np.linalg.norm(self.suite.mag.field_enu) * 1e9:.0f} nT')
 
     def _on_state(self, msg: VehicleState):
-        t_ns = time_ns(msg.header.stamp)
-        if t_ns < self._last_t_ns:
+        resets = self.suite.clock_reset.resets
+        sample = self.suite.sample(*vehicle_state_arrays(msg))
+        if self.suite.clock_reset.resets != resets:
             self.get_logger().info('sim time went backwards: sensors reset')
-        self._last_t_ns = t_ns
-        self.topics.publish(self.suite.sample(*vehicle_state_arrays(msg)), msg.header.stamp)
+        self.topics.publish(sample, msg.header.stamp)
 
 
 def main(args=None):

@@ -77,6 +77,7 @@ from imc_bridge.core.discovery import DISCOVERY_GROUP, interface_addresses, serv
 from imc_bridge.core.leaks import LeakState
 from imc_bridge.core.state import ImcKinematics, imc_kinematics, rad_position, stream_velocity_ned
 from sim_core.actions import Actions as BaseActions
+from sim_core.clock import ResetDetector
 from sim_core.config import checked
 from sim_core.decimator import Decimator
 from sim_core.errors import ConfigError
@@ -168,6 +169,7 @@ class ImcBridgeCore(ControlInput):
                        'ignored': 0, 'relayed': 0, 'ignored_actuators': 0, 'ignored_guidance': 0,
                        'level_switches': 0, 'announce_errors': 0, 'id_conflicts': 0}
         self._t_ns: Optional[int] = None
+        self._clock_reset = ResetDetector()
         self._dec_sim = Decimator(cfg.simulated_state_rate_hz)
         self._dec_est = Decimator(cfg.estimated_state_rate_hz) \
             if cfg.estimated_state_rate_hz > 0.0 else None
@@ -199,7 +201,7 @@ class ImcBridgeCore(ControlInput):
         acoustic frames in flight and the leaks are cleared.
         """
         act = Actions()
-        if self._t_ns is not None and t_ns < self._t_ns:
+        if self._clock_reset.went_back(t_ns):
             self.acoustic.clear()
             self.leaks.reset()
             act.leaks_changed = True

@@ -51,7 +51,7 @@ from mavlink_bridge.core.mission import items_from_scenario
 from mavlink_bridge.core.mixer import ActuatorError
 from mavlink_bridge.core.peers import ServedFc, is_flight_controller
 from sim_core.actions import Actions as BaseActions
-from sim_core.clock import SimState
+from sim_core.clock import ResetDetector, SimState
 from sim_core.config import checked
 from sim_core.decimator import Decimator
 from sim_core.frames import VehicleSample
@@ -131,6 +131,7 @@ class HilBridge(BridgeQueries):
         self._answered_ns: Optional[int] = None  # the frame the FC's last answer was for [ns]
         self._halted_at_ns = 0          # last frame sent when the sim was paused/stopped [ns]
         self.last_state_ns = -1
+        self._clock_reset = ResetDetector()
         self._engaged = False
         self._command: Any = self.mixer.idle()      # the last valid actuator command
         self._ran = False               # the simulation has run (the session may begin)
@@ -248,7 +249,7 @@ class HilBridge(BridgeQueries):
         act = Actions()
         t_ns = s.t_ns
         with self.lock:
-            if t_ns < self.last_state_ns:
+            if self._clock_reset.went_back(t_ns):
                 act.logs.append(('warning', 'sim time went backwards (reset): sensors restart; '
                                  'a real FC in lockstep must be restarted too'))
                 self.encoder = hil.HilSensorEncoder()
