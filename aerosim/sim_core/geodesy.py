@@ -15,6 +15,7 @@ import math
 
 import pymap3d
 
+from sim_core import units
 from sim_core.validate import number
 
 # WGS-84 ellipsoid
@@ -61,8 +62,7 @@ def ecef_to_geodetic(x: float, y: float, z: float):
     return math.degrees(math.atan2(z + _EP2 * z0, p)), math.degrees(math.atan2(y, x)), h
 
 
-# One knot (international nautical mile per hour) [m/s].
-KNOT_MPS = 1852.0 / 3600.0
+KNOT_MPS = units.KNOT_MPS     # m/s per knot (its home is sim_core.units; kept here for callers)
 
 
 @dataclass(frozen=True)

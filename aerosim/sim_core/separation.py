@@ -31,6 +31,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from sim_core.kinds import KINDS, WATER, Speeds, VehicleKind, info, kind_of
 from sim_core.scenario import Scenario
+from sim_core.units import clamp
 
 # Two real PX4 v1.16 SITL instances flying copies of one mission (issue 39, vehicles:=2) reached
 # the same items 2-5 s apart: mission upload, arming and pre-flight checks each take their own
@@ -222,7 +223,7 @@ def _pair(sa: Segment, sb: Segment, drift: float) -> Optional[Tuple[float, float
         d0, d1 = d(*p), d(*q)
         w = (d1[0] - d0[0], d1[1] - d0[1], d1[2] - d0[2])
         ww = _dot(w, w)
-        lam = 0.0 if ww <= 0.0 else min(1.0, max(0.0, -_dot(d0, w) / ww))
+        lam = 0.0 if ww <= 0.0 else clamp(-_dot(d0, w) / ww, 0.0, 1.0)
         v = (d0[0] + lam * w[0], d0[1] + lam * w[1], d0[2] + lam * w[2])
         d2 = _dot(v, v)
         if best is None or d2 < best[0]:

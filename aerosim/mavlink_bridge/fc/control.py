@@ -12,6 +12,8 @@ from typing import Optional
 
 import numpy as np
 
+from sim_core.units import clamp
+
 GRAVITY = 9.80665
 # PX4 Quad X mixer: per motor (roll, pitch, yaw) scale; motor order 0 FR CCW, 1 RL CCW,
 # 2 FL CW, 3 RR CW.
@@ -56,11 +58,6 @@ def _cross(a, b):
     """Cross product of two 3-vectors (numpy's np.cross is slow on small arrays)."""
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
                      a[0] * b[1] - a[1] * b[0]])
-
-
-def _clamp(v, limit):
-    """Clamp v to [-limit, limit] elementwise (np.clip costs ~5x more on small arrays)."""
-    return np.minimum(np.maximum(v, -limit), limit)
 
 
 class Controller:
@@ -113,7 +110,7 @@ class Controller:
         kp, ki, kd = self._vel_k
         acc_sp = kp * ev + self.vel_int - kd * dv
         if not self.saturated:
-            self.vel_int = _clamp(self.vel_int + ki * ev * dt, 3.0)
+            self.vel_int = clamp(self.vel_int + ki * ev * dt, -3.0, 3.0)
         # acceleration -> body z axis and collective thrust (normalized)
         f = np.array([acc_sp[0], acc_sp[1], acc_sp[2] - GRAVITY])   # specific force wanted
         if f[2] > -0.2 * GRAVITY:
@@ -142,7 +139,7 @@ class Controller:
         E = 0.5 * (R_sp.T @ R - R.T @ R_sp)           # vee of it: the attitude error
         e = -np.array([E[2, 1], E[0, 2], E[1, 0]])
         rate_sp = np.array([g.att_rp_p * e[0], g.att_rp_p * e[1], g.att_yaw_p * e[2]])
-        rate_sp[0:2] = _clamp(rate_sp[0:2], g.max_rate_rp)
+        rate_sp[0:2] = clamp(rate_sp[0:2], -g.max_rate_rp, g.max_rate_rp)
         rate_sp[2] = min(max(rate_sp[2], -g.max_rate_yaw), g.max_rate_yaw)
         return self.rate_step(dt, rate_sp, thrust, rates)
 
@@ -154,8 +151,8 @@ class Controller:
         self.prev_rates = rates
         kp, ki, kd = self._rate_k
         torque = kp * er + self.rate_int - kd * d
-        self.rate_int = _clamp(self.rate_int + ki * er * dt, 0.3)
-        torque = _clamp(torque, 1.0)
+        self.rate_int = clamp(self.rate_int + ki * er * dt, -0.3, 0.3)
+        torque = clamp(torque, -1.0, 1.0)
         return self.mix(thrust, torque)
 
     def mix(self, thrust, torque):

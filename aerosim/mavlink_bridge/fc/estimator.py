@@ -21,6 +21,7 @@ from transforms3d import quaternions as tq
 
 from mavlink_bridge.fc.mahony import MahonyFilter
 from sim_core.frames import flu_to_frd, frd_to_flu, q_enu_flu_to_ned_frd, quat_to_euler_ned
+from sim_core.units import clamp
 
 GRAVITY = 9.80665
 MAG_FIELDS, BARO_ALT_FIELD, DIFF_PRESS_FIELD = 0x1C0, 0x800, 0x400   # HIL_SENSOR fields_updated
@@ -168,7 +169,7 @@ class Estimator:
 
     def tilt_deg(self) -> float:
         """Angle between body z and the vertical [deg]."""
-        return math.degrees(math.acos(max(-1.0, min(1.0, self.R[2, 2]))))
+        return math.degrees(math.acos(clamp(self.R[2, 2], -1.0, 1.0)))
 
 
 # --- the HIL messages both built-in FCs take (MAVLink units -> SI) -------------------------
