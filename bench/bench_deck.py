@@ -67,7 +67,7 @@ def fly(speed: float, sea_state: int, seed: int) -> dict:
     from mavlink_bridge.core import hil
     from mavlink_bridge.core.mav import new_mav, pack
     from mavlink_bridge.core.mission import items_from_scenario
-    from mavlink_bridge.fc.autopilot import Autopilot
+    from mavlink_bridge.fc.autopilot import MulticopterFc
     from sim_core.members import world_members
     from sim_report.core.mission import MissionJudge
     from sim_sensors.core.landing_target import DownwardSensors, TargetConfig
@@ -85,7 +85,7 @@ def fly(speed: float, sea_state: int, seed: int) -> dict:
     suite = SensorSuite(SuiteConfig(seed=seed), sc)
     down = DownwardSensors(TargetConfig(), np.random.default_rng([seed, 0x1A4D]))
     enc = hil.HilSensorEncoder()
-    ap = Autopilot()
+    ap = MulticopterFc()
     ap.set_mission([wire(sim.mission_item_int_encode(
         1, 1, it.seq, it.frame, it.command, 0, 1, it.param1, it.param2, it.param3, it.param4,
         it.x, it.y, it.z)) for it in items_from_scenario(sc.mission)])

@@ -40,8 +40,6 @@ from sim_ros.convert import time_ns, vehicle_state_arrays
 from sim_ros.params import read_config
 from sim_ros.run import run_node
 
-GAINS = ('tas2acc_pgain', 'bank2p_pgain')
-
 
 class ImcBridge(BridgeNode):
     """IMC UDP bridge node: socket, timers, topics and services around an ImcBridgeCore."""

@@ -14,9 +14,10 @@ from aerosim_msgs.msg import AcousticData, AircraftEffectorCommand, AutopilotCom
 from imc_bridge.core.discovery import DISCOVERY_GROUP
 from sim_core.geodesy import KNOT_MPS
 from sim_core.timeutil import NS_PER_S
+from sim_dynamics.core.node_params import USV_GAINS
 from sim_ros.convert import time_msg
 
-GAINS = ('tas2acc_pgain', 'bank2p_pgain')
+GAINS = tuple(USV_GAINS)      # usv_node's live gains, which DynamicsSimParam reads and sets
 
 
 def effector_msg(header, throttle, rudder, elevators=None) -> AircraftEffectorCommand:

@@ -21,7 +21,7 @@ Px4Sitl here ties them together, one object of those parts (mixins: they share o
 the clock, the arming, the FC core, as PX4's modules share uORB topics), and main() runs it.
 
 The flying itself is a built-in FC's core, told to wait for the mission start instead of
-arming itself: mavlink_bridge.fc.Autopilot for the quad (airframe 10016 none_iris, Quad X
+arming itself: mavlink_bridge.fc.MulticopterFc for the quad (airframe 10016 none_iris, Quad X
 outputs 0..3), mavlink_bridge.fc.plane.PlaneFc with `--airframe plane`: PX4's SITL plane
 (ROMFS/px4fmu_common/init.d-posix/airframes/1030_gazebo-classic_plane: rc.fw_defaults sets
 MAV_TYPE 1, fixed wing, in HEARTBEAT; outputs 3 rudder, 4 left flap, 5 motor, 6/7 ailerons,
@@ -45,7 +45,7 @@ from px4_simulator import REALTIME_PRIORITY, SimulatorLink
 from px4_streams import ONBOARD_STREAMS, PAYLOAD_DATARATE, Streams
 
 from mavlink_bridge.core.mav import mavlink, new_mav
-from mavlink_bridge.fc.autopilot import DONE, Autopilot, NavConfig
+from mavlink_bridge.fc.autopilot import DONE, MulticopterFc, NavConfig
 from mavlink_bridge.fc.control import Gains
 from mavlink_bridge.fc.plane import PlaneFc
 
@@ -79,7 +79,7 @@ class Px4Sitl(SimulatorLink, MavlinkLinks, Commander, PrecisionLanding):
         self.plane = airframe == 'plane'
         self.params = Params(airframe)
         self.ap = PlaneFc(auto_arm=False) if self.plane else \
-            Autopilot(Gains(hover_thrust=0.52), NavConfig(auto_arm=False))
+            MulticopterFc(Gains(hover_thrust=0.52), NavConfig(auto_arm=False))
         self.mav_type = mavlink.MAV_TYPE_FIXED_WING if self.plane else \
             mavlink.MAV_TYPE_QUADROTOR
         self.mm = MissionManager(sysid, self.say)

@@ -133,9 +133,9 @@ def test_baro_height_reference_is_the_mean_on_the_ground():
 def test_a_hil_sensor_frame_with_nan_is_refused_and_corrupts_nothing():
     """A NaN in one frame (valid framing, garbage content) must not reach the filters."""
     from mavlink_bridge.core.mav import new_mav
-    from mavlink_bridge.fc.autopilot import Autopilot
+    from mavlink_bridge.fc.autopilot import MulticopterFc
     sim, fc = new_mav(51, 1), new_mav(1, 1)
-    ap = Autopilot()
+    ap = MulticopterFc()
     g = 9.80665
 
     def frame(k, **bad):

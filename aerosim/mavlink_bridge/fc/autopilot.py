@@ -70,8 +70,12 @@ class NavConfig:
 LANDING_COMMANDS = (mavlink.MAV_CMD_NAV_LAND, mavlink.MAV_CMD_NAV_RETURN_TO_LAUNCH)
 
 
-class Autopilot:
-    """Estimator + navigator + controller."""
+class MulticopterFc:
+    """The built-in multirotor FC: estimator + navigator + controller.
+
+    fc.plane.PlaneFc is the fixed wing's; sim_autopilot.core.autopilot.Autopilot the plane's
+    AeroSim autopilot that PlaneFc flies with.
+    """
 
     def __init__(self, gains: Optional[Gains] = None, nav: Optional[NavConfig] = None):
         """gains: control gains; nav: mission-execution settings."""

@@ -26,7 +26,7 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 from mavlink_bridge.core.mav import mavlink, new_mav, reset_parser
-from mavlink_bridge.fc.autopilot import DONE, Autopilot, NavConfig
+from mavlink_bridge.fc.autopilot import DONE, MulticopterFc, NavConfig
 from mavlink_bridge.fc.control import Gains
 from mavlink_bridge.fc.mission_client import MissionClient
 from mavlink_bridge.fc.plane import PlaneFc
@@ -121,7 +121,7 @@ class FcCore:
             self.ap = PlaneFc(Limits(cfg.fw_rotate_kts, cfg.fw_climb_kts, cfg.fw_cruise_kts,
                                      cfg.fw_approach_kts, cfg.fw_bank_max_deg))
         else:
-            self.ap = Autopilot(Gains(hover_thrust=cfg.hover_thrust,
+            self.ap = MulticopterFc(Gains(hover_thrust=cfg.hover_thrust,
                                       max_speed_xy=cfg.cruise_speed),
                                 NavConfig(accept_radius_m=cfg.acceptance_radius_m))
         self.mav_type = AIRFRAMES[self.kind]

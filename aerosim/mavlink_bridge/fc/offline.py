@@ -12,7 +12,7 @@ from mavlink_bridge.core import hil
 from mavlink_bridge.core.mav import new_mav, pack
 from mavlink_bridge.core.mission import items_from_scenario
 from mavlink_bridge.core.mixer import FixedWingMixer
-from mavlink_bridge.fc.autopilot import DONE, Autopilot
+from mavlink_bridge.fc.autopilot import DONE, MulticopterFc
 from mavlink_bridge.fc.plane import PlaneFc
 from sim_dynamics.core.multirotor import Multirotor, MultirotorParams
 from sim_dynamics.core.plane import AircraftParams, Plane
@@ -48,7 +48,7 @@ def fly(scenario, suite_cfg: Optional[SuiteConfig] = None, max_sim_s: float = 30
     suite = SensorSuite(suite_cfg or SuiteConfig(), scenario)
     sim, fc = new_mav(51, 25), new_mav(1, 1)
     enc = hil.HilSensorEncoder()
-    ap = Autopilot()
+    ap = MulticopterFc()
     _upload(ap, scenario, sim, fc)
     judge = MissionJudge(scenario)
     step_ns = int(round(1e9 / rate_hz))

@@ -1,6 +1,6 @@
 """The built-in flight controller of a fixed-wing aircraft (pure, no rclpy).
 
-The same MAVLink face as the multirotor's (fc.autopilot.Autopilot): it downloads the mission,
+The same MAVLink face as the multirotor's (fc.autopilot.MulticopterFc): it downloads the mission,
 estimates the state from HIL_SENSOR / HIL_GPS and answers each HIL_SENSOR with the 16
 HIL_ACTUATOR_CONTROLS of a PX4 plane (mixer.fixed_wing_servos: airframe 1030's outputs). Inside:
 - estimation: fc.estimator (Mahony attitude, Kalman position/velocity), with the flight
