@@ -21,7 +21,7 @@ Px4Sitl here ties them together, one object of those parts (mixins: they share o
 the clock, the arming, the FC core, as PX4's modules share uORB topics), and main() runs it.
 
 The flying itself is a built-in FC's core, told to wait for the mission start instead of
-arming itself: mavlink_bridge.fc.MulticopterFc for the quad (airframe 10016 none_iris, Quad X
+arming itself: fc.autopilot.MulticopterFc for the quad (airframe 10016 none_iris, Quad X
 outputs 0..3), mavlink_bridge.fc.plane.PlaneFc with `--airframe plane`: PX4's SITL plane
 (ROMFS/px4fmu_common/init.d-posix/airframes/1030_gazebo-classic_plane: rc.fw_defaults sets
 MAV_TYPE 1, fixed wing, in HEARTBEAT; outputs 3 rudder, 4 left flap, 5 motor, 6/7 ailerons,
