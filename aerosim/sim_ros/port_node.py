@@ -41,7 +41,7 @@ class PortNode(Node):
         client is dropped if it takes no data for send_timeout_s (None: the sender waits).
         """
         if transport not in ('udp', 'tcp'):
-            raise ValueError(f"transport: must be 'udp' or 'tcp', got {transport!r}")
+            raise ValueError(f'transport: one of udp, tcp, got {transport!r}')
         udp = transport == 'udp'
         local = parse_endpoint(bind if udp else tcp_bind, 'bind' if udp else 'tcp_bind')
         allow = self._allowlist([local[0]])

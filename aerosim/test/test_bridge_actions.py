@@ -138,8 +138,8 @@ def test_the_imc_core_refuses_a_bad_config_naming_the_parameter(values, text):
 
 
 @pytest.mark.parametrize('values, text', [
-    ({'transport': 'serial'}, "transport: must be 'udp' or 'tcp', got 'serial'"),
-    ({'timestamps': 'gps'}, "timestamps: 'sim' or 'wall', got 'gps'"),
+    ({'transport': 'serial'}, "transport: one of udp, tcp, got 'serial'"),
+    ({'timestamps': 'gps'}, "timestamps: one of sim, wall, got 'gps'"),
     ({'window': 0}, 'window: must be in [1, 900], got 0'),
 ])
 def test_the_usv_pipeline_refuses_a_bad_config_as_the_node_does(values, text):

@@ -272,9 +272,9 @@ def test_tcp_transport_carries_the_same_commands_one_per_line(procs):
 # The checks the nodes make themselves (not a core's: those are test_bridge_config's, without
 # ROS, as the missing sim_config and types_file files)
 @pytest.mark.parametrize('name, param, value, message', [
-    ('usv_bridge', 'transport', 'serial', "transport: must be 'udp' or 'tcp'"),
+    ('usv_bridge', 'transport', 'serial', "transport: one of udp, tcp, got 'serial'"),
     ('usv_bridge', 'bind', 'nonsense', 'bind: expected host:port'),
-    ('usv_bridge', 'timestamps', 'gps', "timestamps: 'sim' or 'wall'"),
+    ('usv_bridge', 'timestamps', 'gps', "timestamps: one of sim, wall, got 'gps'"),
     ('usv_swarm_node', 'current_ne', [0.1], 'current_ne: two finite numbers'),
 ])
 def test_bad_configuration_is_a_clear_error(procs, name, param, value, message):

@@ -26,6 +26,7 @@ from mavlink_bridge.core.mixer import (
     MixerConfig,
     check_layout,
 )
+from sim_core.config import Param
 from sim_core.errors import ConfigError
 from sim_core.kinds import kind_of
 from sim_core.members import world_members
@@ -76,7 +77,8 @@ class BridgeConfig:
 # name -> (description with units, lo, hi); the defaults are BridgeConfig's
 PARAMETERS: Dict[str, Any] = {
     'scenario_file': ('Scenario YAML (origin = home, mission)',),
-    'transport': ('udp | tcp (TCP server, PX4 SITL connects to it)',),
+    'transport': Param('udp, or tcp (a TCP server: PX4 SITL connects to it)',
+                       choices=('udp', 'tcp')),
     'bind': ('UDP local address host:port',),
     'fc_address': ("UDP address of the flight controller host:port, where the bridge sends "
                    "and the only address and port the FC's frames are taken from (its ids, "

@@ -8,8 +8,7 @@ the parameter), for the node at start-up and for UiPipeline handed a config dire
 from dataclasses import dataclass
 from typing import Any, Dict
 
-from sim_core.config import checked
-from sim_core.errors import ConfigError
+from sim_core.config import Param, checked
 
 MAX_UDP_PAYLOAD = 65507
 TRANSPORTS = ('udp', 'tcp')
@@ -39,7 +38,8 @@ class UiConfig:
 
 
 PARAMETERS: Dict[str, Any] = {
-    'transport': ("'udp' (one JSON per datagram) or 'tcp' (a server, one JSON per line)",),
+    'transport': Param("'udp' (one JSON per datagram) or 'tcp' (a server, one JSON per line)",
+                       choices=TRANSPORTS),
     'bind': ('Our UDP address host:port',),
     'ui_address': ("The UI's UDP address host:port ('' = the last sender of a valid input)",),
     'tcp_bind': ('TCP server address (transport tcp)',),
@@ -49,8 +49,8 @@ PARAMETERS: Dict[str, Any] = {
     'max_boats': ('Most boats an init may have', 1, 100000),
     'max_datagram_bytes': ('Largest command-21 datagram [bytes] (UDP): an init whose 21 could '
                            'be larger is refused (use TCP)', 1000, MAX_UDP_PAYLOAD),
-    'timestamps': ("Command 21 timestamp: 'sim' (the init's hour today + session sim time) or "
-                   "'wall' (local time now)",),
+    'timestamps': Param("Command 21 timestamp: 'sim' (the init's hour today + session sim "
+                        "time) or 'wall' (local time now)", choices=TIMESTAMPS),
     'replies': ('Answer every input ({"reply": ..., "seq": ..., "ok": ...}) and send notices '
                 '({"notice": ...}): docs/usv_ui.md',),
     'window': ('Inputs out to the swarm without an answer, at most (the input topic keeps '
@@ -71,14 +71,8 @@ PARAMETERS: Dict[str, Any] = {
 
 
 def check(cfg: UiConfig) -> UiConfig:
-    """cfg, after the table's checks and transport's and timestamps'; else ConfigError.
+    """The config after the table's checks (ranges, transport's and timestamps' choices).
 
-    transport and timestamps are checked here, not as the table's choices, to keep the
-    messages the nodes have always given ("transport: must be 'udp' or 'tcp'").
+    A ConfigError names the parameter; UiPipeline handed a config directly calls it too.
     """
-    cfg = checked(cfg, PARAMETERS)
-    if cfg.transport not in TRANSPORTS:
-        raise ConfigError(f"transport: must be 'udp' or 'tcp', got {cfg.transport!r}")
-    if cfg.timestamps not in TIMESTAMPS:
-        raise ConfigError(f"timestamps: 'sim' or 'wall', got {cfg.timestamps!r}")
-    return cfg
+    return checked(cfg, PARAMETERS)
