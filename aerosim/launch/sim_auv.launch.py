@@ -3,7 +3,7 @@
 The scenario's AUV (default dive: a LAUV dives to 5 m, runs a 200 m leg at depth and surfaces
 for a GPS fix) with its built-in controller in the world's process (world_plant), or flown by
 DUNE over IMC (a scenario whose AUV has controller: imc, and config/dune/aerosim-lauv.ini);
-with report:=true its judge. The graph is described once in sim_launch/graphs.py; `aerosim
+with report:=true its judge. The graph is described once in sim_launch/graphs/; `aerosim
 launch sim_auv` starts the same graph without launch_ros.
 """
 

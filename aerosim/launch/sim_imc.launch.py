@@ -1,7 +1,7 @@
 """ros2 launch aerosim sim_imc.launch.py: a USV as an IMC system for DUNE/Neptus (graph 'sim_imc').
 
 usv_node (boat dynamics, the sim clock) and imc_bridge (IMC over UDP). The graph is described
-once in sim_launch/graphs.py; `aerosim launch sim_imc` starts the same graph without launch_ros.
+once in sim_launch/graphs/; `aerosim launch sim_imc` starts the same graph without launch_ros.
 """
 
 from sim_launch.graphs import get_graph

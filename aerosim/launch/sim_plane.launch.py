@@ -1,6 +1,6 @@
 """ros2 launch aerosim sim_plane.launch.py: JSBSim plane + autopilot + sensors (graph 'sim_plane').
 
-The graph is described once in sim_launch/graphs.py; `aerosim launch sim_plane` starts the same
+The graph is described once in sim_launch/graphs/; `aerosim launch sim_plane` starts the same
 graph without launch_ros. Arguments: `ros2 launch aerosim sim_plane.launch.py --show-args`.
 """
 

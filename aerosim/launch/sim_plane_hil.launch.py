@@ -1,6 +1,6 @@
 """ros2 launch aerosim sim_plane_hil.launch.py: the plane in HIL (graph 'sim_plane_hil').
 
-The graph is described once in sim_launch/graphs.py; `aerosim launch sim_plane_hil` starts
+The graph is described once in sim_launch/graphs/; `aerosim launch sim_plane_hil` starts
 the same graph without launch_ros. Arguments:
 `ros2 launch aerosim sim_plane_hil.launch.py --show-args`.
 """

@@ -1,6 +1,6 @@
 """ros2 launch aerosim sim_quad.launch.py: multirotor dynamics + sensors (graph 'sim_quad').
 
-The graph is described once in sim_launch/graphs.py; `aerosim launch sim_quad` starts the same
+The graph is described once in sim_launch/graphs/; `aerosim launch sim_quad` starts the same
 graph without launch_ros. Arguments: `ros2 launch aerosim sim_quad.launch.py --show-args`.
 """
 

@@ -2,7 +2,7 @@
 
 Dynamics, sensors, the MAVLink HIL bridge and, with fc:=builtin (default), the built-in flight
 controller; fc:=px4 for PX4 SITL v1.16, fc:=external for another autopilot. The graph is
-described once in sim_launch/graphs.py; `aerosim launch sim_quad_hil` starts the same graph
+described once in sim_launch/graphs/; `aerosim launch sim_quad_hil` starts the same graph
 without launch_ros.
 """
 

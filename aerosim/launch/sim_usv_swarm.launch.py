@@ -1,7 +1,7 @@
 """ros2 launch aerosim sim_usv_swarm.launch.py: a USV swarm for the USV UI (graph 'sim_usv_swarm').
 
 usv_swarm_node (N boats, the sim clock) and usv_bridge (the UI protocol, seed 004, over UDP or
-TCP). The graph is described once in sim_launch/graphs.py; `aerosim launch sim_usv_swarm` starts
+TCP). The graph is described once in sim_launch/graphs/; `aerosim launch sim_usv_swarm` starts
 the same graph without launch_ros.
 """
 

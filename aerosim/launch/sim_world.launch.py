@@ -3,7 +3,7 @@
 The scenario's vehicles (default harbour_ops: two quads with built-in FCs, the C172 with its
 autopilot, a boat following waypoints) on one clock in one process (world_plant), a built-in
 FC per vehicle that has one, and with report:=true the world's judge. The graph is described
-once in sim_launch/graphs.py; `aerosim launch sim_world` starts the same graph without
+once in sim_launch/graphs/; `aerosim launch sim_world` starts the same graph without
 launch_ros.
 """
 

@@ -23,11 +23,11 @@ Part of the PX4 stand-in (px4_sitl.py):
 
 import math
 
-import px4_events
-from px4_params import feasibility
-
 from mavlink_bridge.core.mav import mavlink
 from mavlink_bridge.fc.autopilot import WAIT
+
+import px4_events
+from px4_params import feasibility
 
 DISARM_PREFLIGHT_US = 10_000_000    # COM_DISARM_PRFLT
 HOLD, MISSION_MODE = 3, 4           # PX4_CUSTOM_SUB_MODE_AUTO_LOITER / _MISSION

@@ -23,11 +23,11 @@ import struct
 import threading
 from typing import Optional
 
+from mavlink_bridge.core.mav import mavlink, new_mav, pack
+
 import px4_events
 from px4_params import PARAMS, to_wire
 from px4_streams import Streams
-
-from mavlink_bridge.core.mav import mavlink, new_mav, pack
 
 GCS_TIMEOUT_US = 3_000_000          # telemetry_status_s::HEARTBEAT_TIMEOUT_US
 SEVERITY_LEVEL = {mavlink.MAV_SEVERITY_CRITICAL: 'critical', mavlink.MAV_SEVERITY_ERROR: 'error',

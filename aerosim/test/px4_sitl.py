@@ -35,6 +35,11 @@ import os
 import sys
 import threading
 
+from mavlink_bridge.core.mav import mavlink, new_mav
+from mavlink_bridge.fc.autopilot import DONE, MulticopterFc, NavConfig
+from mavlink_bridge.fc.control import Gains
+from mavlink_bridge.fc.plane import PlaneFc
+
 from px4_commander import HOLD, Commander
 import px4_events
 from px4_links import Link, LinkStats, MavlinkLinks, source
@@ -43,11 +48,6 @@ from px4_params import Params
 from px4_precland import PrecisionLanding
 from px4_simulator import REALTIME_PRIORITY, SimulatorLink
 from px4_streams import ONBOARD_STREAMS, PAYLOAD_DATARATE, Streams
-
-from mavlink_bridge.core.mav import mavlink, new_mav
-from mavlink_bridge.fc.autopilot import DONE, MulticopterFc, NavConfig
-from mavlink_bridge.fc.control import Gains
-from mavlink_bridge.fc.plane import PlaneFc
 
 # the names the tests import from here (test_px4*, test_fc_session)
 __all__ = ['ONBOARD_STREAMS', 'PAYLOAD_DATARATE', 'RETRY_US', 'Item', 'MissionManager',

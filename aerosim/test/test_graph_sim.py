@@ -8,7 +8,6 @@ import math
 import struct
 import time
 
-from graph_start import start
 from rosgraph_msgs.msg import Clock
 
 from aerosim_msgs.msg import AircraftEffectorCommand, SimStatus, VehicleState
@@ -17,6 +16,7 @@ from sim_ros import qos
 from sim_ros.convert import message_class
 
 from conftest import DEADLINE_SCALE, probe_node, spin_for, spin_until
+from graph_start import start
 
 NS = 1_000_000_000
 TOPICS = {  # topic: (type, expected rate Hz)

@@ -11,7 +11,6 @@ import re
 import struct
 import time
 
-from graph_start import start
 import imcpy
 import pytest
 from test_imc_codec import forged
@@ -28,6 +27,7 @@ from conftest import (
     spin_until,
     wait_line,
 )
+from graph_start import start
 
 SYS = 0x3F01
 CLIENT_SYS = 0x0022

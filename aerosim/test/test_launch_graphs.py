@@ -9,11 +9,12 @@ from pathlib import Path
 import sys
 import types
 
-from graph_start import commands
 import pytest
 
 from sim_launch.graphs import GRAPHS, get_graph, resolve
 from sim_launch.runner import node_command
+
+from graph_start import commands
 
 LAUNCH_DIR = Path(__file__).resolve().parent.parent / 'launch'
 

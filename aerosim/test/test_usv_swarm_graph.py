@@ -11,7 +11,6 @@ from pathlib import Path
 import threading
 import time
 
-from graph_start import start
 import pytest
 
 from aerosim_msgs.msg import SwarmState
@@ -28,6 +27,7 @@ from conftest import (
     spin_until,
     tcp_client,
 )
+from graph_start import start
 
 CONFIG = Path(__file__).resolve().parent.parent / 'config'
 TIME_SCALE = 10
