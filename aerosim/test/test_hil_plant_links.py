@@ -1,0 +1,150 @@
+"""The composed HIL plant's links: the FC pinned by fc_address, a fleet's ports, the Plant type.
+
+A stranger with the FC's ids on another port does not drive the quad; a fleet plant moves
+each bridge's links from vehicle 0's; compose_with takes only a sim_ros.plant.Plant.
+"""
+
+import sys
+import time
+
+from hil_helpers import Peer
+import pytest
+
+from mavlink_bridge.core.mav import mavlink
+
+from conftest import DEADLINE_SCALE, free_ports
+
+
+def test_a_stranger_with_the_fcs_ids_on_another_port_does_not_drive_the_quad(procs,
+                                                                              ros_context):
+    """fc_address pins the FC, address and port: the FC's ids from elsewhere are refused.
+
+    The quad on the ground, real time, over real UDP. The FC (at fc_address) answers every
+    HIL_SENSOR with the motors off; a stranger on another port of the same host sends the
+    FC's ids (1:1) and full throttle right after each answer. The quad stays on the ground,
+    each of the stranger's frames is counted (rejected_peer) and the warning is rate-limited.
+    Then the FC gives full throttle while the stranger says off: the quad climbs.
+    """
+    from diagnostic_msgs.msg import DiagnosticArray
+
+    from conftest import port_counts, probe_node, spin_until
+
+    node, ex = probe_node(ros_context, 'pin_probe')
+    diags = []
+    node.create_subscription(DiagnosticArray, '/diagnostics', diags.append, 50)
+    port = free_ports(3)
+    fc, stranger = Peer(port + 1, port), Peer(port + 2, port)      # both 1:1
+    plant = procs.node('mavlink_bridge.hil_plant', None, {
+        'lockstep': False, 'time_scale': 1.0, 'warn_period_s': 0.5,
+        'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'})
+    off, full = [0.0] * 16, [1.0] * 4 + [0.0] * 12
+    fc.send(fc.mav.heartbeat_encode(mavlink.MAV_TYPE_QUADROTOR, mavlink.MAV_AUTOPILOT_PX4,
+                                    0, 0, 3))
+    alts, sent, t_start = {}, 0, time.monotonic()
+
+    def fly(fc_controls, stranger_controls, sim_s):
+        """Answer every HIL_SENSOR for sim_s [s] of sim time; the altitudes [m] meanwhile."""
+        nonlocal sent
+        t0, got = None, []
+        for m in fc.recv(30.0 * sim_s * DEADLINE_SCALE):
+            if m.get_type() == 'HIL_STATE_QUATERNION':
+                got.append(m.alt * 1e-3)
+            if m.get_type() != 'HIL_SENSOR':
+                continue
+            t0 = m.time_usec if t0 is None else t0
+            fc.send(fc.mav.hil_actuator_controls_encode(m.time_usec, fc_controls, 129, 1))
+            stranger.send(stranger.mav.hil_actuator_controls_encode(
+                m.time_usec, stranger_controls, 129, 1))
+            sent += 1
+            if m.time_usec - t0 >= sim_s * 1e6:
+                return got
+        raise AssertionError(f'the plant stopped sending sensors: {procs.output(plant)[-2000:]}')
+
+    alts['ground'] = fly(off, full, 3.0)
+    climbed = max(alts['ground']) - alts['ground'][0]
+    assert climbed < 0.05, f'the stranger drove the motors: the quad rose {climbed:.2f} m'
+    alts['fc'] = fly(full, off, 2.0)
+    assert max(alts['fc']) - alts['ground'][0] > 1.0, 'the FC no longer drives the motors'
+    wall_s = time.monotonic() - t_start
+    assert spin_until(node, ex, lambda: port_counts(diags, 'MAVLink').get('rejected_peer')
+                      == str(sent), 15.0), (sent, port_counts(diags, 'MAVLink'))
+    out = procs.output(plant)
+    why = (f'HIL_ACTUATOR_CONTROLS from 1:1 at 127.0.0.1:{port + 2}, but the flight '
+           f'controller (1:1) is at 127.0.0.1:{port + 1} (fc_address)')
+    warned = [x for x in out.splitlines() if why in x]
+    assert warned and 'rejected from 127.0.0.1' in warned[0], out[-3000:]
+    assert len(warned) <= wall_s / 0.5 + 2, (len(warned), wall_s)     # rate-limited
+    assert 'Traceback' not in out
+    node.destroy_node()
+
+
+def test_a_plant_is_a_typed_contract_a_node_without_it_is_refused():
+    """compose_with takes a sim_ros.plant.Plant: its members' answers, no method names.
+
+    A time source that is not one (no plant_members, e.g. usv_node) is refused by name and
+    destroyed; DynamicsNode and PlaneNode are Plants by their class.
+    """
+    from mavlink_bridge.hil_plant import compose_with
+    from sim_dynamics.dynamics_node import DynamicsNode
+    from sim_dynamics.plane_node import PlaneNode
+    from sim_ros.plant import Plant
+
+    class NotAPlant:
+        destroyed = False
+        fleet, fleet_start_timeout_s = False, 0.0
+
+        def add_state_listener(self, fn, member=0):
+            raise AssertionError('reached into a node that is not a Plant')
+
+        def hold_start(self, missing, timeout_s):
+            raise AssertionError('reached into a node that is not a Plant')
+
+        def destroy_node(self):
+            NotAPlant.destroyed = True
+    with pytest.raises(TypeError, match='NotAPlant is not a sim_ros.plant.Plant'):
+        compose_with(NotAPlant)
+    assert NotAPlant.destroyed
+    for cls in (DynamicsNode, PlaneNode):
+        assert all(callable(getattr(cls, k, None)) for k in (
+            'plant_members', 'add_state_listener', 'hold_start')), cls
+    assert not isinstance(NotAPlant(), Plant)
+
+
+def test_a_fleet_plant_moves_each_bridges_links_from_those_vehicle_0_was_given(procs, ros_context,
+                                                                               tmp_path):
+    """hil_plant vehicles:=2 with the links in a params file: each bridge's are its instance's.
+
+    Vehicle 0's bridge declares the links as the process was given them (here the YAML's
+    /**/mavlink_bridge section, as a user running hil_plant by hand would); vehicle 1's are
+    moved from those (sim_core.fleet.member_ports: UDP ports + 2, system id + 1). Its
+    parameters say the ports it uses. (The composition read the dynamics node's overrides
+    through rclpy's private _parameter_overrides: a YAML for the bridge was not among them, and
+    every bridge got the default ports.)
+    """
+    from rcl_interfaces.srv import GetParameters
+
+    from conftest import call_service, probe_node, spin_until
+
+    port = free_ports(4)
+    yaml_file = tmp_path / 'links.yaml'
+    yaml_file.write_text(
+        '/**/mavlink_bridge:\n  ros__parameters:\n'
+        f"    bind: '127.0.0.1:{port}'\n    fc_address: '127.0.0.1:{port + 1}'\n"
+        '    fc_system_id: 7\n')
+    plant = procs.start([sys.executable, '-m', 'mavlink_bridge.hil_plant', '--ros-args',
+                         '-p', 'scenario_file:=fleet', '-p', 'vehicles:=2',
+                         '-p', 'fleet_start_timeout_s:=0.0', '-p', 'sensor_topics:=false',
+                         '--params-file', str(yaml_file)])
+    node, ex = probe_node(ros_context, 'links_probe')
+    names = ['bind', 'fc_address', 'fc_system_id', 'vehicle_index']
+    got = {}
+    for ns in ('/quad0', '/quad1'):
+        cli = node.create_client(GetParameters, f'{ns}/mavlink_bridge/get_parameters')
+        assert spin_until(node, ex, cli.service_is_ready, 60.0), procs.output(plant)[-3000:]
+        values = call_service(ex, cli, GetParameters.Request(names=names), ns).values
+        got[ns] = [v.string_value or v.integer_value for v in values]
+    assert got == {'/quad0': [f'127.0.0.1:{port}', f'127.0.0.1:{port + 1}', 7, 0],
+                   '/quad1': [f'127.0.0.1:{port + 2}', f'127.0.0.1:{port + 3}', 8, 1]}, got
+    out = procs.output(plant)
+    assert f'127.0.0.1:{port + 2}' in out and 'Traceback' not in out, out[-3000:]
+    node.destroy_node()
