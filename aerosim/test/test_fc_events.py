@@ -14,13 +14,14 @@ import random
 import struct
 
 from fc_helpers import PX4, parsed
-import px4_events
 import pytest
 
 from mavlink_bridge.core import ftp, mav_ext
 from mavlink_bridge.core.events import Formatter, Receiver, load_json
 from mavlink_bridge.core.fc_words import READY, FcWords
 from mavlink_bridge.core.mav import mavlink, new_mav, pack
+
+import px4_events
 
 
 def px4_event(sender, name, level='info', *args, sysid=1):

@@ -8,7 +8,6 @@ circuit's landing. The peer side is the PX4 stand-in's (px4_params, px4_sitl).
 import struct
 
 from fc_helpers import PX4, parsed
-from px4_params import PARAMS, Params, feasibility
 import pytest
 
 from mavlink_bridge.core.fc_params import (
@@ -24,6 +23,7 @@ from mavlink_bridge.core.mission import items_from_scenario
 from sim_core.errors import ConfigError
 from sim_core.scenario import load_scenario
 
+from px4_params import PARAMS, Params, feasibility
 from px4_sitl import Item
 
 
