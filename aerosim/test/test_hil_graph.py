@@ -171,7 +171,7 @@ def test_builtin_fc_port_reports_its_rejects_and_refuses_strangers(procs, ros_co
 
 @pytest.mark.parametrize('param,value,message', [
     ('bind', 'nonsense', 'bind: expected host:port'),
-    ('transport', 'serial', "transport: must be 'udp' or 'tcp'"),
+    ('transport', 'serial', "transport: one of udp, tcp, got 'serial'"),
     ('mixer_motor_channels', '[0, 0, 1, 2]', 'permutation of 0..3'),
     ('gps_utc_start', 'yesterday', 'gps_utc_start: expected ISO-8601'),
     ('realtime_priority', '100', 'realtime_priority out of range. Min: -1, Max: 99'),
