@@ -20,7 +20,6 @@ import imcpy
 from rclpy.serialization import deserialize_message
 from std_srvs.srv import Trigger
 from test_hil_graph import Peer
-from test_imc_graph import ImcPeer
 
 from aerosim_msgs.msg import VehicleState
 from aerosim_msgs.srv import SetPaused, Step
@@ -29,6 +28,7 @@ from sim_bag.core.bagio import TopicFilter, bag_messages, open_reader
 from sim_ros.convert import time_ns
 
 from conftest import Procs, free_ports, probe_node, spin_for, spin_until
+from imc_graph_peer import ImcPeer
 
 HIL_OUT = ('HIL_SENSOR', 'HIL_GPS', 'HIL_STATE_QUATERNION')
 IMC_OUT = ('SimulatedState', 'EstimatedState')

@@ -12,7 +12,6 @@ import time
 
 from diagnostic_msgs.msg import DiagnosticArray
 import pytest
-from test_usv_swarm_graph import UiPeer, sample, start_graph
 
 from usv_bridge.core import protocol as P
 
@@ -25,6 +24,7 @@ from conftest import (
     tcp_client,
     wait_line,
 )
+from usv_ui_peer import UiPeer, sample, start_graph
 
 
 def answers(ui, n, timeout_s):
