@@ -49,7 +49,7 @@ from px4_precland import PrecisionLanding
 from px4_simulator import REALTIME_PRIORITY, SimulatorLink
 from px4_streams import ONBOARD_STREAMS, PAYLOAD_DATARATE, Streams
 
-# the names the tests import from here (test_px4*, test_fc_session)
+# the names the tests import from here (test_px4*, test_fc_session, test_fc_params)
 __all__ = ['ONBOARD_STREAMS', 'PAYLOAD_DATARATE', 'RETRY_US', 'Item', 'MissionManager',
            'Px4Sitl', 'Streams', 'main', 'source']
 
