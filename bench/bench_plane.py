@@ -27,8 +27,8 @@ import jsbsim
 from mavlink_bridge.fc.offline import fly_plane
 from sim_autopilot.core import flight_plan as fp
 from sim_autopilot.core.autopilot import Autopilot, FlightState, Limits
-from sim_core.geodesy import KNOT_MPS
 from sim_core.scenario import load_scenario
+from sim_core.units import KNOT_MPS
 from sim_dynamics.core.plane import FT, AircraftParams, FlightCommand, Plane
 
 DT = 0.008

@@ -12,8 +12,8 @@ from rclpy.clock import Clock, ClockType
 
 from aerosim_msgs.msg import AcousticData, AircraftEffectorCommand, AutopilotCommand
 from imc_bridge.core.discovery import DISCOVERY_GROUP
-from sim_core.geodesy import KNOT_MPS
 from sim_core.timeutil import NS_PER_S
+from sim_core.units import KNOT_MPS
 from sim_dynamics.core.node_params import USV_GAINS
 from sim_ros.convert import time_msg
 

@@ -15,7 +15,6 @@ import math
 
 import pymap3d
 
-from sim_core import units
 from sim_core.validate import number
 
 # WGS-84 ellipsoid
@@ -60,9 +59,6 @@ def ecef_to_geodetic(x: float, y: float, z: float):
     z0 = b * b * z / (a * v)
     h = u * (1.0 - b * b / (a * v))
     return math.degrees(math.atan2(z + _EP2 * z0, p)), math.degrees(math.atan2(y, x)), h
-
-
-KNOT_MPS = units.KNOT_MPS     # m/s per knot (its home is sim_core.units; kept here for callers)
 
 
 @dataclass(frozen=True)

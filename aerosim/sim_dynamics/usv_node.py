@@ -22,10 +22,10 @@ from rcl_interfaces.msg import SetParametersResult
 from sim_world.core.kinds import require_kind
 
 from aerosim_msgs.msg import AircraftEffectorCommand, AutopilotCommand
-from sim_core.geodesy import KNOT_MPS
 from sim_core.kinds import VehicleKind, info
 from sim_core.paths import resolve_config_path
 from sim_core.scenario import load_scenario
+from sim_core.units import KNOT_MPS
 from sim_core.validate import FieldError, number
 from sim_dynamics.core.node_params import USV_GAINS, USV_PARAMETERS, UsvNodeConfig
 from sim_dynamics.core.usv import BoatSwarm, BoatType, boat_state_ned, rudder_aerosim_starboard

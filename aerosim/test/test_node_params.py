@@ -20,8 +20,8 @@ from sim_autopilot.core.status import PAUSE, RUN, STOP, status_fields, status_ke
 from sim_bag.core import params as bag_params
 from sim_core import config
 from sim_core.errors import ConfigError
-from sim_core.geodesy import KNOT_MPS
 from sim_core.port_config import PORT_PARAMETERS, PortConfig
+from sim_core.units import KNOT_MPS
 from sim_report.core import params as report_params
 from sim_sensors.core import params as sensor_params
 from sim_sensors.core.camera import CameraParams

@@ -13,9 +13,10 @@ import pytest
 from sim_autopilot.core import flight_plan as fp
 from sim_autopilot.core.autopilot import Autopilot, FlightState, Limits, Setpoints
 from sim_core.errors import ConfigError
-from sim_core.geodesy import KNOT_MPS, GeoOrigin, course_deviation_m
+from sim_core.geodesy import GeoOrigin, course_deviation_m
 from sim_core.paths import resolve_config_path
 from sim_core.scenario import load_scenario
+from sim_core.units import KNOT_MPS
 from sim_core.validate import FieldError
 from sim_dynamics.core.pfd import FlightDisplay
 from sim_dynamics.core.plane import FT, AircraftParams, EffectorCommand, FlightCommand, Plane

@@ -32,8 +32,8 @@ from mavlink_bridge.core.mixer import (
 from mavlink_bridge.fc.offline import fly_plane
 from mavlink_bridge.fc.plane import calibrated_airspeed_kts
 from sim_core.errors import ConfigError
-from sim_core.geodesy import KNOT_MPS
 from sim_core.scenario import load_scenario
+from sim_core.units import KNOT_MPS
 from sim_dynamics.core.plane import AircraftParams, Plane
 from sim_sensors.core.suite import SensorSuite, SuiteConfig
 

@@ -28,8 +28,9 @@ from mavlink_bridge.core.mixer import fixed_wing_servos
 from mavlink_bridge.fc.estimator import Estimator, hil_frame, take_hil_gps, take_home_position
 from sim_autopilot.core import flight_plan as fp
 from sim_autopilot.core.autopilot import Autopilot, FlightState, Limits
-from sim_core.geodesy import KNOT_MPS, GeoOrigin
+from sim_core.geodesy import GeoOrigin
 from sim_core.scenario import MissionItem
+from sim_core.units import KNOT_MPS
 
 WAIT, FLYING, DONE = 'wait', 'flying', 'done'
 RHO0 = 1.225                    # sea-level standard air density [kg/m^3]

@@ -8,8 +8,8 @@ are written here, so a test reads them without ROS.
 import math
 from typing import Optional, Sequence, Tuple
 
-from sim_core.geodesy import KNOT_MPS
 from sim_core.members import Member
+from sim_core.units import KNOT_MPS
 from sim_core.validate import number
 from sim_world.core.decks import DeckEvent
 from sim_world.core.world import GROUND, WATER, Event
