@@ -27,6 +27,10 @@ class VehicleKind(str, Enum):
 
 
 AIR, WATER = 'air', 'water'
+# Controllers that are any ROS node publishing the vehicle's effector_command (no bridge): the
+# world takes the command as it comes, and in lockstep waits for it as for a flight controller.
+TOPIC = 'topic'
+TOPIC_CONTROLLERS = (TOPIC,)
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,8 @@ class KindInfo:
     lands_on_decks: bool = False    # may rest on a boat's deck (sim_world.core.decks): its
     #                                 model is carried (VehicleModel.carry)
     imc_type: str = ''              # its IMC system type (Announce) when flown over IMC
+    sensors: bool = False           # carries the sensor suite (IMU, magnetometer, barometer,
+    #                                 GNSS; sim_sensors): its ROS sensor topics are published
 
 
 # Nominal speeds (sim_core.separation). Multirotor: PX4's MPC_XY_CRUISE 5 m/s (the built-in
@@ -64,11 +70,12 @@ class KindInfo:
 # ~700 ft/min climb, a 3 deg glide. Boat: the WAM-V's transit speed. AUV: a LAUV's usual plan
 # speed (its planned path is drawn at the surface: sim_core.separation keeps water kinds there).
 KINDS: Dict[VehicleKind, KindInfo] = {
-    VehicleKind.MULTIROTOR: KindInfo('vehicles', 'quad', ('builtin', 'px4', 'external'),
+    VehicleKind.MULTIROTOR: KindInfo('vehicles', 'quad', ('builtin', 'px4', 'external', TOPIC),
                                      ('builtin', 'px4', 'external'), AIR, False,
-                                     Speeds(5.0, 2.0, 1.0), True, True),
-    VehicleKind.PLANE: KindInfo('aircraft', 'plane', ('autopilot', 'builtin', 'px4'),
-                                ('builtin', 'px4'), AIR, True, Speeds(50.0, 3.5, 3.0), False),
+                                     Speeds(5.0, 2.0, 1.0), True, True, sensors=True),
+    VehicleKind.PLANE: KindInfo('aircraft', 'plane', ('autopilot', 'builtin', 'px4', TOPIC),
+                                ('builtin', 'px4'), AIR, True, Speeds(50.0, 3.5, 3.0), False,
+                                sensors=True),
     VehicleKind.BOAT: KindInfo('boats', 'boat', ('waypoint', 'imc'), (), WATER, False,
                                Speeds(2.0, 0.0, 0.0), False, imc_type='usv'),
     VehicleKind.AUV: KindInfo('auvs', 'auv', ('builtin', 'imc'), (), WATER, False,
@@ -139,6 +146,9 @@ class VehicleModel(Protocol):
 
     def on_surface(self) -> bool:
         """Resting on what carries it: the ground (air vehicles), the water (boats)."""
+
+    def idle(self) -> bool:
+        """No propulsion commanded (a quad's motors stopped: the end of a landing)."""
 
     def angular_acceleration_flu(self) -> Tuple[float, float, float]:
         """Body angular acceleration [rad/s^2], FLU (VehicleState's)."""

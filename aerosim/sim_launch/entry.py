@@ -14,14 +14,10 @@ from typing import Callable
 
 # console script -> the node's module (its main() is the script); setup.py lists the same names
 NODES = {
-    'dynamics_node': 'sim_dynamics.dynamics_node',
     'sensors_node': 'sim_sensors.sensors_node',
     'camera_node': 'sim_sensors.camera_node',
     'mavlink_bridge_node': 'mavlink_bridge.mavlink_bridge_node',
     'builtin_fc': 'mavlink_bridge.fc.fc_node',
-    'hil_plant': 'mavlink_bridge.hil_plant',
-    'flight_report': 'sim_report.flight_report',
-    'usv_node': 'sim_dynamics.usv_node',
     'imc_bridge_node': 'imc_bridge.imc_bridge_node',
     'usv_swarm_node': 'sim_dynamics.usv_swarm_node',
     'usv_bridge_node': 'usv_bridge.usv_bridge_node',
@@ -29,14 +25,8 @@ NODES = {
     'player': 'sim_bag.player',
     'viz_node': 'sim_viz.viz_node',
     'foxglove_node': 'sim_viz.foxglove_node',
-    'summary_node': 'sim_report.summary_node',
-    'plane_node': 'sim_dynamics.plane_node',
-    'autopilot_node': 'sim_autopilot.autopilot_node',
-    'plane_report': 'sim_report.plane_report',
-    'plane_plant': 'mavlink_bridge.plane_plant',
     'world_node': 'sim_world.world_node',
     'world_plant': 'sim_world.world_plant',
-    'world_report': 'sim_report.world_report',
 }
 
 

@@ -20,7 +20,7 @@ from sim_core import realtime as rt
 PORT = ('sim_core.port_config', 'PortConfig', 'PORT_PARAMETERS')
 SUITE = ('sim_sensors.core.suite', 'SuiteConfig', 'PARAMETERS')
 FRAMES = ('sim_sensors.core.params', 'FramesConfig', 'FRAME_PARAMETERS')
-FLEET_VIEW = ('sim_viz.core.params', 'FleetConfig', 'VIZ_FLEET_PARAMETERS')
+WORLD_VIEW = ('sim_core.members', 'WorldSource', 'sim_viz.core.params.VIZ_WORLD_PARAMETERS')
 
 
 def time_source(rate_hz: float, scenario) -> Tuple[type, dict]:
@@ -37,21 +37,20 @@ def realtime(follows: str = '') -> Tuple[type, dict]:
 # node -> what it reads, in order: (module, config class, table (or module.table)), or a
 # (class, table) pair
 NODES: Dict[str, tuple] = {
-    'dynamics_node': (time_source(250.0, 'default'),
-                      ('sim_dynamics.core.node_params', 'DynamicsNodeConfig',
-                       'DYNAMICS_PARAMETERS')),
-    'plane_node': (time_source(125.0, 'circuit'),
-                   ('sim_dynamics.core.node_params', 'PlaneNodeConfig', 'PLANE_PARAMETERS')),
-    'usv_node': (time_source(50.0, 'harbour'),
-                 ('sim_dynamics.core.node_params', 'UsvNodeConfig', 'USV_PARAMETERS')),
-    'usv_swarm_node': (time_source(50.0, None),
-                       ('sim_dynamics.core.swarm_params', 'SwarmNodeConfig', 'NODE_PARAMETERS'),
-                       ('sim_dynamics.core.swarm_params', 'SwarmParams', 'PARAMETERS')),
     'world_node': (time_source(250.0, 'harbour_ops'),
                    ('sim_world.core.params', 'WorldConfig', 'PARAMETERS'),
-                   ('sim_world.core.params', 'LinkBase', 'LINK_PARAMETERS')),
-    'sensors_node': (('sim_sensors.core.params', 'SensorsConfig', 'SENSORS_PARAMETERS'),
-                     SUITE, FRAMES),
+                   ('sim_world.core.links', 'LinkBase', 'LINK_PARAMETERS'),
+                   ('sim_report.core.params', 'JudgeConfig', 'JUDGE_PARAMETERS')),
+    'plane_node': (('sim_dynamics.core.node_params', 'PlaneNodeConfig', 'PLANE_PARAMETERS'),
+                   ('sim_autopilot.core.params', 'AutopilotConfig', 'PARAMETERS')),
+    'usv_node': (('sim_dynamics.core.node_params', 'UsvGainsConfig', 'USV_GAINS_PARAMETERS'),),
+    'usv_swarm_node': (time_source(50.0, None),
+                       ('sim_dynamics.core.swarm_params', 'SwarmNodeConfig', 'NODE_PARAMETERS'),
+                       ('sim_dynamics.core.swarm_params', 'SwarmParams', 'PARAMETERS'),
+                       ('sim_report.core.params', 'SwarmSummaryConfig',
+                        'SWARM_SUMMARY_PARAMETERS')),
+    'sensors_node': (('sim_core.members', 'MemberSource',
+                      'sim_sensors.core.params.SENSORS_PARAMETERS'), SUITE, FRAMES),
     'camera_node': (('sim_sensors.core.params', 'CameraConfig', 'CAMERA_PARAMETERS'),),
     'mavlink_bridge': (PORT, ('mavlink_bridge.core.bridge', 'BridgeConfig', 'PARAMETERS'),
                        ('sim_sensors.core.landing_target', 'TargetConfig', 'PARAMETERS'),
@@ -59,24 +58,10 @@ NODES: Dict[str, tuple] = {
     'builtin_fc': (PORT, ('mavlink_bridge.fc.fc_core', 'FcConfig', 'PARAMETERS'), realtime()),
     'imc_bridge': (PORT, ('imc_bridge.core.bridge', 'ImcConfig', 'PARAMETERS')),
     'usv_bridge': (PORT, ('usv_bridge.core.pipeline', 'UiConfig', 'PARAMETERS')),
-    'autopilot_node': (('sim_autopilot.core.params', 'AutopilotConfig', 'PARAMETERS'),),
-    'flight_report': (('sim_report.core.params', 'FlightReportConfig',
-                       'FLIGHT_REPORT_PARAMETERS'),),
-    'plane_report': (('sim_report.core.params', 'PlaneReportConfig',
-                      'PLANE_REPORT_PARAMETERS'),),
-    'world_report': (('sim_report.core.params', 'WorldReportConfig',
-                      'WORLD_REPORT_PARAMETERS'),),
     'monitor': (('sim_report.core.params', 'MonitorConfig', 'MONITOR_PARAMETERS'),),
-    # mode vehicle: + the fleet rows; mode swarm: + the swarm files' rows
-    'summary_node': (('sim_viz.core.params', 'ModeConfig', 'MODE_PARAMETERS'),
-                     ('sim_report.core.params', 'SummaryConfig', 'SUMMARY_PARAMETERS'),
-                     ('sim_viz.core.params', 'FleetConfig',
-                      'sim_report.core.params.SUMMARY_FLEET_PARAMETERS'),
-                     ('sim_viz.core.params', 'SwarmFilesConfig',
-                      'sim_report.core.params.SUMMARY_SWARM_PARAMETERS')),
     'viz_node': (('sim_viz.core.params', 'ModeConfig', 'MODE_PARAMETERS'),
                  ('sim_viz.core.params', 'VizConfig', 'VIZ_PARAMETERS'),
-                 FLEET_VIEW,
+                 WORLD_VIEW,
                  ('sim_viz.core.params', 'SwarmFilesConfig', 'VIZ_SWARM_PARAMETERS')),
     'foxglove_node': (('sim_viz.core.params', 'FoxgloveConfig', 'FOXGLOVE_PARAMETERS'),),
     'recorder': (('sim_bag.core.params', 'RecorderConfig', 'RECORDER_PARAMETERS'),),

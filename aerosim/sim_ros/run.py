@@ -54,6 +54,35 @@ def until_stopped(node):
     return executor
 
 
+def until_judged(nodes) -> int:
+    """Spin nodes until SIGINT/SIGTERM or until the judge of one of them ends the run.
+
+    The judged node has a `judge` (sim_world.judge_io.RunJudge): its `finished` is the exit
+    code once judged (None before), its `stop()` writes the summary of a stopped run.
+    Python handlers replace rclpy's, so after a signal the context is still valid: the judge
+    writes its summary (result stopped) and logs it before the nodes are destroyed. Returns
+    the judge's exit code (0 when stopped by a signal: the user ended a run that was not
+    judged to an end).
+    """
+    nodes = nodes if isinstance(nodes, tuple) else (nodes,)
+    judged = [n for n in nodes if hasattr(n, 'judge')]
+    if len(judged) != 1:
+        raise TypeError(f'until_judged: one node with a judge expected, got {len(judged)}')
+    judge = judged[0].judge
+    stop = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.append(1))
+    executor = make_executor()
+    for n in nodes:
+        executor.add_node(n)
+    while not stop and executor.context.ok() and judge.finished is None:
+        executor.spin_once(timeout_sec=0.1)
+    if judge.finished is not None:
+        return judge.finished
+    judge.stop()
+    return 0
+
+
 def until_finished(node) -> int:
     """Spin node until it sets node.finished (an exit code) or the context ends; the code.
 

@@ -82,6 +82,9 @@ class SimTimeNode(TimeControls, Node):
     clock = property(lambda self: self.stepper.clock, doc='The SimClock (sim time, state).')
     gate = property(lambda self: self.stepper.gate, doc='The lockstep FleetGate.')
     message = property(lambda self: self._message, doc='The last status message.')
+    step_lock = property(lambda self: self._step_lock,
+                         doc='The lock stepping holds (a re-entrant lock): take it to touch '
+                             'the model from another callback.')
 
     def _start_time(self):
         """Serve /sim/*, start the stepping and status timers, publish the initial state."""

@@ -1,11 +1,11 @@
 """viz_node: what rviz2 and Foxglove draw: paths, vehicle markers, missions, maps, TF.
 
-mode:=vehicle (sim_quad, sim_quad_hil, sim_imc): subscribes `odom` and publishes `path`
-(nav_msgs/Path, bounded) and `markers` (visualization_msgs/MarkerArray: the quad's body, arms
-and rotor discs coloured by spin direction, or the boat's hull; the scenario's mission items
-and planned path). A fleet (vehicles >= 2): each vehicle's /<prefix><i>/odom and
-/<prefix><i>/path, its markers (marker namespaces <prefix><i>/...) and a name label on the
-one `markers` topic. mode:=swarm (sim_usv_swarm): subscribes `state` (SwarmState) and the
+mode:=vehicle (the world and its presets): for each vehicle of the world (sim_core.members.
+WorldSource) subscribes /<name>/odom and publishes /<name>/path (nav_msgs/Path, bounded) and
+its markers (visualization_msgs/MarkerArray, drawn by its kind: a quad's body, arms and rotor
+discs coloured by spin direction, a plane, a boat's hull, an AUV; its mission items and
+planned path): on /<name>/markers for a world of one vehicle, else every vehicle's (marker
+namespaces <name>/..., a name label each) on the one /markers. mode:=swarm (sim_usv_swarm): subscribes `state` (SwarmState) and the
 latched `config` (an init from the UI) and publishes `markers`: hulls coloured by team (grey
 when out of action) with labels, bounded tracks, obstacles at their collision radius and the
 map bounds. Every marker is placed in the world frame (`map`) from the pose, so no TF is
@@ -26,10 +26,8 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from aerosim_msgs.msg import JsonData, SwarmState
 from sim_core.decimator import Decimator
-from sim_core.fleet import member_name
 from sim_core.frames import euler_ned_to_quat, q_ned_frd_to_enu_flu
-from sim_core.members import world_members
-from sim_core.scenario import kinds_in, load_scenario
+from sim_core.members import WorldSource
 from sim_core.timeutil import NS_PER_S
 from sim_dynamics.core.swarm_config import json_object, load_swarm_config, parse_swarm_config
 from sim_dynamics.core.usv_swarm import TypeTable
@@ -42,10 +40,9 @@ from sim_viz.core import scene
 from sim_viz.core.params import (
     MAX_BOATS,
     MODE_PARAMETERS,
-    VIZ_FLEET_PARAMETERS,
     VIZ_PARAMETERS,
     VIZ_SWARM_PARAMETERS,
-    FleetConfig,
+    VIZ_WORLD_PARAMETERS,
     ModeConfig,
     SwarmFilesConfig,
     VizConfig,
@@ -97,7 +94,7 @@ class VizNode(Node):
         self._stale = True                  # the first publication clears old markers
         self.published = 0
         if self.mode == 'vehicle':
-            self._init_vehicle(read_config(self, FleetConfig, VIZ_FLEET_PARAMETERS))
+            self._init_vehicle(read_config(self, WorldSource, VIZ_WORLD_PARAMETERS))
         else:
             self._init_swarm(read_config(self, SwarmFilesConfig, VIZ_SWARM_PARAMETERS))
         self.get_logger().info(
@@ -105,20 +102,20 @@ class VizNode(Node):
             f'{NS_PER_S / self.dec.period_ns:g} Hz (sim); TF '
             f'{"broadcast" if self.tf else "off (no tf2_ros here; markers need none)"}')
 
-    # --- one vehicle, or each of a fleet ------------------------------------------------------
-    def _init_vehicle(self, fleet: FleetConfig):
-        prefix = fleet.vehicle_prefix
-        scenario = load_scenario(fleet.scenario_file)
-        members = world_members(scenario, fleet.vehicles)
+    # --- a world's vehicles ------------------------------------------------------------------
+    def _init_vehicle(self, source: WorldSource):
+        members = source.members()
         n = len(members)
-        mixed = len(kinds_in(scenario)) > 1
+        if n == 1:      # one vehicle: its markers beside its path, where rviz configs look
+            self.destroy_publisher(self.pub_markers)
+            self.pub_markers = self.create_publisher(MarkerArray, f'/{members[0].name}/markers',
+                                                     qos.VIEW_PUB)
         self.views = []
-        for i, m in enumerate(members):
+        for m in members:
             sc, kind = m.scenario, entry(m.kind)     # the vehicle's kind draws it
-            # a fleet of one kind: <vehicle_prefix><i>; a world of several: quad0, plane0, ...
-            name = (m.name if mixed else member_name(prefix, i)) if n > 1 else ''
-            ns = f'{name}/' if name else ''
-            view = _View(name, Decimator(self.marker_rate_hz) if n > 1 else self.dec)
+            ns = f'{m.name}/'
+            view = _View(m.name if n > 1 else '', Decimator(self.marker_rate_hz) if n > 1
+                         else self.dec)
             view.static = scene.mission_shapes(
                 item_points(sc), [it.command for it in sc.mission], ns=f'{ns}mission',
                 size=kind.view.mission_marker_m) if sc.mission else []
@@ -126,9 +123,8 @@ class VizNode(Node):
             view.track = scene.Track(*self.track_args)
             view.path = Path()
             view.path.header.frame_id = self.frame
-            view.pub_path = self.create_publisher(Path, f'/{ns}path' if name else 'path',
-                                                  qos.VIEW_PUB)
-            self.create_subscription(Odometry, f'/{ns}odom' if name else 'odom',
+            view.pub_path = self.create_publisher(Path, f'/{ns}path', qos.VIEW_PUB)
+            self.create_subscription(Odometry, f'/{ns}odom',
                                      lambda msg, view=view: self._on_odom(msg, view),
                                      qos.SENSOR_SUB)
             self.views.append(view)

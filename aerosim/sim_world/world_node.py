@@ -1,52 +1,54 @@
-"""world_node: one world of any mix of kinds on one clock (the time source of sim_world).
+"""world_node: the simulator. One world of any mix of kinds on one clock, and its judge.
 
-The scenario's vehicles (sim_core.members: quads, planes, boats, each with its controller)
-are stepped together by a World (sim_world.core.world): every model at the node's rate,
-the in-process controllers (a plane's autopilot, a boat's waypoint follower) inside the step,
-one contact model over every pair of any kinds, ground impacts of air vehicles. The node is a
-SimTimeNode (sim_ros.sim_time_node: pacing, lockstep, /clock, /sim/status, /sim/* services)
-and a Plant (sim_ros.plant): the vehicles flown over MAVLink (a quad's built-in FC, PX4 or an
-external FC; a plane's built-in FC or PX4) are served by bridges of the same process
-(sim_world.world_plant), each answering through its member's ``answer``; run alone
-(world_node), each takes /<name>/effector_command from a bridge in another process.
+The scenario's vehicles (sim_core.members: quads, planes, boats, AUVs, each with its
+controller) are stepped together by a World (sim_world.core.world): every model at the node's
+rate, the in-process controllers (a plane's autopilot, a boat's waypoint follower, an AUV's
+pilot) inside the step, one contact model over every pair of any kinds, ground and water
+impacts. The node is a SimTimeNode (sim_ros.sim_time_node: pacing, lockstep, /clock,
+/sim/status, /sim/* services) and a Plant (sim_ros.plant): the vehicles flown over MAVLink
+are served by bridges of the same process (sim_world.world_plant), each answering through its
+member's ``answer``; run alone (composition:=split), each takes /<name>/effector_command
+from its bridge in another process, as a vehicle flown by any ROS node (controller topic)
+always does. A vehicle flown over IMC takes /<name>/effector_command and autopilot_command
+from its imc_bridge (sim_world.world_inputs).
 
-Per vehicle, in /<name>/ (quad0, quad1, plane0, boat0): vehicle_state every step, odom and
-actor_state at odom_rate_hz (ENU/FLU). /sim/collisions (aerosim_msgs/Collision): every
-contact between two vehicles (each new touching pair once) and every impact of a vehicle on
-the ground or the water, each also a warning on the log.
+Per vehicle, in /<name>/: vehicle_state every step, odom and actor_state at odom_rate_hz
+(ENU/FLU; the body frame base_link, or <name>/base_link in a world of several), and its
+kind's own topics and parameters (sim_world.member_io: a plane's PFD and autopilot, a boat's
+holds). /sim/collisions: every contact between two vehicles and every impact on the ground or
+the water; /sim/deck_contacts: touchdowns on, lift-offs from and slides off a deck. The run's
+judge (sim_world.judge_io) is fed by the step itself.
 
-Lockstep: one FleetGate member per MAVLink vehicle (its link index); the in-process
-controllers answer inside the step and are never waited for. A boat flown over IMC
-(controller imc: an imc_bridge in /<name> driven by DUNE) takes /<name>/effector_command and
-/<name>/autopilot_command as usv_node does.
+Lockstep: one FleetGate member per vehicle answering from outside the step (MAVLink, or
+controller topic: Member.answers); the in-process controllers are never waited for.
 """
 
 from typing import Tuple
 
-from aerosim_msgs.msg import AircraftEffectorCommand, AutopilotCommand, Collision, DeckContact
-from sim_core.clock import SimState
+from aerosim_msgs.msg import Collision, DeckContact
 from sim_core.errors import ConfigError
-from sim_core.kinds import VehicleKind
 from sim_core.members import Member, world_members
 from sim_core.scenario import load_scenario
-from sim_core.validate import FieldError
-from sim_dynamics.core.plane import EffectorCommand
 from sim_ros import qos
-from sim_ros.convert import set_vec3, time_msg, time_ns
+from sim_ros.convert import set_vec3, time_msg
 from sim_ros.params import read_config
-from sim_ros.plant import Command, PlantMember
-from sim_ros.run import run_node
-from sim_ros.sim_time_node import SimTimeNode, serialized
+from sim_ros.plant import PlantMember
+from sim_ros.run import run_node, until_judged
+from sim_ros.sim_time_node import SimTimeNode
 from sim_ros.vehicle_pub import VehicleStatePublisher
 from sim_world.core.decks import DeckEvent
-from sim_world.core.kinds import IMC, entry, make_controller, make_model
-from sim_world.core.node_io import collision_text, deck_text, imc_holds, members_text
-from sim_world.core.params import LINK_PARAMETERS, PARAMETERS, LinkBase, WorldConfig
+from sim_world.core.kinds import make_controller, make_model
+from sim_world.core.links import LINK_PARAMETERS, LinkBase
+from sim_world.core.node_io import collision_text, deck_text, members_text
+from sim_world.core.params import PARAMETERS, WorldConfig
 from sim_world.core.world import Event, World, open_water
+from sim_world.judge_io import RunJudge
+from sim_world.member_io import member_io
+from sim_world.world_inputs import WorldInputs
 
 
-class WorldNode(SimTimeNode):
-    """Fixed-step world of several vehicles of any kinds, and the sim clock."""
+class WorldNode(WorldInputs, SimTimeNode):
+    """Fixed-step world of several vehicles of any kinds, the sim clock and the judge."""
 
     fleet = True            # sim_ros.plant.Plant: every vehicle in its own namespace
 
@@ -58,12 +60,13 @@ class WorldNode(SimTimeNode):
         /<name>/effector_command (a bridge in another process).
         """
         super().__init__('world_node', default_rate_hz=250.0, scenario='harbour_ops')
-        wcfg = read_config(self, WorldConfig, PARAMETERS)
+        self.wcfg = wcfg = read_config(self, WorldConfig, PARAMETERS)
         self.fleet_start_timeout_s = wcfg.fleet_start_timeout_s
         self.link_base: LinkBase = read_config(self, LinkBase, LINK_PARAMETERS)
         cfg = self.cfg
         self.scenario = load_scenario(cfg.scenario_file)
-        self.members: Tuple[Member, ...] = world_members(self.scenario, wcfg.vehicles)
+        self.members: Tuple[Member, ...] = world_members(
+            self.scenario, wcfg.vehicles, wcfg.vehicle_namespace, wcfg.controller)
         try:
             self.world = World.build(self.members, make_model, make_controller,
                                      open_water if self.scenario.environment.surface == 'water'
@@ -72,11 +75,14 @@ class WorldNode(SimTimeNode):
             raise ConfigError(f'scenario {self.scenario.name}: {exc}') from None
         self.models = [b.model for b in self.world.bodies]       # world order
         self.controllers = [b.controller for b in self.world.bodies]
-        self.outs = [VehicleStatePublisher(self, cfg.world_frame_id,
-                                           f'{m.name}/{cfg.body_frame_id}', f'/{m.name}/')
-                     for m in self.members]
-        # lockstep member k: the vehicle of MAVLink link k
-        self.linked = sorted((m for m in self.members if m.over_mavlink), key=lambda m: m.link)
+        one = len(self.members) == 1
+        self.outs = [VehicleStatePublisher(
+            self, cfg.world_frame_id,
+            cfg.body_frame_id if one else f'{m.name}/{cfg.body_frame_id}', f'/{m.name}/')
+            for m in self.members]
+        # lockstep member k: the vehicle answering from outside the step with answers k
+        self.answering = sorted((m for m in self.members if m.answers >= 0),
+                                key=lambda m: m.answers)
         self.collisions = 0
         self.pub_collision = self.create_publisher(Collision, '/sim/collisions', qos.COMMAND)
         self._msg_collision = Collision()
@@ -84,21 +90,20 @@ class WorldNode(SimTimeNode):
         self.pub_deck = self.create_publisher(DeckContact, '/sim/deck_contacts', qos.COMMAND)
         self._msg_deck = DeckContact()
         self._msg_deck.header.frame_id = cfg.world_frame_id
-        for m in self.members:
-            if entry(m.kind).controllers[m.controller].link == IMC:
-                self._subscribe_imc(m)
         self._direct = direct_commands
-        if not direct_commands:
-            for m in self.linked:
-                self.create_subscription(
-                    AircraftEffectorCommand, f'/{m.name}/effector_command',
-                    lambda msg, i=m.index: self._on_effector(msg, i), qos.COMMAND)
-        if self.linked:
-            self._set_members(len(self.linked))
+        self.judge = RunJudge(self)
+        self.io = [member_io(self, m) for m in self.members]
+        self._subscribe_inputs(direct_commands)
+        if self.answering:
+            self._set_members(len(self.answering))
         self._reset_model()
         self._start_time()
         self.get_logger().info(f'world of {len(self.members)}: {members_text(self.members)}; '
                                f'scenario {self.scenario.name}; {self.describe_time()}')
+
+    def nodes(self) -> tuple:
+        """This node and the nodes of its vehicles' own (member_io), to spin together."""
+        return (self,) + tuple(n for io in self.io for n in io.nodes)
 
     # --- sim_ros.plant.Plant -------------------------------------------------------------------
     def plant_members(self) -> Tuple[PlantMember, ...]:
@@ -111,12 +116,14 @@ class WorldNode(SimTimeNode):
                      for m in self.members)
 
     def member_name(self, member: int) -> str:
-        """The namespace of lockstep member (MAVLink link) member."""
-        return '/' + self.linked[member].name
+        """The namespace of lockstep member member."""
+        return '/' + self.answering[member].name
 
     # --- model hooks ---------------------------------------------------------------------------
     def _reset_model(self):
         self.world.reset()
+        for io in self.io:
+            io.reset()
 
     def deck_poses(self) -> list:
         """The world's decks now: (DeckSpec, PadPose) pairs (a bridge's downward sensors)."""
@@ -133,6 +140,7 @@ class WorldNode(SimTimeNode):
                 for t, text in c.log:
                     self.get_logger().info(f'/{m.name} {m.controller}: [t = {t:.2f} s] {text}')
                 c.log.clear()
+        self.judge.on_step(self.clock.t_ns, self.world.samples, self.models)
 
     def state_arrays(self, member: int = 0):
         """The VehicleSample of vehicle member (world index) at the current step."""
@@ -140,9 +148,11 @@ class WorldNode(SimTimeNode):
 
     def _publish_state(self, stamp):
         odom = self._odom_due()
+        t_ns = self.clock.t_ns
         for i, out in enumerate(self.outs):
             out.publish(stamp, self.state_arrays(i), self.models[i].angular_acceleration_flu(),
                         odom)
+            self.io[i].publish(stamp, t_ns)
 
     def _report(self, event: Event):
         """Publish and log a contact or impact of the world (aerosim_msgs/Collision)."""
@@ -154,6 +164,7 @@ class WorldNode(SimTimeNode):
         set_vec3(m.position, event.point)
         self.pub_collision.publish(m)
         self.get_logger().warning(collision_text(event, self.collisions))
+        self.judge.event(event.t_ns, event.vehicle, event.other, float(event.closing_speed))
 
     def _report_deck(self, e: DeckEvent):
         """Publish and log a touchdown on, lift-off from or slide off a deck."""
@@ -166,74 +177,17 @@ class WorldNode(SimTimeNode):
         set_vec3(m.position, e.point)
         self.pub_deck.publish(m)
         self.get_logger().info(deck_text(e))
+        self.judge.deck_event(e)
 
-    # --- inputs --------------------------------------------------------------------------------
-    @serialized
-    def apply_command(self, cmd: Command, stamp_ns: int, member: int) -> None:
-        """Take the command of vehicle member (world index) answering the state of stamp_ns.
 
-        Checked by its model (VehicleModel.apply_command: a quad's throttles, a plane's
-        EffectorCommand); a refusal is counted and logged. In lockstep the answer completing
-        the awaited step integrates the next step(s). Safe from any thread and from a state
-        listener.
-        """
-        if self.clock.state != SimState.RUNNING:
-            return
-        m = self.members[member]
-        try:
-            self.models[member].apply_command(cmd)      # its kind's check (VehicleModel)
-        except FieldError as exc:
-            return self._reject(f'/{m.name} command', str(exc))
-        self._answered(stamp_ns, m.link)
-
-    def _on_effector(self, msg: AircraftEffectorCommand, i: int):
-        """A MAVLink vehicle's command from a bridge in another process."""
-        if self.members[i].kind == VehicleKind.PLANE:
-            cmd: Command = EffectorCommand(
-                msg.throttle_cmd, msg.aileron_cmd_angle_rad, msg.elevator_cmd_angle_rad,
-                msg.rudder_cmd_angle_rad, msg.thrust_tilt_cmd_angle_rad, msg.flap_cmd_angle_rad,
-                msg.speedbrake_cmd_angle_rad, msg.landing_gear_cmd,
-                msg.wheel_steer_cmd_angle_rad, msg.wheel_brake_cmd)
-        else:
-            cmd = list(msg.throttle_cmd)
-        self.apply_command(cmd, time_ns(msg.header.stamp), i)
-
-    def _subscribe_imc(self, m: Member):
-        """A vehicle flown from outside over IMC (imc_bridge in /<name>): its command topics.
-
-        effector_command goes to its model's effector() (a boat: throttle and rudder; an
-        AUV: thruster and fins), autopilot_command to its holds() (a boat's heading and
-        speed; an AUV refuses them).
-        """
-        i = m.index
-        self.create_subscription(AircraftEffectorCommand, f'/{m.name}/effector_command',
-                                 lambda msg: self._on_imc_effector(msg, i), qos.COMMAND)
-        self.create_subscription(AutopilotCommand, f'/{m.name}/autopilot_command',
-                                 lambda msg: self._on_imc_autopilot(msg, i), qos.COMMAND)
-
-    @serialized
-    def _on_imc_effector(self, msg: AircraftEffectorCommand, i: int):
-        """throttle_cmd[0] in [-1, 1]; rudder (AeroSim: + bow to port) and elevator angles."""
-        try:
-            self.models[i].effector(msg.throttle_cmd, msg.rudder_cmd_angle_rad,
-                                    msg.elevator_cmd_angle_rad)
-        except (FieldError, ValueError) as exc:
-            return self._reject(f'/{self.members[i].name} effector_command', str(exc))
-
-    @serialized
-    def _on_imc_autopilot(self, msg: AutopilotCommand, i: int):
-        """heading_hold + heading_setpoint_deg, airspeed_hold + airspeed_setpoint_kts [kn]."""
-        what = f'/{self.members[i].name} autopilot_command'
-        try:
-            self.models[i].holds(*imc_holds(msg.heading_hold, msg.heading_setpoint_deg,
-                                            msg.airspeed_hold, msg.airspeed_setpoint_kts))
-        except (FieldError, ValueError) as exc:
-            return self._reject(what, str(exc))
+def compose_alone() -> tuple:
+    """The world node alone (its MAVLink vehicles' bridges in other processes) and its own."""
+    return WorldNode().nodes()
 
 
 def main(args=None):
-    """Run world_node (the MAVLink vehicles' bridges in other processes: effector_command)."""
-    run_node(WorldNode, 'world_node', args)
+    """Run world_node (composition:=split): until its judge ends the run, or Ctrl-C."""
+    run_node(compose_alone, 'world_node', args, body=until_judged)
 
 
 if __name__ == '__main__':

@@ -369,6 +369,10 @@ class AuvModel:
         dv = _mul_t(rot(a.q), (float(dv_enu[1]), float(dv_enu[0]), -float(dv_enu[2])))
         a.nu = [a.nu[0] + dv[0], a.nu[1] + dv[1], a.nu[2] + dv[2]] + a.nu[3:]
 
+    def idle(self) -> bool:
+        """No thrust commanded (the thruster's actuation 0)."""
+        return not abs(float(self.auv.thrust_act)) > 0.0
+
     def on_surface(self) -> bool:
         """Its hull breaks the surface (less than all of it under water)."""
         return self.auv.submerged(self.auv.depth) < 1.0

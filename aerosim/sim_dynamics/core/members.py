@@ -139,7 +139,13 @@ class QuadModel:
         self.throttles = [float(t) for t in throttles]
 
     def apply_command(self, cmd) -> None:
-        """A flight controller's throttles, one per motor in [0, 1]; FieldError if refused."""
+        """A controller's throttles, one per motor in [0, 1]; FieldError if refused.
+
+        cmd: the throttles (a MAVLink bridge's mixer), or an EffectorCommand (its throttle:
+        AeroSim's AircraftEffectorCommand from any ROS node).
+        """
+        if isinstance(cmd, EffectorCommand):
+            cmd = cmd.throttle
         if isinstance(cmd, (str, bytes)) or not hasattr(cmd, '__len__'):
             raise FieldError('type', f'a multirotor takes one throttle per motor, got '
                              f'{type(cmd).__name__}')
@@ -154,6 +160,10 @@ class QuadModel:
     def step(self, dt_s: float) -> None:
         """Integrate dt_s [s] with the throttles in force."""
         self.model.step(dt_s)
+
+    def idle(self) -> bool:
+        """Every motor commanded to stop (a landing's end)."""
+        return not any(t > 0.0 for t in self.throttles)
 
     def sample(self, t_ns: int) -> VehicleSample:
         """The state now, stamped t_ns (as DynamicsNode.state_arrays).
@@ -290,6 +300,10 @@ class PlaneModel:
         f.run_ic()
         f.set_sim_time(sim_t)
         pl._v_prev = pl._v_enu()        # the velocity the next step differentiates from
+
+    def idle(self) -> bool:
+        """No thrust commanded (JSBSim's throttle command 0)."""
+        return not self.plane.fdm['fcs/throttle-cmd-norm'] > 0.0
 
     def carry(self, carried: Optional[Carried]) -> None:
         """A plane does not rest on a deck (sim_core.kinds lands_on_decks)."""
@@ -442,6 +456,10 @@ class BoatModel:
     def on_surface(self) -> bool:
         """Always: the water carries it."""
         return True
+
+    def idle(self) -> bool:
+        """No throttle commanded (its holds released or at zero speed)."""
+        return not abs(float(self.boat.throttle_cmd[0])) > 0.0
 
     def carry(self, carried: Optional[Carried]) -> None:
         """A boat rests on the water, not on a deck (sim_core.kinds lands_on_decks)."""

@@ -7,32 +7,26 @@ No rclpy, no launch import here.
 
     language   the graph language: LaunchArg, Arg and the other parameter values, NodeSpec,
                Graph, with_defaults, convert
-    parts      what several families share: common arguments, the sensor suite, the viewers
-               and run summary, the MAVLink HIL link (bridge, built-in FC, plant)
-    quad       sim_quad, sim_quad_hil
-    plane      sim_plane, sim_plane_hil
-    boats      sim_imc, sim_usv_swarm
-    world      sim_world, sim_auv
+    parts      what the graphs share: common arguments, the sensor suite's, the viewers
+    world      sim_world: the simulator (any mix of kinds on one clock, one judge)
+    presets    sim_quad, sim_quad_hil, sim_plane, sim_plane_hil, sim_imc, sim_auv: the world
+               with other defaults
+    boats      the IMC bridge's node; sim_usv_swarm (the 10,000-boat swarm: its own graph)
     resolve    GRAPHS, get_graph, resolve: a graph and argument values to the nodes to start
 
 Every name is importable from here, as ``from sim_launch.graphs import get_graph, resolve``.
 """
 
 from sim_launch.graphs.boats import (
-    IMC_ARGS,
     IMC_BRIDGE,
     IMC_PARAMS_ARG,
-    SIM_IMC,
     SIM_USV_SWARM,
     SWARM_ARGS,
-    USV,
     USV_BRIDGE,
     USV_SWARM,
 )
 from sim_launch.graphs.language import (
-    EACH,
     MEMBER,
-    ONE,
     PLANT_GRACE_S,
     WRITER_GRACE_S,
     Arg,
@@ -43,7 +37,6 @@ from sim_launch.graphs.language import (
     NodeSpec,
     PackageFile,
     PerMember,
-    PerVehicle,
     Value,
     convert,
     members_of,
@@ -51,38 +44,23 @@ from sim_launch.graphs.language import (
     with_defaults,
 )
 from sim_launch.graphs.parts import (
-    BUILTIN_FC,
     COMMON_ARGS,
-    HIL_ARGS,
-    HIL_LINK_PARAMS,
-    MAVLINK_BRIDGE,
-    READ_BY_REPORT,
     REALTIME_ARG,
     SEED_PARAM,
-    SENSORS,
-    SIM_ARGS,
     SUITE_PARAMS,
-    plant,
+    WORLD_SOURCE,
     view_args,
     view_nodes,
 )
-from sim_launch.graphs.plane import (
-    AUTOPILOT,
-    PLANE,
-    PLANE_ARGS,
-    PLANE_PLANT,
-    PLANE_REPORT,
-    PLANE_SIM_ARGS,
+from sim_launch.graphs.presets import (
+    PRESETS,
+    SIM_AUV,
+    SIM_IMC,
     SIM_PLANE,
     SIM_PLANE_HIL,
-)
-from sim_launch.graphs.quad import (
-    CAMERA,
-    DYNAMICS,
-    FLIGHT_REPORT,
-    HIL_PLANT,
     SIM_QUAD,
     SIM_QUAD_HIL,
+    preset,
 )
 from sim_launch.graphs.resolve import (
     GRAPHS,
@@ -91,37 +69,36 @@ from sim_launch.graphs.resolve import (
     holds,
     resolve,
     resolve_args,
-    vehicle_count,
     world_of,
 )
 from sim_launch.graphs.world import (
-    SIM_AUV,
     SIM_WORLD,
     WORLD_ARGS,
+    WORLD_BRIDGE,
+    WORLD_CAMERA,
     WORLD_FC,
     WORLD_IMC,
+    WORLD_NODE,
+    WORLD_PARAMS,
     WORLD_PLANT,
-    WORLD_REPORT,
+    WORLD_SENSORS,
 )
 
 __all__ = [
     # the language
-    'Arg', 'Computed', 'ConfigFile', 'convert', 'EACH', 'Graph', 'LaunchArg', 'MEMBER',
-    'members_of', 'NodeSpec', 'ONE', 'PackageFile', 'parse_value', 'PerMember', 'PerVehicle',
-    'PLANT_GRACE_S', 'Value', 'with_defaults', 'WRITER_GRACE_S',
+    'Arg', 'Computed', 'ConfigFile', 'convert', 'Graph', 'LaunchArg', 'MEMBER', 'members_of',
+    'NodeSpec', 'PackageFile', 'parse_value', 'PerMember', 'PLANT_GRACE_S', 'Value',
+    'with_defaults', 'WRITER_GRACE_S',
     # shared parts
-    'BUILTIN_FC', 'COMMON_ARGS', 'HIL_ARGS', 'HIL_LINK_PARAMS', 'MAVLINK_BRIDGE', 'plant',
-    'READ_BY_REPORT', 'REALTIME_ARG', 'SEED_PARAM', 'SENSORS', 'SIM_ARGS', 'SUITE_PARAMS',
-    'view_args', 'view_nodes',
-    # the families
-    'CAMERA', 'DYNAMICS', 'FLIGHT_REPORT', 'HIL_PLANT', 'SIM_QUAD', 'SIM_QUAD_HIL',
-    'AUTOPILOT', 'PLANE', 'PLANE_ARGS', 'PLANE_PLANT', 'PLANE_REPORT', 'PLANE_SIM_ARGS',
-    'SIM_PLANE', 'SIM_PLANE_HIL',
-    'IMC_ARGS', 'IMC_BRIDGE', 'IMC_PARAMS_ARG', 'SIM_IMC', 'SIM_USV_SWARM', 'SWARM_ARGS', 'USV',
-    'USV_BRIDGE', 'USV_SWARM',
-    'SIM_AUV', 'SIM_WORLD', 'WORLD_ARGS', 'WORLD_FC', 'WORLD_IMC', 'WORLD_PLANT',
-    'WORLD_REPORT',
+    'COMMON_ARGS', 'REALTIME_ARG', 'SEED_PARAM', 'SUITE_PARAMS', 'view_args', 'view_nodes',
+    'WORLD_SOURCE',
+    # the world and its presets
+    'SIM_WORLD', 'WORLD_ARGS', 'WORLD_BRIDGE', 'WORLD_CAMERA', 'WORLD_FC', 'WORLD_IMC',
+    'WORLD_NODE', 'WORLD_PARAMS', 'WORLD_PLANT', 'WORLD_SENSORS',
+    'PRESETS', 'preset', 'SIM_AUV', 'SIM_IMC', 'SIM_PLANE', 'SIM_PLANE_HIL', 'SIM_QUAD',
+    'SIM_QUAD_HIL',
+    # the swarm
+    'IMC_BRIDGE', 'IMC_PARAMS_ARG', 'SIM_USV_SWARM', 'SWARM_ARGS', 'USV_BRIDGE', 'USV_SWARM',
     # the resolver
-    'get_graph', 'GRAPHS', 'holds', 'resolve', 'resolve_args', 'ResolvedNode', 'vehicle_count',
-    'world_of',
+    'get_graph', 'GRAPHS', 'holds', 'resolve', 'resolve_args', 'ResolvedNode', 'world_of',
 ]

@@ -1,7 +1,10 @@
-"""The marine graphs.
+"""The IMC bridge's node, and the USV swarm's graph.
 
-sim_imc (a USV as an IMC system for DUNE and Neptus) and sim_usv_swarm (a swarm of USVs behind
-the USV UI protocol).
+The IMC bridge serves a world's vehicle flown over IMC (sim_launch.graphs.world: sim_imc,
+sim_auv, sim_world). sim_usv_swarm (a swarm of up to 10,000 USVs behind the USV UI protocol)
+is the one graph that is not the world: its time source (usv_swarm_node) steps every boat
+with numpy arrays, shares the world's Stepper and writes its summary the one way
+(sim_report.core.output).
 """
 
 from sim_launch.graphs.language import Arg, Graph, LaunchArg, NodeSpec, with_defaults
@@ -11,39 +14,11 @@ from sim_launch.graphs.parts import COMMON_ARGS, view_args, view_nodes
 IMC_PARAMS_ARG = LaunchArg('imc_params', 'imc_bridge.yaml', 'imc_bridge parameter YAML (path, '
                            'or name in config/)')
 
-IMC_ARGS = (
-    LaunchArg('imc_bind', '127.0.0.1:6003', 'Our IMC UDP address host:port'),
-    LaunchArg('imc_peers', '127.0.0.1:6002',
-              "IMC peers host:port, comma-separated (DUNE's IMC port is 6002); '' = none"),
-    LaunchArg('usv_params', 'usv_node.yaml', 'usv_node parameter YAML (path, or name in '
-              'config/)'),
-    IMC_PARAMS_ARG,
-)
-
-USV = NodeSpec(
-    name='usv_node', executable='usv_node', module='sim_dynamics.usv_node',
-    params_file='usv_params', use_sim_time=False,
-    parameters=(('scenario_file', Arg('scenario')), ('rate_hz', Arg('rate_hz', 'float')),
-                ('time_scale', Arg('time_scale', 'float'))))
-
 IMC_BRIDGE = NodeSpec(
     name='imc_bridge', executable='imc_bridge_node', module='imc_bridge.imc_bridge_node',
     params_file='imc_params',
     parameters=(('scenario_file', Arg('scenario')), ('bind', Arg('imc_bind')),
                 ('peers', Arg('imc_peers'))))
-
-SIM_IMC = Graph(
-    name='sim_imc',
-    description='A surface vessel (USV model, sim clock) as an IMC system on UDP for LSTS '
-                'DUNE and Neptus: SimulatedState, EstimatedState, Announce, Heartbeat out; '
-                'leak, acoustic, dynamics-parameter simulation and actuation in',
-    args=with_defaults(COMMON_ARGS, namespace='usv', scenario='harbour') + (
-        LaunchArg('rate_hz', '50.0', 'Integration rate [Hz], 10..1000, a whole number of '
-                  'microseconds per step (not 300)'),
-        LaunchArg('time_scale', '1.0', 'Sim seconds per wall second; 0 = as fast as possible'),
-    ) + IMC_ARGS + view_args('aerosim_usv.rviz', 'sim_imc'),
-    nodes=(USV, IMC_BRIDGE) + view_nodes('vehicle', (('scenario_file', Arg('scenario')),)),
-)
 
 SWARM_ARGS = (
     LaunchArg('rate_hz', '50.0', 'Integration rate [Hz], 10..1000, a whole number of '
@@ -72,7 +47,9 @@ USV_SWARM = NodeSpec(
     params_file='swarm_params', use_sim_time=False,
     parameters=(('sim_config', Arg('sim_config')), ('rate_hz', Arg('rate_hz', 'float')),
                 ('time_scale', Arg('time_scale', 'float')), ('session', Arg('session', 'int')),
-                ('state_rate_hz', Arg('state_rate_hz', 'float'))))
+                ('state_rate_hz', Arg('state_rate_hz', 'float')),
+                ('summary', Arg('summary', 'bool')), ('output_dir', Arg('output_dir')),
+                ('title', Arg('title'))))
 
 USV_BRIDGE = NodeSpec(
     name='usv_bridge', executable='usv_bridge_node', module='usv_bridge.usv_bridge_node',

@@ -1,8 +1,8 @@
 """The graph language: launch arguments, references to their values, node and graph specs.
 
 A graph is data (sim_launch.graphs): LaunchArg, the values a node's parameters take from the
-arguments (Arg, ConfigFile, PackageFile, Computed, PerVehicle, PerMember), NodeSpec and Graph;
-and how an argument string becomes a parameter value (convert). No rclpy, no launch import.
+arguments (Arg, ConfigFile, PackageFile, Computed, PerMember), NodeSpec and Graph; and how an
+argument string becomes a parameter value (convert). No rclpy, no launch import.
 """
 
 from dataclasses import dataclass
@@ -65,16 +65,6 @@ class Computed:
 
 
 @dataclass(frozen=True)
-class PerVehicle:
-    """A parameter value of the node of vehicle i of n: fn(argument values, i, n).
-
-    i = 0, n = 1 for the one vehicle of a graph that is not a fleet. None leaves it out.
-    """
-
-    fn: Callable[[dict, int, int], object]
-
-
-@dataclass(frozen=True)
 class PerMember:
     """A parameter value of the node of one vehicle of a world: fn(argument values, member).
 
@@ -85,14 +75,10 @@ class PerMember:
     fn: Callable[[dict, Member], object]
 
 
-Value = Union[str, int, float, bool, Arg, ConfigFile, PackageFile, Computed, PerVehicle,
-              PerMember]
+Value = Union[str, int, float, bool, Arg, ConfigFile, PackageFile, Computed, PerMember]
 
-# NodeSpec.fleet: how a node is started when the graph flies several vehicles (vehicles:=N)
-EACH = 'each'      # one node per vehicle, in its namespace <namespace><i>
-ONE = 'one'        # one node for all, in the root namespace, told vehicles and vehicle_prefix
-# A world (Graph.world): one node per vehicle whose (kind, controller) is in NodeSpec.members,
-# in the vehicle's namespace /<name> (sim_core.members: quad0, plane0, boat0)
+# NodeSpec.fleet in a world (Graph.world): one node per vehicle for which NodeSpec.members
+# holds, in the vehicle's namespace /<name> (sim_core.members: quad0, plane0, boat0)
 MEMBER = 'member'
 
 
@@ -115,9 +101,9 @@ class NodeSpec:
     the runner starts the executable if it is installed and says so if not. arguments: command
     line arguments before --ros-args. stop_grace_s: wall time the node may take to end after
     SIGINT before it is escalated to SIGTERM (nodes that write files at the end); 0 = the
-    launcher's default (5 s, launch's sigterm_timeout). fleet: EACH or ONE in a graph of
-    several vehicles (see there); '' = one node in the root namespace; MEMBER in a world: a
-    node per vehicle whose (kind value, controller) is one of `members`.
+    launcher's default (5 s, launch's sigterm_timeout). fleet: '' = one node in the root
+    namespace; MEMBER in a world: a node per vehicle (a sim_core.members.Member) for which
+    `members(member)` holds, in its namespace.
     """
 
     name: str
@@ -135,7 +121,7 @@ class NodeSpec:
     arguments: Tuple[Value, ...] = ()
     stop_grace_s: float = 0.0
     fleet: str = ''
-    members: Tuple[Tuple[str, str], ...] = ()
+    members: Optional[Callable[[Member], bool]] = None
 
 
 # Nodes that write their results after SIGINT (summary plots, bags): time for it.
@@ -151,8 +137,11 @@ class Graph:
     """A named graph: its launch arguments and nodes, all under the `namespace` argument.
 
     world: the vehicles of the scenario, any mix of kinds (sim_core.members), each in its own
-    namespace; the graph has no `namespace` argument, its other nodes run in the root
-    namespace (no __ns remap: the world's process names its nodes' namespaces).
+    namespace; its other nodes run in the root namespace (no __ns remap: the world's process
+    names its nodes' namespaces). renamed: (argument, its name in this graph) pairs: a preset
+    shows an argument of the world under the name its users know (sim_quad_hil's fc is the
+    world's controller); fixed: the world's arguments a preset does not offer, with the value
+    they keep.
     """
 
     name: str
@@ -160,6 +149,8 @@ class Graph:
     args: Tuple[LaunchArg, ...]
     nodes: Tuple[NodeSpec, ...]
     world: bool = False
+    renamed: Tuple[Tuple[str, str], ...] = ()
+    fixed: Tuple[Tuple[str, str], ...] = ()
 
     def arg(self, name: str) -> LaunchArg:
         """Return the launch argument called name."""
@@ -208,6 +199,10 @@ def convert(arg: Arg, text: str):
 
 
 def members_of(values: dict) -> Tuple[Member, ...]:
-    """The vehicles of a world of these argument values (its scenario, `vehicles`)."""
+    """The vehicles of a world of these argument values (the world's argument names).
+
+    Its scenario, vehicles, namespace and controller, as resolve_args gives them.
+    """
     return world_members(load_scenario(values['scenario']),
-                         convert(Arg('vehicles', 'int'), values.get('vehicles', '0')))
+                         convert(Arg('vehicles', 'int'), values.get('vehicles', '0')),
+                         values.get('namespace', ''), values.get('controller', ''))

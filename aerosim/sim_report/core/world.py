@@ -12,11 +12,16 @@ On top of each kind's verdict, what the world reports (/sim/collisions, the brid
   landing). Terminal: the vehicle is not judged further (its track is still drawn), and the
   run is not complete whatever its mission did;
 - fc_refused: its MAVLink bridge says the FC will not fly (a parameter, the mission or arming
-  refused); fc_lost: its FC was heard, then went silent. Terminal too.
+  refused); fc_lost: its FC was heard, then went silent; no_command: its controller never
+  commanded it (a vehicle flown by any ROS node on its effector_command topic: nothing came
+  within the judge's command_timeout_s of sim). Terminal too.
 
+A vehicle without a mission is not judged (no_mission: over from the start, never complete).
 A vehicle is over when its kind's judge is (mission complete, or a failure of its own, such
 as a quad at rest away from its landing point) or one of the above happened; the run is
-over when every vehicle is. Each vehicle's closest approach to any other (the distance
+over when every vehicle is. Its result: complete when every vehicle with a mission is
+(and one has a mission), collided when one collided, no_mission when none has a mission,
+stopped when the run was stopped before it was over, else incomplete. Each vehicle's closest approach to any other (the distance
 between their positions [m], centre to centre, from samples within same_time_s of each
 other, the older moved to the newer's time by its velocity) is followed while both are
 sampled.
@@ -60,6 +65,7 @@ class Entry:
     collisions: List[dict] = field(default_factory=list)
     fc_lost_at: Optional[float] = None        # sim time [s] its FC was found gone
     fc_failure: str = ''                      # why its FC will not fly (its bridge's words)
+    no_command: str = ''                      # why it is taken as flown by nobody
     closest: Optional[dict] = None            # {'distance_m', 'with', 't_s'}
     tail: List[Tuple[float, Tuple[float, float, float]]] = field(default_factory=list)
     deck: Optional[DeckSpec] = None           # a boat's landing deck
@@ -69,21 +75,37 @@ class Entry:
     @property
     def over(self) -> bool:
         """Nothing more will be judged for this vehicle."""
-        return self.judge.over or bool(self.collisions) or self.fc_lost_at is not None \
-            or bool(self.fc_failure)
+        return self.judge.items == 0 or self.judge.over or bool(self.collisions) \
+            or self.fc_lost_at is not None or bool(self.fc_failure) or bool(self.no_command)
 
     @property
     def result(self) -> str:
-        """collided, complete, fc_refused, fc_lost or the kind's own (incomplete)."""
+        """collided, complete, no_mission, fc_refused, fc_lost, no_command or the kind's own."""
         if self.collisions:
             return 'collided'
+        if self.judge.items == 0:
+            return 'no_mission'
         if self.judge.done:
             return 'complete'
         if self.fc_failure:
             return 'fc_refused'
         if self.fc_lost_at is not None:
             return 'fc_lost'
+        if self.no_command:
+            return 'no_command'
         return str(self.judge.summary().get('result', 'incomplete'))
+
+    @property
+    def why(self) -> str:
+        """The reason of a terminal failure in words ('' if none)."""
+        if self.collisions:
+            c = self.collisions[0]
+            return (f'collided with {c["with"]} at {c["speed_mps"]} m/s at t = {c["t_s"]} s')
+        if self.fc_failure:
+            return f'its flight controller will not fly: {self.fc_failure}'
+        if self.fc_lost_at is not None:
+            return f'its flight controller went silent at t = {self.fc_lost_at:.1f} s'
+        return self.no_command
 
 
 class WorldJudge:
@@ -165,6 +187,14 @@ class WorldJudge:
         e.fc_lost_at = float(t)
         return True
 
+    def not_commanded(self, i: int, why: str) -> bool:
+        """Vehicle i's controller never commanded it (why, in words); True the first time."""
+        e = self.entries[i]
+        if e.over:
+            return False
+        e.no_command = why
+        return True
+
     def fc_refused(self, i: int, why: str) -> bool:
         """Vehicle i's FC will not fly (its bridge's words); True the first time it counts."""
         e = self.entries[i]
@@ -180,8 +210,9 @@ class WorldJudge:
 
     @property
     def done(self) -> bool:
-        """Every vehicle complete."""
-        return all(e.result == 'complete' for e in self.entries)
+        """Every vehicle with a mission complete (and one has a mission)."""
+        results = [e.result for e in self.entries]
+        return 'complete' in results and all(r in ('complete', 'no_mission') for r in results)
 
     def row(self, e: Entry) -> dict:
         """One vehicle's row of the summary."""
@@ -194,19 +225,34 @@ class WorldJudge:
             'collisions': e.collisions, 'closest_approach': e.closest,
             'fc_lost_at_s': e.fc_lost_at,
             **({'fc_failure': e.fc_failure} if e.fc_failure else {}),
+            **({'why': e.why} if e.why else {}),
             'details': {k: v for k, v in s.items()
                         if k not in ('result', 'items', 'items_reached', 'reached_at_s')},
         }
 
-    def summary(self, wall_s: float) -> dict:
-        """The run's result and a row per vehicle (JSON-ready)."""
+    def result(self, stopped: bool = False) -> str:
+        """The run's result (module docstring); stopped: the run was stopped by the user."""
+        results = [e.result for e in self.entries]
+        if stopped and not self.over:
+            return 'stopped'
+        if self.done:
+            return 'complete'
+        if 'collided' in results:
+            return 'collided'
+        if all(r == 'no_mission' for r in results):
+            return 'no_mission'
+        return 'incomplete'
+
+    def summary(self, wall_s: float, stopped: bool = False) -> dict:
+        """The run's result and a row per vehicle (JSON-ready); stopped: see result()."""
         rows = {e.member.name: self.row(e) for e in self.entries}
         results = [r['result'] for r in rows.values()]
         complete = results.count('complete')
-        result = 'complete' if complete == len(results) else \
-            'collided' if 'collided' in results else 'incomplete'
         return {
-            'result': result, 'vehicles_complete': complete, 'vehicle_count': len(results),
+            'result': self.result(stopped), 'vehicles_complete': complete,
+            'vehicle_count': len(results),
+            'items': sum(r['items'] for r in rows.values()),
+            'items_reached': sum(r['items_reached'] for r in rows.values()),
             'collided': [n for n, r in rows.items() if r['result'] == 'collided'],
             'sim_time_s': round(self.t, 3), 'wall_time_s': round(wall_s, 3),
             'real_time_factor': round(self.t / wall_s, 2) if wall_s > 0 else None,

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Tuple
 
 from sim_core.config import Param
+from sim_core.members import member_source_parameters
 from sim_sensors.core.camera import CameraParams
 
 IMAGE_PX = (16, 4096)               # px, the image width and height the camera renders
@@ -36,14 +37,9 @@ FRAME_PARAMETERS = {
 }
 
 
-@dataclass(frozen=True)
-class SensorsConfig:
-    """sensors_node's own parameter (its suite: SuiteConfig, its frames: FramesConfig)."""
-
-    scenario_file: str = 'default'
-
-
-SENSORS_PARAMETERS = {'scenario_file': Param('Scenario YAML (origin, date)')}
+# sensors_node's own parameters: the world's vehicle it serves (sim_core.members.MemberSource);
+# its suite: SuiteConfig, its frames: FramesConfig
+SENSORS_PARAMETERS = member_source_parameters('sensed')
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The configurations of the view nodes as data (pure): viz_node and foxglove_node.
 
-summary_node shares viz_node's mode, fleet and swarm parameters. Each is a frozen dataclass
+Each is a frozen dataclass
 (the defaults) and a table of sim_core.config.Param (description with units, range, choices)
 that ``sim_ros.params.read_config`` declares. A node of two modes reads its mode first, then
 the dataclass of that mode: a parameter of the other mode is not declared (``ros2 param list``
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from sim_bag.core.bagio import DEFAULT_EXCLUDE
 from sim_core.config import Param
-from sim_core.scenario import MAX_FLEET
+from sim_core.members import world_source_parameters
 
 MODES = ('vehicle', 'swarm')
 MAX_BOATS = 100000          # the largest swarm drawn or summarized
@@ -28,26 +28,6 @@ class ModeConfig:
 
 
 MODE_PARAMETERS = {'mode': Param('vehicle (odom) or swarm (SwarmState)', choices=MODES)}
-
-
-@dataclass(frozen=True)
-class FleetConfig:
-    """mode:=vehicle: the scenario, and how many of its vehicles (a fleet: namespaced)."""
-
-    scenario_file: str = 'default'
-    vehicles: int = 1
-    vehicle_prefix: str = 'quad'
-
-
-def fleet_parameters(verb: str) -> dict:
-    """FleetConfig's table; verb: what the node does with the vehicles ('drawn')."""
-    return {
-        'scenario_file': Param('Scenario YAML'),
-        'vehicles': Param(f'Vehicles {verb} [-], 1..{MAX_FLEET}; 0 = as many as the '
-                          "scenario's vehicles: list; 2 or more: each in /<vehicle_prefix><i>",
-                          0, MAX_FLEET),
-        'vehicle_prefix': Param('Namespace prefix of a fleet'),
-    }
 
 
 @dataclass(frozen=True)
@@ -76,7 +56,7 @@ VIZ_PARAMETERS = {
     'path_min_step_m': Param('A path point every this distance [m]', 0.0, MAX_PATH_STEP_M),
     'max_boats_drawn': Param('Boats drawn (swarm mode)', 1, MAX_BOATS),
 }
-VIZ_FLEET_PARAMETERS = fleet_parameters('drawn')
+VIZ_WORLD_PARAMETERS = world_source_parameters('drawn')
 VIZ_SWARM_PARAMETERS = {
     'sim_config': Param('Init file in force until the UI sends one'),
     'types_file': Param('Type table'),

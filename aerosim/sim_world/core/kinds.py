@@ -29,7 +29,15 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 from mavlink_bridge.core.mixer import MIXERS, MixerConfig, MixerFactory
 from sim_core.errors import ConfigError
 from sim_core.frames import quat_rotate
-from sim_core.kinds import KINDS, KindInfo, VehicleKind, VehicleModel, info, kind_of
+from sim_core.kinds import (
+    KINDS,
+    TOPIC_CONTROLLERS,
+    KindInfo,
+    VehicleKind,
+    VehicleModel,
+    info,
+    kind_of,
+)
 from sim_core.members import Member, world_members
 from sim_core.paths import config_dirs
 from sim_core.scenario import Scenario, kinds_in, load_scenario
@@ -52,6 +60,7 @@ IN_PROCESS = 'in_process'       # updated by the world on truth (sim_world.core.
 PROCESS = 'process'             # an aerosim executable of its own (setup.py console_scripts)
 EXTERNAL = 'external'           # a program we do not ship (PX4 SITL, DUNE), over its link
 MAVLINK, IMC = 'mavlink', 'imc'
+TOPIC_LINK = 'topic'            # any ROS node on the vehicle's effector_command topic
 
 BodyShapes = Callable[[Any, Any], List[scene.Shape]]      # (p_enu, q_enu_flu) -> shapes
 
@@ -136,6 +145,7 @@ def auv_body(params: AuvType, ns: str) -> BodyShapes:
 
 BUILTIN_FC = ControllerWay(PROCESS, 'builtin_fc', MAVLINK)
 PX4 = ControllerWay(EXTERNAL, 'PX4 SITL', MAVLINK)
+ANY_NODE = ControllerWay(EXTERNAL, 'any ROS node publishing effector_command', TOPIC_LINK)
 
 REGISTRY: Dict[VehicleKind, KindEntry] = {
     VehicleKind.MULTIROTOR: KindEntry(
@@ -143,13 +153,14 @@ REGISTRY: Dict[VehicleKind, KindEntry] = {
         QuadModel, MIXERS[VehicleKind.MULTIROTOR], View(quad_body, 0.6), MissionJudge,
         multirotor_judge,
         {'builtin': BUILTIN_FC, 'px4': PX4,
-         'external': ControllerWay(EXTERNAL, 'a MAVLink HIL flight controller', MAVLINK)}),
+         'external': ControllerWay(EXTERNAL, 'a MAVLink HIL flight controller', MAVLINK),
+         'topic': ANY_NODE}),
     VehicleKind.PLANE: KindEntry(
         VehicleKind.PLANE, 'plane_node', 'circuit', AircraftParams.from_yaml, PlaneModel,
         MIXERS[VehicleKind.PLANE], View(plane_body, 30.0), PlaneJudge, plane_judge,
         {'autopilot': ControllerWay(IN_PROCESS, 'PlaneAutopilot (autopilot_node alone)',
                                     make=PlaneAutopilot),
-         'builtin': BUILTIN_FC, 'px4': PX4}),
+         'builtin': BUILTIN_FC, 'px4': PX4, 'topic': ANY_NODE}),
     VehicleKind.BOAT: KindEntry(
         VehicleKind.BOAT, 'usv_node', 'harbour', BoatType.from_yaml, BoatModel, None,
         View(boat_body, 0.6), BoatWaypointJudge, boat_judge,
@@ -326,6 +337,9 @@ def _controllers_missing(e: KindEntry, k: KindInfo) -> List[str]:
             out.append(f'controllers: {name!r} runs in process but has no make(member, model)')
         if (way.link == MAVLINK) != (name in k.mavlink):
             out.append(f'controllers: {name!r} over MAVLink must be in sim_core.kinds mavlink')
+        if (way.link == TOPIC_LINK) != (name in TOPIC_CONTROLLERS):
+            out.append(f'controllers: {name!r} over a topic must be in sim_core.kinds '
+                       'TOPIC_CONTROLLERS')
     for name in set(e.controllers) - set(k.controllers):
         out.append(f'controllers: {name!r} is not a controller of sim_core.kinds')
     return out
