@@ -21,10 +21,10 @@ ROS node on its effector_command topic: the lockstep gate's members). Pure: no r
 from dataclasses import dataclass, replace
 from typing import Dict, List, Tuple
 
+from sim_core.config import Param
 from sim_core.errors import ConfigError
 from sim_core.fleet import fleet_size, member_scenarios
 from sim_core.kinds import TOPIC_CONTROLLERS, VehicleKind, info, kind_of
-from sim_core.config import Param
 from sim_core.scenario import MAX_FLEET, Scenario, load_scenario
 
 

@@ -1,12 +1,12 @@
-"""The README's parameter tables, rendered from the nodes' configuration tables.
+"""docs/parameters.md's tables, rendered from the nodes' configuration tables.
 
 Every node reads its parameters from a frozen dataclass and a table of ``sim_core.config.Param``
 in a pure core (see ``sim_ros.params.read_config``). ``NODES`` says which tables each node
-reads; ``render`` writes one markdown table per node, and ``sync`` puts them into the README
+reads; ``render`` writes one markdown table per node, and ``sync`` puts them into the document
 between ``<!-- params:NODE -->`` and ``<!-- /params -->`` markers. ``test_param_docs.py`` keeps
-the README equal to the tables; after changing a table run
+the document equal to the tables; after changing a table run
 
-    python -m sim_launch.param_docs README.md        # rewrite the README's tables
+    python -m sim_launch.param_docs docs/parameters.md     # rewrite its tables
 """
 
 import importlib
@@ -98,7 +98,7 @@ def render(node: str) -> str:
 def sync(text: str) -> Tuple[str, List[str]]:
     """Text with every marked node's table rendered anew, and the nodes whose table changed.
 
-    A marker naming a node not in NODES raises KeyError: the README names a node that reads
+    A marker naming a node not in NODES raises KeyError: the document names a node that reads
     no table.
     """
     changed = []
@@ -115,10 +115,10 @@ def sync(text: str) -> Tuple[str, List[str]]:
 
 
 def main(argv=None) -> int:
-    """Rewrite the tables of the file named (the README); print which changed."""
+    """Rewrite the tables of the file named (docs/parameters.md); print which changed."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        print('usage: python -m sim_launch.param_docs README.md', file=sys.stderr)
+        print('usage: python -m sim_launch.param_docs docs/parameters.md', file=sys.stderr)
         return 2
     with open(argv[0], encoding='utf-8') as f:
         text = f.read()

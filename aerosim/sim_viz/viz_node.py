@@ -3,13 +3,14 @@
 mode:=vehicle (the world and its presets): for each vehicle of the world (sim_core.members.
 WorldSource) subscribes /<name>/odom and publishes /<name>/path (nav_msgs/Path, bounded) and
 its markers (visualization_msgs/MarkerArray, drawn by its kind: a quad's body, arms and rotor
-discs coloured by spin direction, a plane, a boat's hull, an AUV; its mission items and
-planned path): on /<name>/markers for a world of one vehicle, else every vehicle's (marker
-namespaces <name>/..., a name label each) on the one /markers. mode:=swarm (sim_usv_swarm): subscribes `state` (SwarmState) and the
-latched `config` (an init from the UI) and publishes `markers`: hulls coloured by team (grey
-when out of action) with labels, bounded tracks, obstacles at their collision radius and the
-map bounds. Every marker is placed in the world frame (`map`) from the pose, so no TF is
-needed; where tf2_ros is importable (a real ROS install) map->base_link is broadcast too.
+discs coloured by spin direction, a plane, a boat's hull, an AUV; its mission items and planned
+path): on /<name>/markers for a world of one vehicle, else every vehicle's (marker namespaces
+<name>/..., a name label each) on the one /markers. mode:=swarm (sim_usv_swarm): subscribes
+`state` (SwarmState) and the latched `config` (an init from the UI) and publishes `markers`:
+hulls coloured by team (grey when out of action) with labels, bounded tracks, obstacles at
+their collision radius and the map bounds. Every marker is placed in the world frame (`map`)
+from the pose, so no TF is needed; where tf2_ros is importable (a real ROS install)
+map->base_link is broadcast too.
 
 Markers and paths are published on message stamps (sim time), at most marker_rate_hz: a
 replayed bag draws the same.

@@ -95,8 +95,8 @@ def compose() -> Tuple:
             for m in world.members:
                 if info(m.kind).sensors and not m.over_mavlink:
                     sensors = SensorsNode(direct_state=True, namespace='/' + m.name,
-                                          parameter_overrides=_overrides(dict(
-                                              vehicle_index=m.index)))
+                                          parameter_overrides=_overrides({
+                                              'vehicle_index': m.index}))
                     world.add_state_listener(sensors.on_state, m.index)
                     parts.append(sensors)
         if flown and world.fleet_start_timeout_s > 0.0:

@@ -3,8 +3,8 @@
 The nodes declare their parameters from these tables (sim_ros.params.read_config): a field
 without a description, a description without a field, a default outside its range or its
 choices would be a parameter that `ros2 param describe` reports wrongly or a node that cannot
-start. The tables are the ones sim_launch.param_docs lists per node (the README's tables), and
-every table a package defines must be in that list.
+start. The tables are the ones sim_launch.param_docs lists per node (docs/parameters.md's
+tables), and every table a package defines must be in that list.
 """
 
 import dataclasses
@@ -88,10 +88,10 @@ def test_parameters_are_declared_only_through_read_config():
     assert offenders == []
 
 
-def test_the_readme_s_tables_are_the_tables():
-    """README.md's tables are rendered from the tables (python -m sim_launch.param_docs)."""
-    text = (PKG_DIR.parent / 'README.md').read_text()
+def test_the_documented_tables_are_the_tables():
+    """docs/parameters.md's tables are rendered from the tables (sim_launch.param_docs)."""
+    text = (PKG_DIR.parent / 'docs' / 'parameters.md').read_text()
     new, changed = param_docs.sync(text)
-    assert changed == [], f'run: python -m sim_launch.param_docs README.md ({changed})'
+    assert changed == [], f'run: python -m sim_launch.param_docs docs/parameters.md ({changed})'
     for node in param_docs.NODES:
         assert param_docs.BEGIN.format(node=node) in text, node

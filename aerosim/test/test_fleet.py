@@ -140,31 +140,29 @@ def test_the_graph_starts_one_fc_per_vehicle_on_the_ports_its_bridge_uses():
                                                 'fc_address': '127.0.0.1:20001'})
     fcs = [n for n in nodes if n.name == 'builtin_fc']
     assert [n.namespace for n in fcs] == ['/quad0', '/quad1', '/quad2']
-    plant = next(n for n in nodes if n.name == 'hil_plant')
-    assert plant.namespace == '' and plant.parameters['vehicles'] == 3
+    plant = next(n for n in nodes if n.name == 'world_plant')
+    assert plant.namespace == '' and plant.parameters['vehicles'] == 3 and plant.supervisor
+    assert plant.parameters['report'] is True
     for i, fc in enumerate(fcs):
         # the plant gives bridge i member_ports(i, ...) from its own bind/fc_address
         ports = member_ports(i, plant.parameters['bind'], plant.parameters['fc_address'],
                              '', '', '', 1)
         assert fc.parameters['bind'] == ports['fc_address']
         assert fc.parameters['sim_address'] == ports['bind']
-        assert fc.parameters.get('system_id', 1) == ports['fc_system_id']
+        assert fc.parameters['system_id'] == ports['fc_system_id']
         assert not fc.essential          # one FC dying does not stop the others
         assert fc.parameters['spin_wait_us'] == 0        # N FCs: none polls a core away
-    report = next(n for n in nodes if n.name == 'flight_report')
-    assert report.parameters['vehicles'] == 3 and report.supervisor
     px4 = resolve(get_graph('sim_quad_hil'), {'vehicles': '2', 'fc': 'px4', 'px4_instance': '1'})
-    plant = next(n for n in px4 if n.name == 'hil_plant')
-    assert plant.parameters['tcp_bind'] == '127.0.0.1:4561'      # instance 1; vehicle i: + i
-    assert plant.parameters['fc_system_id'] == 2
+    plant = next(n for n in px4 if n.name == 'world_plant')
+    assert plant.parameters['px4_instance'] == 1     # vehicle i: PX4 instance 1 + i
+    assert plant.parameters['controller'] == 'px4'
     assert not [n for n in px4 if n.name == 'builtin_fc']
     single = resolve(get_graph('sim_quad_hil'), {})
-    assert {n.namespace for n in single} == {'/quad'}                # one vehicle: as before
-    assert 'vehicles' not in next(n for n in single if n.name == 'hil_plant').parameters
+    assert {n.namespace for n in single} == {'', '/quad'}       # one vehicle: /quad as before
+    assert 'spin_wait_us' not in next(n for n in single if n.name == 'builtin_fc').parameters
 
 
 @pytest.mark.parametrize('overrides, message', [
-    ({'vehicles': '3', 'composition': 'split'}, 'composition:=plant'),
     ({'vehicles': '40'}, 'vehicles: 1..32'),
     ({'vehicles': 'three'}, 'launch argument vehicles: expected int'),
     ({'vehicles': '4', 'scenario': 'fleet'}, 'vehicles: 4 requested, but scenario fleet lists 3'),

@@ -8,7 +8,6 @@ import sys
 import time
 
 from hil_helpers import Peer
-import pytest
 
 from mavlink_bridge.core.mav import mavlink
 
@@ -78,19 +77,13 @@ def test_a_stranger_with_the_fcs_ids_on_another_port_does_not_drive_the_quad(pro
     node.destroy_node()
 
 
-def test_a_plant_is_a_typed_contract_a_node_without_it_is_refused():
-    """compose_with takes a sim_ros.plant.Plant: its members' answers, no method names.
+def test_the_world_is_a_plant_by_its_class_a_node_without_the_contract_is_not():
+    """world_plant attaches bridges to a sim_ros.plant.Plant: its members' answers only."""
+    from sim_world.world_node import WorldNode
 
-    A time source that is not one (no plant_members, e.g. usv_node) is refused by name and
-    destroyed; DynamicsNode and PlaneNode are Plants by their class.
-    """
-    from mavlink_bridge.hil_plant import compose_with
-    from sim_dynamics.dynamics_node import DynamicsNode
-    from sim_dynamics.plane_node import PlaneNode
     from sim_ros.plant import Plant
 
     class NotAPlant:
-        destroyed = False
         fleet, fleet_start_timeout_s = False, 0.0
 
         def add_state_listener(self, fn, member=0):
@@ -100,13 +93,9 @@ def test_a_plant_is_a_typed_contract_a_node_without_it_is_refused():
             raise AssertionError('reached into a node that is not a Plant')
 
         def destroy_node(self):
-            NotAPlant.destroyed = True
-    with pytest.raises(TypeError, match='NotAPlant is not a sim_ros.plant.Plant'):
-        compose_with(NotAPlant)
-    assert NotAPlant.destroyed
-    for cls in (DynamicsNode, PlaneNode):
-        assert all(callable(getattr(cls, k, None)) for k in (
-            'plant_members', 'add_state_listener', 'hold_start')), cls
+            pass
+    assert all(callable(getattr(WorldNode, k, None)) for k in (
+        'plant_members', 'add_state_listener', 'hold_start', 'destroy_node'))
     assert not isinstance(NotAPlant(), Plant)
 
 

@@ -42,30 +42,19 @@ LAYERS = (
 )
 NODES, PURE, RUNTIME = 6, 4, 5
 NODE_MODULES = {
-    'sim_dynamics.dynamics_node', 'sim_dynamics.usv_node', 'sim_dynamics.usv_swarm_node',
-    'sim_sensors.sensors_node', 'sim_sensors.camera_node', 'mavlink_bridge.mavlink_bridge_node',
-    'mavlink_bridge.fc.fc_node', 'mavlink_bridge.hil_plant', 'imc_bridge.imc_bridge_node',
-    'usv_bridge.usv_bridge_node', 'sim_bag.recorder', 'sim_bag.player', 'sim_viz.viz_node',
-    'sim_viz.foxglove_node', 'sim_report.summary_node', 'sim_report.flight_report',
-    'sim_report.monitor', 'sim_dynamics.plane_node', 'sim_autopilot.autopilot_node',
-    'sim_report.plane_report', 'mavlink_bridge.plane_plant',
+    'sim_dynamics.usv_swarm_node', 'sim_sensors.sensors_node', 'sim_sensors.camera_node',
+    'mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge.fc.fc_node',
+    'imc_bridge.imc_bridge_node', 'usv_bridge.usv_bridge_node', 'sim_bag.recorder',
+    'sim_bag.player', 'sim_viz.viz_node', 'sim_viz.foxglove_node', 'sim_report.monitor',
     'sim_world.world_node', 'sim_world.world_plant',
-    'sim_report.world_report',
 }
 COMPOSITIONS = {
     # module -> (node modules it may import, why)
-    'mavlink_bridge.hil_plant': ({'sim_dynamics.dynamics_node',
-                                  'mavlink_bridge.mavlink_bridge_node'},
-                                 'dynamics and the bridge composed in one process: the '
-                                 'lockstep step is a function call, not two DDS hops'),
-    'mavlink_bridge.plane_plant': ({'sim_dynamics.plane_node', 'mavlink_bridge.hil_plant'},
-                                   'plane_node and the bridge composed in one process, as '
-                                   'hil_plant for the quad'),
     'sim_world.world_plant': ({'sim_world.world_node', 'mavlink_bridge.mavlink_bridge_node',
-                               'mavlink_bridge.hil_plant'},
-                              "the world and its MAVLink vehicles' bridges composed in one "
-                              "process, attached as hil_plant attaches a fleet's: each "
-                              'lockstep step is a function call, not two DDS hops'),
+                               'sim_sensors.sensors_node'},
+                              "the world, its MAVLink vehicles' bridges and the other "
+                              "vehicles' sensors composed in one process: each lockstep step "
+                              'is a function call, not two DDS hops'),
     'sim_launch.cli': ({'sim_bag.recorder', 'sim_bag.player'},
                        '`aerosim record` and `aerosim play` run the node in the CLI process'),
 }

@@ -3,7 +3,7 @@
 Each node reads its parameters with sim_ros.params.read_config from a frozen dataclass and a
 table of Param in a pure module; here every table is built from its defaults, every choice
 and range refusal names the parameter as the node's start-up does, and the pure decisions
-moved out of autopilot_node and world_node give what the nodes gave.
+moved out of the world's nodes give what the nodes gave.
 """
 
 import dataclasses
@@ -12,6 +12,7 @@ import math
 import pytest
 from sim_world.core import params as world_params
 from sim_world.core.decks import DeckEvent
+from sim_world.core.links import LINK_PARAMETERS, LinkBase
 from sim_world.core.node_io import collision_text, deck_text, imc_holds
 from sim_world.core.world import Event
 
@@ -20,6 +21,7 @@ from sim_autopilot.core.status import PAUSE, RUN, STOP, status_fields, status_ke
 from sim_bag.core import params as bag_params
 from sim_core import config
 from sim_core.errors import ConfigError
+from sim_core.members import MemberSource, WorldSource
 from sim_core.port_config import PORT_PARAMETERS, PortConfig
 from sim_core.units import KNOT_MPS
 from sim_report.core import params as report_params
@@ -29,23 +31,19 @@ from sim_viz.core import params as viz_params
 
 TABLES = [
     (sensor_params.FramesConfig, sensor_params.FRAME_PARAMETERS),
-    (sensor_params.SensorsConfig, sensor_params.SENSORS_PARAMETERS),
+    (MemberSource, sensor_params.SENSORS_PARAMETERS),
     (sensor_params.CameraConfig, sensor_params.CAMERA_PARAMETERS),
     (viz_params.ModeConfig, viz_params.MODE_PARAMETERS),
     (viz_params.VizConfig, viz_params.VIZ_PARAMETERS),
-    (viz_params.FleetConfig, viz_params.VIZ_FLEET_PARAMETERS),
+    (WorldSource, viz_params.VIZ_WORLD_PARAMETERS),
     (viz_params.SwarmFilesConfig, viz_params.VIZ_SWARM_PARAMETERS),
     (viz_params.FoxgloveConfig, viz_params.FOXGLOVE_PARAMETERS),
-    (report_params.SummaryConfig, report_params.SUMMARY_PARAMETERS),
-    (viz_params.FleetConfig, report_params.SUMMARY_FLEET_PARAMETERS),
-    (viz_params.SwarmFilesConfig, report_params.SUMMARY_SWARM_PARAMETERS),
+    (report_params.SwarmSummaryConfig, report_params.SWARM_SUMMARY_PARAMETERS),
     (report_params.MonitorConfig, report_params.MONITOR_PARAMETERS),
-    (report_params.FlightReportConfig, report_params.FLIGHT_REPORT_PARAMETERS),
-    (report_params.PlaneReportConfig, report_params.PLANE_REPORT_PARAMETERS),
-    (report_params.WorldReportConfig, report_params.WORLD_REPORT_PARAMETERS),
+    (report_params.JudgeConfig, report_params.JUDGE_PARAMETERS),
     (ap_params.AutopilotConfig, ap_params.PARAMETERS),
     (world_params.WorldConfig, world_params.PARAMETERS),
-    (world_params.LinkBase, world_params.LINK_PARAMETERS),
+    (LinkBase, LINK_PARAMETERS),
     (bag_params.RecorderConfig, bag_params.RECORDER_PARAMETERS),
     (bag_params.PlayerConfig, bag_params.PLAYER_PARAMETERS),
     (PortConfig, PORT_PARAMETERS),
@@ -72,16 +70,16 @@ def test_every_table_has_a_row_per_field_and_builds_its_defaults(cls, table):
      "mode: one of vehicle, swarm, got 'bad'"),
     (sensor_params.CameraConfig, sensor_params.CAMERA_PARAMETERS,
      {'compressed_format': 'gif'}, "compressed_format: one of jpeg, png, got 'gif'"),
-    (world_params.LinkBase, world_params.LINK_PARAMETERS, {'transport': 'serial'},
+    (LinkBase, LINK_PARAMETERS, {'transport': 'serial'},
      "transport: one of udp, tcp, got 'serial'"),
     (bag_params.RecorderConfig, bag_params.RECORDER_PARAMETERS, {'storage': 'zip'},
      "storage: one of mcap, sqlite3, got 'zip'"),
     (sensor_params.CameraConfig, sensor_params.CAMERA_PARAMETERS, {'width': 8},
      'width: must be in [16, 4096], got 8'),
-    (viz_params.FleetConfig, viz_params.VIZ_FLEET_PARAMETERS, {'vehicles': 33},
+    (WorldSource, viz_params.VIZ_WORLD_PARAMETERS, {'vehicles': 33},
      'vehicles: must be in [0, 32], got 33'),
-    (report_params.PlaneReportConfig, report_params.PLANE_REPORT_PARAMETERS,
-     {'sample_rate_hz': 0.0}, 'sample_rate_hz: must be in [0.1, 100], got 0'),
+    (report_params.JudgeConfig, report_params.JUDGE_PARAMETERS,
+     {'sample_rate_hz': 0.0}, 'sample_rate_hz: must be in [1, 1000], got 0'),
     (world_params.WorldConfig, world_params.PARAMETERS, {'fleet_start_timeout_s': -1.0},
      'fleet_start_timeout_s: must be in [0, 3600], got -1'),
 ])
@@ -94,7 +92,7 @@ def test_a_bad_choice_or_range_is_refused_naming_the_parameter(cls, table, value
 def test_choices_are_spelled_out_in_the_description():
     assert viz_params.MODE_PARAMETERS['mode'].describe() == \
         'vehicle (odom) or swarm (SwarmState); one of vehicle, swarm'
-    assert world_params.LINK_PARAMETERS['transport'].choices == ('udp', 'tcp')
+    assert LINK_PARAMETERS['transport'].choices == ('udp', 'tcp')
     assert PORT_PARAMETERS['allow_peers'].any_type     # `-p allow_peers:=[a, b]` arrives
 
 
@@ -105,12 +103,10 @@ def test_the_camera_config_gives_the_camera_model_its_parameters():
     assert sensor_params.CameraConfig().camera() == CameraParams()
 
 
-def test_the_fleet_tables_name_what_each_node_does_with_the_vehicles():
-    assert viz_params.VIZ_FLEET_PARAMETERS['vehicles'].desc.startswith('Vehicles drawn [-]')
-    assert report_params.SUMMARY_FLEET_PARAMETERS['vehicles'].desc.startswith(
-        'Vehicles summarized [-]')
-    assert report_params.FLIGHT_REPORT_PARAMETERS['vehicles'].desc.startswith(
-        'Vehicles judged [-]')
+def test_the_world_source_tables_name_what_each_node_does_with_the_vehicles():
+    assert viz_params.VIZ_WORLD_PARAMETERS['vehicles'].desc.startswith('Vehicles drawn [-]')
+    assert sensor_params.SENSORS_PARAMETERS['vehicle_index'].desc.startswith(
+        'The vehicle sensed')
 
 
 def test_the_autopilot_trajectory_settings():
@@ -162,26 +158,17 @@ def test_the_world_log_lines():
         '/quad0 slid off the deck of /boat0 at t = 1.000 s'
 
 
-def test_flight_reports_summary_lines_and_pacing():
-    from types import SimpleNamespace as N
-
-    from sim_report.core.report_lines import pacing, summary_lines
-    one = {'result': 'complete', 'items_reached': 3, 'items': 3, 'max_tracking_error_m': 0.4,
-           'landing_error_m': 0.2, 'sim_time_s': 20.0, 'wall_time_s': 5.0,
-           'real_time_factor': 4.0, 'flight_real_time_factor': None}
-    assert summary_lines(one, False, 'r.json', 'r.png') == [
-        'SUMMARY mission complete: 3/3 items, max tracking error 0.4 m, landing error 0.2 m, '
-        '20.0 s sim in 5.0 s wall (real-time factor 4.0, in flight None); wrote r.json and r.png']
-    v = {'result': 'fc_lost', 'items_reached': 1, 'items': 3, 'max_tracking_error_m': 0.4,
-         'landing_error_m': None, 'collisions': [], 'fc_lost_at_s': 12.34}
-    fleet = dict(one, vehicles={'quad0': v}, vehicles_complete=0, vehicle_count=1,
-                 vehicles_collided=0, closest_approach=None)
-    lines = summary_lines(fleet, True, 'r.json', 'r.png')
-    assert lines[0] == ('SUMMARY quad0: mission fc_lost, 1/3 items, max tracking error 0.4 m, '
-                        'landing error None m, 0 collisions, FC lost at 12.3 s')
-    assert lines[1].startswith('SUMMARY fleet: 0/1 missions complete, 0 collided, closest '
-                               'approach none, 20.0 s sim')
-    st = N(steps=1000, late_steps=7, lockstep_timeouts=2, time_scale=1.0)
-    assert pacing(st) == {'steps': 1000, 'late_steps': 7, 'late_step_share': 0.007,
-                          'lockstep_timeouts': 2, 'time_scale': 1.0}
-    assert pacing(st, N(steps=100, late_steps=7))['flight_late_step_share'] == 0.0
+def test_the_judge_s_summary_lines():
+    from sim_report.core.report_lines import judge_lines
+    v = {'kind': 'multirotor', 'controller': 'builtin', 'result': 'fc_lost',
+         'items_reached': 1, 'items': 3, 'collisions': [], 'closest_approach': None,
+         'details': {'max_tracking_error_m': 0.4, 'landing_error_m': None},
+         'why': 'its flight controller went silent at t = 12.3 s'}
+    s = {'result': 'incomplete', 'vehicles': {'quad0': v}, 'vehicles_complete': 0,
+         'vehicle_count': 1, 'items_reached': 1, 'items': 3, 'ended': 'every vehicle is over',
+         'sim_time_s': 20.0, 'wall_time_s': 5.0, 'real_time_factor': 4.0}
+    assert judge_lines(s, 'sim_quad_hil', 'r.json', 'r.png') == [
+        'SUMMARY quad0 (multirotor, builtin): fc_lost, 1/3 items, max tracking error 0.4 m: '
+        'its flight controller went silent at t = 12.3 s',
+        'SUMMARY sim_quad_hil: incomplete, 0/1 vehicles complete, 1/3 items; every vehicle is '
+        'over; 20.0 s sim in 5.0 s wall (real-time factor 4.0); wrote r.json and r.png']

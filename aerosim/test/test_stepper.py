@@ -214,11 +214,13 @@ def test_the_clock_state_is_the_status_state():
 
 
 def test_the_time_sources_own_tables_match_their_configs_and_defaults_lie_in_range():
+    from sim_world.core import params as world_params
+
     from sim_dynamics.core import node_params, swarm_params
     from sim_dynamics.core.swarm_types import SwarmParams
-    tables = [(node_params.DynamicsNodeConfig, node_params.DYNAMICS_PARAMETERS),
+    tables = [(world_params.WorldConfig, world_params.PARAMETERS),
               (node_params.PlaneNodeConfig, node_params.PLANE_PARAMETERS),
-              (node_params.UsvNodeConfig, node_params.USV_PARAMETERS),
+              (node_params.UsvGainsConfig, node_params.USV_GAINS_PARAMETERS),
               (swarm_params.SwarmNodeConfig, swarm_params.NODE_PARAMETERS),
               (SwarmParams, swarm_params.PARAMETERS)]
     for cls, table in tables:

@@ -36,7 +36,7 @@ def test_the_world_graph_starts_one_plant_and_an_fc_per_builtin_vehicle_on_its_p
                                                                        '127.0.0.1:15000')
     assert (fc1.parameters['bind'], fc1.parameters['sim_address']) == ('127.0.0.1:15003',
                                                                        '127.0.0.1:15002')
-    assert 'system_id' not in fc0.parameters and fc1.parameters['system_id'] == 2
+    assert fc0.parameters['system_id'] == 1 and fc1.parameters['system_id'] == 2
     assert fc0.parameters['vehicle'] == fc1.parameters['vehicle'] == 'multirotor'
     assert not fc0.essential and plant.essential       # a vehicle's FC dying: the world goes on
 
@@ -56,8 +56,7 @@ def test_a_builtin_plane_gets_a_plane_fc_and_in_process_controllers_none(tmp_pat
 
 
 def test_each_mavlink_vehicle_gets_the_links_of_its_instance_and_its_controller(tmp_path):
-    from sim_world.world_node import LinkBase
-    from sim_world.world_plant import member_links
+    from sim_world.core.links import LinkBase, member_links
     sc = tmp_path / 'mixed.yaml'
     sc.write_text(MIXED)
     m = {m.name: m for m in world_members(load_scenario(sc))}

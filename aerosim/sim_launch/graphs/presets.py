@@ -60,40 +60,41 @@ def preset(name: str, description: str, defaults: Dict[str, str], hide: Sequence
 SIM_QUAD = preset(
     'sim_quad', 'A quad (6-DOF multirotor) and its sensor topics (IMU, magnetometer, '
     'barometer, GNSS, camera) in the world; no controller: any ROS node publishing '
-    '/quad/effector_command (motor throttles) flies it (the world\'s controller topic)',
-    dict(scenario='default', namespace='quad', controller='topic', lockstep='false',
-         camera='true', title='sim_quad', rviz_config='aerosim.rviz'),
+    "/quad/effector_command (motor throttles) flies it (the world's controller topic)",
+    {'scenario': 'default', 'namespace': 'quad', 'controller': 'topic',
+     'lockstep': 'false', 'camera': 'true', 'title': 'sim_quad',
+     'rviz_config': 'aerosim.rviz'},
     hide=('controller',) + MAVLINK_ARGS + IMC_ARGS)
 
 SIM_QUAD_HIL = preset(
     'sim_quad_hil', 'A quad (or a fleet: vehicles:=N) flown over MAVLink HIL by a flight '
     'controller: the built-in FC, PX4 SITL (you start it) or another; sensors on MAVLink and '
     'ROS topics; lockstep',
-    dict(scenario='default', namespace='quad', controller='builtin', title='sim_quad_hil',
-         rviz_config='aerosim.rviz'),
+    {'scenario': 'default', 'namespace': 'quad', 'controller': 'builtin',
+     'title': 'sim_quad_hil', 'rviz_config': 'aerosim.rviz'},
     hide=IMC_ARGS, renamed=(('controller', 'fc'),),
     choices={'controller': ('builtin', 'px4', 'external')})
 
 SIM_PLANE = preset(
-    'sim_plane', 'A JSBSim Cessna 172R flown by AeroSim\'s autopilot (flight plan, holds) in '
+    'sim_plane', "A JSBSim Cessna 172R flown by AeroSim's autopilot (flight plan, holds) in "
     "the world's step: PFD, trajectory and effector topics, sensors",
-    dict(scenario='circuit', namespace='plane', controller='autopilot', rate_hz='125.0',
-         title='sim_plane', rviz_config='aerosim_plane.rviz'),
+    {'scenario': 'circuit', 'namespace': 'plane', 'controller': 'autopilot',
+     'rate_hz': '125.0', 'title': 'sim_plane', 'rviz_config': 'aerosim_plane.rviz'},
     hide=('controller',) + MAVLINK_ARGS + IMC_ARGS)
 
 SIM_PLANE_HIL = preset(
     'sim_plane_hil', 'The JSBSim Cessna 172R over MAVLink HIL (fixed-wing mixer, PX4 SITL '
     'plane outputs, pitot in HIL_SENSOR), flown by the built-in FC or PX4 SITL',
-    dict(scenario='circuit', namespace='plane', controller='builtin', rate_hz='125.0',
-         title='sim_plane_hil', rviz_config='aerosim_plane.rviz'),
+    {'scenario': 'circuit', 'namespace': 'plane', 'controller': 'builtin',
+     'rate_hz': '125.0', 'title': 'sim_plane_hil', 'rviz_config': 'aerosim_plane.rviz'},
     hide=IMC_ARGS, renamed=(('controller', 'fc'),), choices={'controller': ('builtin', 'px4')})
 
 SIM_IMC = preset(
     'sim_imc', 'A surface vessel (USV model) as an IMC system on UDP for LSTS DUNE and Neptus: '
     'SimulatedState, EstimatedState, Announce, Heartbeat out; leak, acoustic, '
     'dynamics-parameter simulation and actuation in',
-    dict(scenario='harbour', namespace='usv', controller='imc', rate_hz='50.0',
-         lockstep='false', title='sim_imc', rviz_config='aerosim_usv.rviz'),
+    {'scenario': 'harbour', 'namespace': 'usv', 'controller': 'imc', 'rate_hz': '50.0',
+     'lockstep': 'false', 'title': 'sim_imc', 'rviz_config': 'aerosim_usv.rviz'},
     hide=('controller',) + MAVLINK_ARGS + SUITE_ARGS)
 
 SIM_AUV = preset(
@@ -101,7 +102,8 @@ SIM_AUV = preset(
     'built-in controller dives, runs its legs at depth and surfaces (the scenario dive), or '
     "DUNE's LAUV drives it over IMC (controller: imc; DUNE's sensor simulators fed by our "
     'SimulatedState); judged with its depths',
-    dict(scenario='dive', imc_params='imc_bridge_auv.yaml', title='sim_auv'),
+    {'scenario': 'dive', 'imc_params': 'imc_bridge_auv.yaml', 'title': 'sim_auv',
+     'rviz_config': 'aerosim_auv.rviz'},
     hide=MAVLINK_ARGS + SUITE_ARGS, choices={'controller': ('', 'builtin', 'imc')})
 
 PRESETS = (SIM_QUAD, SIM_QUAD_HIL, SIM_PLANE, SIM_PLANE_HIL, SIM_IMC, SIM_AUV)

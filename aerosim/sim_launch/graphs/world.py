@@ -16,6 +16,9 @@ run's judge is in the world's process (it sees every step): report:=true ends th
 its verdict; the summary goes to <output_dir>/<title>-<scenario>-<time>/.
 """
 
+from sim_world.core.kinds import IMC, PROCESS, entry
+from sim_world.core.links import member_links
+
 from sim_core.fleet import UDP_PORTS_PER_VEHICLE, offset_port
 from sim_core.kinds import KINDS, info
 from sim_core.members import Member
@@ -31,8 +34,6 @@ from sim_launch.graphs.language import (
     members_of,
 )
 from sim_launch.graphs.parts import REALTIME_ARG, SUITE_PARAMS, view_args, view_nodes
-from sim_world.core.kinds import IMC, PROCESS, entry
-from sim_world.core.links import member_links
 
 # every controller some kind has, for the `controller` argument's choices ('' = the scenario's)
 CONTROLLERS = tuple(dict.fromkeys(c for k in KINDS.values() for c in k.controllers))
@@ -52,9 +53,9 @@ WORLD_ARGS = (
               '(any mix of kinds, each with its controller), or its one vehicle; N: as many '
               "copies of a scenario's one vehicle"),
     LaunchArg('controller', '', "Every vehicle's controller, overriding the scenario's ('' = "
-              'each its own): builtin (a built-in FC over MAVLink, or an AUV\'s pilot), px4 '
-              '(PX4 SITL you start), external (another MAVLink FC), autopilot (a plane\'s, in '
-              'the step), waypoint (a boat\'s), imc (DUNE), topic (any ROS node publishing '
+              "each its own): builtin (a built-in FC over MAVLink, or an AUV's pilot), px4 "
+              "(PX4 SITL you start), external (another MAVLink FC), autopilot (a plane's, in "
+              "the step), waypoint (a boat's), imc (DUNE), topic (any ROS node publishing "
               'effector_command); refused for a kind it cannot fly', ('',) + CONTROLLERS),
     LaunchArg('rate_hz', '250.0', 'Integration rate [Hz] of every vehicle, 10..1000, a whole '
               'number of microseconds per step (not 300)'),
@@ -220,7 +221,7 @@ WORLD_FC = NodeSpec(
     # the FC of link k: the UDP ports of its bridge's link and system id k + 1, as PX4
     # instance k; the airframe of its vehicle
     parameters=(('bind', _member_port('fc_address')), ('sim_address', _member_port('bind')),
-                ('system_id', PerMember(lambda v, m: m.link + 1 if m.link else None)),
+                ('system_id', PerMember(lambda v, m: m.link + 1)),
                 ('vehicle', PerMember(lambda v, m: m.kind.value)),
                 # several processes and the world's on a few cores: no polling for frames
                 # unless it is the one FC of the world

@@ -19,7 +19,7 @@ LATEST = 'latest'
 
 
 def _safe(text: str) -> str:
-    """text usable in a file name: letters, digits, - and _ kept, the rest '_'."""
+    """Text usable in a file name: letters, digits, - and _ kept, the rest '_'."""
     return ''.join(c if c.isalnum() or c in '-_' else '_' for c in text) or 'run'
 
 

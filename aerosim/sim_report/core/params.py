@@ -59,7 +59,7 @@ class SwarmSummaryConfig:
 
 
 SWARM_SUMMARY_PARAMETERS = {
-    'summary': Param('Write the run summary (every boat\'s track, health) at the end'),
+    'summary': Param("Write the run summary (every boat's track, health) at the end"),
     'output_dir': Param('Folder of the runs (<output_dir>/<title>-<init>-<UTC time>/)'),
     'title': Param("The run folder's first part and the plot's title"),
     'summary_rate_hz': Param('Sampling rate of the summary [Hz] (sim time)', *SAMPLE_RATE_HZ),

@@ -21,10 +21,10 @@ A vehicle is over when its kind's judge is (mission complete, or a failure of it
 as a quad at rest away from its landing point) or one of the above happened; the run is
 over when every vehicle is. Its result: complete when every vehicle with a mission is
 (and one has a mission), collided when one collided, no_mission when none has a mission,
-stopped when the run was stopped before it was over, else incomplete. Each vehicle's closest approach to any other (the distance
-between their positions [m], centre to centre, from samples within same_time_s of each
-other, the older moved to the newer's time by its velocity) is followed while both are
-sampled.
+stopped when the run was stopped before it was over, else incomplete. Each vehicle's
+closest approach to any other (the distance between their positions [m], centre to
+centre, from samples within same_time_s of each other, the older moved to the newer's time
+by its velocity) is followed while both are sampled.
 """
 
 from dataclasses import dataclass, field

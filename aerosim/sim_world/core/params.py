@@ -39,6 +39,6 @@ PARAMETERS = {
         'its mission, at most this long [s] (wall); then it starts without the missing ones. '
         '0 = start at once', 0.0, MAX_FLEET_START_S),
     'sensor_topics': Param('Publish the ROS sensor topics of the vehicles that carry the '
-                           'sensor suite (world_plant: a MAVLink vehicle\'s from its bridge, the '
+                           "sensor suite (world_plant: a MAVLink vehicle's from its bridge, the "
                            "others' from a sensors_node composed for each)"),
 }
