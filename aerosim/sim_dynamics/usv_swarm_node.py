@@ -14,7 +14,9 @@ real-boat session orders go out on `command` for the boats' drivers, not simulat
 Outputs: state (aerosim_msgs/SwarmState, every boat, state_rate_hz on sim time from each
 session start, with the last input applied), config (JsonData, latched: the init in force),
 session (UInt8, latched), command (BoatCommand: every order applied or passed to drivers),
-boat_<id>/vehicle_state and boat_<id>/odom for the first boat_topics_max boats.
+boat_<id>/vehicle_state and boat_<id>/odom for the first boat_topics_max boats. The run's
+summary (every boat's track and health) is sampled in the step and written when the run stops
+(sim_dynamics.swarm_summary).
 """
 
 from std_msgs.msg import UInt8
@@ -41,10 +43,11 @@ from sim_dynamics.core.swarm_params import NODE_PARAMETERS, PARAMETERS, SwarmNod
 from sim_dynamics.core.usv_swarm import SwarmParams, SwarmSim, TypeTable
 from sim_dynamics.swarm_msgs import order_from_msg
 from sim_dynamics.swarm_state_msg import swarm_state
+from sim_dynamics.swarm_summary import SwarmSummary
 from sim_ros import qos
 from sim_ros.convert import time_msg
 from sim_ros.params import read_config
-from sim_ros.run import run_node
+from sim_ros.run import run_node, until_judged
 from sim_ros.sim_time_node import SimTimeNode, serialized
 from sim_ros.vehicle_pub import VehicleStatePublisher
 
@@ -84,6 +87,7 @@ class UsvSwarmNode(SimTimeNode):
         self._state_dec = Decimator(node.state_rate_hz)
         self._boat_dec = Decimator(node.boat_topics_rate_hz)
         self._boat_pubs = {}
+        self.judge = SwarmSummary(self, node.sim_config)    # the run's summary (until_judged)
         self._load(cfg, self.cfg.time_scale)
         self.pub_config.publish(JsonData(data=self._config_json))
         self.create_subscription(SwarmInputs, 'input', self._on_inputs, qos.INPUT)
@@ -99,6 +103,7 @@ class UsvSwarmNode(SimTimeNode):
         """Replace the swarm by cfg (FieldError if its layout is refused: nothing changes)."""
         sim = SwarmSim(cfg, self.types, self.params)
         self.sim = sim
+        self.judge.new_swarm(cfg, self.types)
         self.ids = cfg.boat_index()
         if time_scale > 0.0:
             self.set_time_scale(time_scale)
@@ -220,6 +225,7 @@ class UsvSwarmNode(SimTimeNode):
 
     def _publish_state(self, stamp):
         t = self.clock.t_ns
+        self.judge.sample(t, self.sim)
         if self._state_dec.due(t):
             self._publish_swarm(stamp)
         if self._boat_pubs and self._boat_dec.due(t):
@@ -232,8 +238,8 @@ class UsvSwarmNode(SimTimeNode):
 
 
 def main(args=None):
-    """Run usv_swarm_node."""
-    run_node(UsvSwarmNode, 'usv_swarm_node', args)
+    """Run usv_swarm_node until Ctrl-C; its summary is written then."""
+    run_node(UsvSwarmNode, 'usv_swarm_node', args, body=until_judged)
 
 
 if __name__ == '__main__':

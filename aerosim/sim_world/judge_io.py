@@ -23,6 +23,7 @@ from aerosim_msgs.msg import MavlinkLinkStatus
 from mavlink_bridge.core.peers import is_flight_controller
 from sim_core.clock import SimState
 from sim_core.decimator import Decimator
+from sim_core.errors import ConfigError
 from sim_report.core.mission import preload_plotting
 from sim_report.core.output import run_folder, write_summary
 from sim_report.core.params import JUDGE_PARAMETERS, JudgeConfig
@@ -43,6 +44,11 @@ class RunJudge:
         self.node = node
         self.cfg = cfg = read_config(node, JudgeConfig, JUDGE_PARAMETERS)
         self.members = node.members
+        if cfg.report and not any(m.scenario.mission for m in self.members):
+            raise ConfigError(f'report: true judges missions, and no vehicle of scenario '
+                              f'{node.scenario.name} has one ('
+                              + ', '.join(m.name for m in self.members) + '): give one a '
+                              'mission, or run without report:=true')
         self.judge = WorldJudge(self.members, {k: e.world_judge for k, e in REGISTRY.items()},
                                 same_time_s=1.5 / cfg.sample_rate_hz)
         self.decs = [Decimator(cfg.sample_rate_hz) for _ in self.members]
