@@ -84,6 +84,19 @@ def test_each_preset_flies_its_mission_and_its_judge_says_complete(procs, tmp_pa
 
 
 @pytest.mark.graph
+def test_split_into_processes_the_same_preset_flies_the_same_mission(procs, tmp_path):
+    """composition:=split: world_node, the bridge and the FC three processes over DDS."""
+    run = launch(procs, 'sim_quad_hil', tmp_path, 'report:=true', 'time_scale:=0',
+                 'composition:=split', 'scenario:=short_hop', *_ports('bind', 'fc_address'))
+    out = ended(procs, run, 300)
+    assert run.returncode == 0, out[-3000:]
+    assert '[/quad/mavlink_bridge]' in out and '[world_node]' in out      # the processes
+    s = latest(tmp_path)
+    v = s['vehicles']['quad']
+    assert s['result'] == 'complete' and v['items_reached'] == v['items'] == 3, s
+
+
+@pytest.mark.graph
 def test_sim_quad_says_at_once_that_nothing_flies_its_quad(procs, tmp_path):
     """sim_quad has no controller in the graph: judged, the run ends within 5 s of sim, so."""
     run = launch(procs, 'sim_quad', tmp_path, 'report:=true', 'time_scale:=0',
