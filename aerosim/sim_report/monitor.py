@@ -92,7 +92,10 @@ class MonitorNode(Node):
                 continue
             entry = {'type': types[0], 'cls': cls, 'count': 0, 'first_ns': None, 'last': None}
             self.stats[topic] = entry
-            profile = qos.LATCHED if topic.startswith('/sim/') else qos.SENSOR_PUB
+            # as its publishers offer it (rosbag2's rule): /sim/status is latched,
+            # /sim/collisions volatile; a latched request of a volatile topic warned twice
+            profile = qos.matching([(p.qos_profile.reliability, p.qos_profile.durability)
+                                    for p in self.get_publishers_info_by_topic(topic)], 100)
             self.create_subscription(cls, topic, lambda raw, e=entry: self._on_msg(e, raw),
                                      profile, raw=True)
         if self.window_start_ns is None and self.t_ns is not None:
