@@ -1,6 +1,6 @@
 """`aerosim` command line: start graphs without launch_ros (the pip-only path).
 
-aerosim graphs                                   list graphs and their launch arguments
+aerosim graphs [<graph>]                         list the graphs, or one's launch arguments
 aerosim launch <graph> [arg:=value ...]          start a graph; Ctrl-C stops it
 aerosim launch <graph> --sim-seconds N [...]     watch N sim seconds, report, stop
 aerosim record [-o DIR] [--topics T ...] [...]   record topics to a rosbag2 directory
@@ -27,14 +27,42 @@ def parse_overrides(items):
     return out
 
 
-def cmd_graphs(_args) -> int:
-    """Print every graph with its nodes and arguments."""
-    for g in GRAPHS.values():
-        print(f'{g.name}: {g.description}')
-        print('  nodes: ' + ', '.join(n.name for n in g.nodes))
-        for a in g.args:
-            ch = f' {{{"|".join(a.choices)}}}' if a.choices else ''
-            print(f'  {a.name}:={a.default}{ch}  {a.description}')
+def graph_list() -> str:
+    """Every graph, one line each: its name and description (the first sentence)."""
+    width = max(len(n) for n in GRAPHS)
+    return '\n'.join(f'  {g.name:<{width}}  {g.summary or g.description}'
+                     for g in GRAPHS.values())
+
+
+def _shown(value: str) -> str:
+    """A launch argument value as typed on a command line ('' shown as '')."""
+    return value if value else "''"
+
+
+def graph_text(g) -> str:
+    """One graph: its description, the nodes it can start, every launch argument."""
+    lines = [f'{g.name}: {g.description}', '  nodes: ' + ', '.join(
+        dict.fromkeys(n.name for n in g.nodes))]
+    if g.fixed:
+        lines.append('  set by this preset: ' + ', '.join(f'{k}:={_shown(v)}'
+                                                          for k, v in g.fixed))
+    for a in g.args:
+        ch = ' {' + '|'.join(_shown(c) for c in a.choices) + '}' if a.choices else ''
+        lines.append(f'  {a.name}:={_shown(a.default)}{ch}  {a.description}')
+    return '\n'.join(lines)
+
+
+def cmd_graphs(args) -> int:
+    """List the graphs, or print one with its nodes and arguments."""
+    if not args.graph:
+        print('graphs (aerosim graphs <graph> for its launch arguments):')
+        print(graph_list())
+        return 0
+    try:
+        print(graph_text(get_graph(args.graph)))
+    except KeyError as exc:
+        print(f'aerosim: {exc.args[0]}', file=sys.stderr)
+        return 2
     return 0
 
 
@@ -110,9 +138,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog='aerosim', description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest='command', required=True)
-    sub.add_parser('graphs', help='list graphs and launch arguments').set_defaults(fn=cmd_graphs)
+    gp = sub.add_parser('graphs', help='list the graphs, or one with its launch arguments')
+    gp.add_argument('graph', nargs='?', default='', help='a graph name, e.g. sim_quad_hil')
+    gp.set_defaults(fn=cmd_graphs)
     lp = sub.add_parser('launch',
-                        help='start a graph (like ros2 launch aerosim <graph>.launch.py)')
+                        help='start a graph (like ros2 launch aerosim <graph>.launch.py)',
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        epilog='graphs (aerosim graphs <graph> lists its arguments):\n'
+                        + graph_list())
     lp.add_argument('graph', help='graph name, e.g. sim_quad')
     lp.add_argument('overrides', nargs='*', help='launch arguments, name:=value')
     lp.add_argument('--sim-seconds', type=float, default=None,

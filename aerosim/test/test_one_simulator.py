@@ -41,7 +41,7 @@ def latest(tmp_path) -> dict:
 
 
 def ended(procs, p, timeout_s: float) -> str:
-    """p's output once it ended by itself within timeout_s (scaled) wall seconds."""
+    """P's output once it ended by itself within timeout_s (scaled) wall seconds."""
     code = finished(p, timeout_s * DEADLINE_SCALE)
     out = procs.output(p)
     assert code is not None, f'still running after {timeout_s} s:\n' + out[-3000:]
@@ -138,12 +138,13 @@ def test_sim_auv_with_its_defaults_writes_its_summary_when_stopped(procs, tmp_pa
 # --- finding 3: every step judged at any time scale ---------------------------------------------
 def judged_offline(scenario: str, rate_hz: float, sample_hz: float, until_s: float):
     """The reached times [s] of a world stepped and judged here, as the world's process does."""
+    from sim_world.core.kinds import REGISTRY, make_controller, make_model
+    from sim_world.core.world import World
+
     from sim_core.decimator import Decimator
     from sim_core.members import world_members
     from sim_core.scenario import load_scenario
     from sim_report.core.world import WorldJudge
-    from sim_world.core.kinds import REGISTRY, make_controller, make_model
-    from sim_world.core.world import World
     members = world_members(load_scenario(scenario))
     world = World.build(members, make_model, make_controller)
     judge = WorldJudge(members, {k: e.world_judge for k, e in REGISTRY.items()},

@@ -62,6 +62,7 @@ SIM_USV_SWARM = Graph(
     name='sim_usv_swarm',
     description='A USV swarm (N boats, sim clock) behind the USV UI protocol (seed 004): '
                 'init, commands 22 and 26 in, command 21 out, over UDP JSON (or TCP)',
+    summary='a USV swarm (up to 10,000 boats) behind the USV UI protocol (seed 004)',
     args=with_defaults(COMMON_ARGS[:3], namespace='swarm') + SWARM_ARGS
     + view_args('aerosim_swarm.rviz', 'sim_usv_swarm'),
     nodes=(USV_SWARM, USV_BRIDGE) + view_nodes('swarm', (('sim_config', Arg('sim_config')),)),

@@ -151,6 +151,7 @@ class Graph:
     world: bool = False
     renamed: Tuple[Tuple[str, str], ...] = ()
     fixed: Tuple[Tuple[str, str], ...] = ()
+    summary: str = ''           # one line for lists (`aerosim graphs`)
 
     def arg(self, name: str) -> LaunchArg:
         """Return the launch argument called name."""

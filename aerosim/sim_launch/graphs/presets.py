@@ -29,10 +29,10 @@ IMC_ARGS = ('imc_bind', 'imc_peers', 'imc_params')
 SUITE_ARGS = ('seed', 'gps', 'mag', 'baro', 'sensor_topics', 'sensors_params')
 
 
-def preset(name: str, description: str, defaults: Dict[str, str], hide: Sequence[str] = (),
-           renamed: Tuple[Tuple[str, str], ...] = (),
+def preset(name: str, summary: str, description: str, defaults: Dict[str, str],
+           hide: Sequence[str] = (), renamed: Tuple[Tuple[str, str], ...] = (),
            choices: Dict[str, Tuple[str, ...]] = None) -> Graph:
-    """SIM_WORLD as the graph `name`.
+    """SIM_WORLD as the graph `name` (summary: its one line in lists).
 
     defaults: the world's arguments' new defaults (world names); hide: the world's arguments
     it does not offer (they keep their default here); renamed: (world name, name shown);
@@ -54,11 +54,12 @@ def preset(name: str, description: str, defaults: Dict[str, str], hide: Sequence
             raise ValueError(f'preset {name}: {a.name} default {value!r} not in {ch}')
         args.append(LaunchArg(shown.get(a.name, a.name), value, a.description, ch))
     return Graph(name, description, tuple(args), SIM_WORLD.nodes, world=True,
-                 renamed=tuple(renamed), fixed=tuple(fixed))
+                 renamed=tuple(renamed), fixed=tuple(fixed), summary=summary)
 
 
 SIM_QUAD = preset(
-    'sim_quad', 'A quad (6-DOF multirotor) and its sensor topics (IMU, magnetometer, '
+    'sim_quad', 'a quad and its sensors; any ROS node flies it (effector_command)',
+    'A quad (6-DOF multirotor) and its sensor topics (IMU, magnetometer, '
     'barometer, GNSS, camera) in the world; no controller: any ROS node publishing '
     "/quad/effector_command (motor throttles) flies it (the world's controller topic)",
     {'scenario': 'default', 'namespace': 'quad', 'controller': 'topic',
@@ -67,7 +68,8 @@ SIM_QUAD = preset(
     hide=('controller',) + MAVLINK_ARGS + IMC_ARGS)
 
 SIM_QUAD_HIL = preset(
-    'sim_quad_hil', 'A quad (or a fleet: vehicles:=N) flown over MAVLink HIL by a flight '
+    'sim_quad_hil', 'a quad or a fleet flown over MAVLink HIL: built-in FC, PX4, another FC',
+    'A quad (or a fleet: vehicles:=N) flown over MAVLink HIL by a flight '
     'controller: the built-in FC, PX4 SITL (you start it) or another; sensors on MAVLink and '
     'ROS topics; lockstep',
     {'scenario': 'default', 'namespace': 'quad', 'controller': 'builtin',
@@ -76,21 +78,24 @@ SIM_QUAD_HIL = preset(
     choices={'controller': ('builtin', 'px4', 'external')})
 
 SIM_PLANE = preset(
-    'sim_plane', "A JSBSim Cessna 172R flown by AeroSim's autopilot (flight plan, holds) in "
+    'sim_plane', "the JSBSim Cessna 172R flown by AeroSim's autopilot",
+    "A JSBSim Cessna 172R flown by AeroSim's autopilot (flight plan, holds) in "
     "the world's step: PFD, trajectory and effector topics, sensors",
     {'scenario': 'circuit', 'namespace': 'plane', 'controller': 'autopilot',
      'rate_hz': '125.0', 'title': 'sim_plane', 'rviz_config': 'aerosim_plane.rviz'},
     hide=('controller',) + MAVLINK_ARGS + IMC_ARGS)
 
 SIM_PLANE_HIL = preset(
-    'sim_plane_hil', 'The JSBSim Cessna 172R over MAVLink HIL (fixed-wing mixer, PX4 SITL '
+    'sim_plane_hil', 'the Cessna over MAVLink HIL: built-in FC or PX4',
+    'The JSBSim Cessna 172R over MAVLink HIL (fixed-wing mixer, PX4 SITL '
     'plane outputs, pitot in HIL_SENSOR), flown by the built-in FC or PX4 SITL',
     {'scenario': 'circuit', 'namespace': 'plane', 'controller': 'builtin',
      'rate_hz': '125.0', 'title': 'sim_plane_hil', 'rviz_config': 'aerosim_plane.rviz'},
     hide=IMC_ARGS, renamed=(('controller', 'fc'),), choices={'controller': ('builtin', 'px4')})
 
 SIM_IMC = preset(
-    'sim_imc', 'A surface vessel (USV model) as an IMC system on UDP for LSTS DUNE and Neptus: '
+    'sim_imc', 'a USV as an IMC system for DUNE and Neptus',
+    'A surface vessel (USV model) as an IMC system on UDP for LSTS DUNE and Neptus: '
     'SimulatedState, EstimatedState, Announce, Heartbeat out; leak, acoustic, '
     'dynamics-parameter simulation and actuation in',
     {'scenario': 'harbour', 'namespace': 'usv', 'controller': 'imc', 'rate_hz': '50.0',
@@ -98,7 +103,8 @@ SIM_IMC = preset(
     hide=('controller',) + MAVLINK_ARGS + SUITE_ARGS)
 
 SIM_AUV = preset(
-    'sim_auv', "An AUV (a LAUV, 6-DOF, VSIM's coefficients) in a world of water: its "
+    'sim_auv', 'a LAUV AUV: its built-in pilot, or DUNE over IMC',
+    "An AUV (a LAUV, 6-DOF, VSIM's coefficients) in a world of water: its "
     'built-in controller dives, runs its legs at depth and surfaces (the scenario dive), or '
     "DUNE's LAUV drives it over IMC (controller: imc; DUNE's sensor simulators fed by our "
     'SimulatedState); judged with its depths',

@@ -269,6 +269,7 @@ SIM_WORLD = Graph(
                 'step, over MAVLink, over IMC, or any ROS node), contacts between any two, '
                 'one judge; every other graph is a preset of it',
     args=WORLD_ARGS + view_args('aerosim_world.rviz', 'sim_world'),
+    summary='the simulator: any mix of quads, planes, boats, AUVs, each with its controller',
     nodes=(WORLD_PLANT, WORLD_NODE, WORLD_BRIDGE, WORLD_SENSORS, WORLD_FC, WORLD_IMC,
            WORLD_CAMERA) + view_nodes(),
     world=True,
