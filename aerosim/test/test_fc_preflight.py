@@ -181,3 +181,17 @@ def test_the_px4_stand_in_makes_its_own_checks():
     ap.preflight.first_s = 0.0
     assert ap.preflight.update(4.0, False, True) == [preflight.NO_COMPASS, preflight.NO_GPS]
     assert ap.preflight.out == [] and ap.preflight.declared == ()
+
+
+def test_an_attitude_that_does_not_converge_is_said():
+    """Sensors there, but no gravity to level on (frames of a free fall): not armed, said."""
+    core, sim = FcCore(FcConfig()), new_mav(51, 1)
+    said = []
+    for k in range(1, int(5.0 * RATE_HZ) + 1):
+        frame = sim.hil_sensor_encode(k * 4000, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.2, 0.0, 0.4,
+                                      1013.0, 0.0, 400.0, 15.0, 0x1FFF, 0)
+        said += [(k * 0.004, m.text) for m in core.on_datagram(pack(sim, frame), k * 0.004).sends
+                 if m.get_type() == 'STATUSTEXT']
+    assert [text for _, text in said] == [preflight.NO_ATTITUDE, preflight.NO_GPS,
+                                          preflight.NO_MISSION]     # the sensors first
+    assert 3.0 <= said[0][0] <= 5.0 and not core.ap.armed
