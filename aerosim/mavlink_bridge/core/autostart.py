@@ -18,6 +18,14 @@ autostart has FAILED, with the last refusal as its reason; unless the FC flies o
 that has answered no command and says it is armed and ACTIVE (the built-in FC arms itself and
 takes no commands) has STARTED.
 
+An FC that arms and starts itself (the built-in FC; `commands` False) is only watched: it
+has STARTED once it says it is armed and ACTIVE. What it says of why it will not arm or start
+(fc_words.refusal: PX4's words, "Preflight Fail: ...", critical) makes it FAILED once it
+persisted `ready_s`: said, and no HEARTBEAT since saying that it passed its checks (STANDBY:
+PX4's pre_flight_checks_pass) or is armed. One such message is no verdict: PX4 says "Preflight
+Fail" during its own start too, until its estimator has converged. With commands, the FC's
+words only join the reason when the autostart gives up.
+
 Times are the simulation's [s]: a lockstep FC lives on the simulation clock (PX4's timeouts
 too), so a slow or paused simulation cannot make it look late.
 """
@@ -44,13 +52,17 @@ class AutoStart:
     """Arms the FC and starts its mission: feed it the FC's messages, poll it regularly."""
 
     def __init__(self, target, item_count: int, retry_s: float = 1.0, timeout_s: float = 30.0,
-                 ready_s: float = 5.0):
+                 ready_s: float = 5.0, commands: bool = True):
         """target: (sysid, compid) of the FC; item_count: items in the uploaded mission.
 
         retry_s: period of a command without an answer or refused; ready_s: wait this long
-        for STANDBY before asking anyway; timeout_s: give up this long after the mission was
-        accepted [s, sim].
+        for STANDBY before asking anyway (commands False: for the FC to take back its
+        refusal); timeout_s: give up this long after the mission was accepted [s, sim];
+        commands: arm and start the FC (False: it starts itself and is only watched).
         """
+        self.commands = commands
+        self.refused: List[str] = []        # the FC's refusals since it last passed its checks
+        self._refused_at: Optional[float] = None    # the first of them [s, sim]
         self.target = tuple(target)
         self.item_count = item_count
         self.retry_s = retry_s
@@ -78,9 +90,21 @@ class AutoStart:
             self._accepted_at = now
 
     def heartbeat(self, msg) -> None:
-        """A HEARTBEAT of the FC: its system status and armed flag."""
+        """A HEARTBEAT of the FC: its system status and armed flag (passed: no refusal)."""
         self._fc_status = msg.system_status
         self._armed = bool(msg.base_mode & ARMED_FLAG)
+        if self._armed or self._fc_status in (mavlink.MAV_STATE_STANDBY,
+                                              mavlink.MAV_STATE_ACTIVE):
+            self.refused, self._refused_at = [], None
+
+    def refusal(self, text: str, now: float) -> None:
+        """The FC says it will not arm or start (fc_words.refusal), at sim time now [s]."""
+        if self.state in (STARTED, FAILED):
+            return
+        if self._refused_at is None:
+            self._refused_at = now
+        if text not in self.refused:
+            self.refused.append(text)
 
     @property
     def fc_armed(self) -> bool:
@@ -116,6 +140,9 @@ class AutoStart:
     # --- output --------------------------------------------------------------------------------
     def poll(self, mav, now: float) -> list:
         """Messages to send now (COMMAND_LONG), possibly none; now: sim time [s]."""
+        if not self.commands:
+            self._watch(now)
+            return []
         if self.state == WAIT_READY:
             if self._accepted_at is None:
                 self._accepted_at = now
@@ -143,7 +170,8 @@ class AutoStart:
             self.state = FAILED
             self.reason = (f'the FC would not {doing} within {self.timeout_s:g} s of taking the '
                            f'mission' + (f': {self.last_refusal}' if self.last_refusal else
-                                         ': no answer'))
+                                         ': no answer')
+                           + ''.join(f'; {text}' for text in self.refused))
             self.events.append(f'autostart: gave up: {self.reason}')
             return []
         if self._cmd == ARM and self._armed:        # armed by someone else: go on
@@ -155,3 +183,16 @@ class AutoStart:
         p = (1.0, 0.0) if self._cmd == ARM else (0.0, float(max(self.item_count - 1, 0)))
         return [mav.command_long_encode(self.target[0], self.target[1], self._cmd, conf,
                                         p[0], p[1], 0.0, 0.0, 0.0, 0.0, 0.0)]
+
+    def _watch(self, now: float) -> None:
+        """An FC that starts itself: STARTED once it flies, FAILED once it refused ready_s."""
+        if self.state in (STARTED, FAILED):
+            return
+        if self._armed and self._fc_status == mavlink.MAV_STATE_ACTIVE:
+            self.state = STARTED
+            self.events.append('the FC armed and started on its own (armed, ACTIVE)')
+        elif self._refused_at is not None and now - self._refused_at >= self.ready_s:
+            self.state = FAILED
+            self.reason = (f'{"; ".join(self.refused)} (the FC says so since sim t = '
+                           f'{self._refused_at:.1f} s and has not armed {self.ready_s:g} s '
+                           'later)')

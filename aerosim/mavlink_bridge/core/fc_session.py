@@ -5,6 +5,8 @@ served flight controller on the link that takes the mission (PX4: its onboard pa
 1. the parameter file, if one is given (fc_params.ParamUpload: PARAM_SET, confirmed);
 2. the scenario mission (mission.MissionServer: the MAVLink mission protocol, upload);
 3. with autostart, arming and the mission start (autostart.AutoStart, on the sim clock);
+   without, an FC that starts itself (the built-in FC) is watched by the same AutoStart
+   (`start`): what it says of why it will not arm or start, persisting, is its failure;
 and it hears the FC's answers and words (fc_words.FcWords: STATUSTEXT, PX4's events).
 
 What goes to the FC on that link is addressed to it: target system and component both set
@@ -81,15 +83,18 @@ class FcSession:
                  quiet_streams: bool = False):
         """items: the mission; ours: our (sysid, compid); target: the FC's (as configured).
 
-        autostart: None, or AutoStart's keyword arguments (retry_s, ready_s, timeout_s);
-        params: (file name, parameters) to set first, or None; quiet_streams: stop the FC's
-        streams the session does not read (module docstring).
+        autostart: AutoStart's keyword arguments (retry_s, ready_s, timeout_s), or None: the
+        FC starts itself and is only watched (AutoStart's defaults); params: (file name,
+        parameters) to set first, or None; quiet_streams: stop the FC's streams the session
+        does not read (module docstring).
         """
         self.ours = ours
         self.target = target
         self.mission = MissionServer(items, mission_timeout_s, mission_retries)
-        self.autostart = AutoStart(target, len(items), **autostart) \
-            if autostart is not None else None
+        # arms and starts the FC (autostart), or watches one that starts itself
+        self.start = AutoStart(target, len(items), **(autostart or {}),
+                               commands=autostart is not None)
+        self.autostart = self.start if autostart is not None else None
         self.params = ParamUpload(params[1], target, params[0]) if params else None
         self.words = FcWords(target)
         self.started = False            # the session began (the simulation ran, FC heard)
@@ -108,7 +113,7 @@ class FcSession:
     def set_target(self, target: Tuple[int, int]) -> None:
         """The served FC's ids (learned from its first HEARTBEAT)."""
         self.target = (int(target[0]), int(target[1]))
-        for part in (self.autostart, self.params, self.words):
+        for part in (self.start, self.params, self.words):
             if part is not None:
                 part.target = self.target
 
@@ -173,12 +178,12 @@ class FcSession:
         return ''
 
     def failure(self) -> str:
-        """Why the FC will not fly (a parameter, the upload, arming), or ''."""
+        """Why the FC will not fly (a parameter, arming, what it says), or ''."""
         if self.params is not None and self.params.state == PARAMS_FAILED:
             return f'FC parameters from {self.params.source}: {self.params.result}'
-        if self.autostart is not None and self.autostart.state == AUTOSTART_FAILED:
+        if self.start.state == AUTOSTART_FAILED:
             checks = self.words.failing_checks()
-            return self.autostart.reason + (
+            return self.start.reason + (
                 f'; the FC says: {"; ".join(checks)}' if checks else '')
         return ''
 
@@ -207,8 +212,7 @@ class FcSession:
             if t == 'MISSION_ACK':
                 if self.mission.on_ack(m) and self.mission.state == DONE:
                     self.accepted_on = hil_connection
-                    if self.autostart is not None:
-                        self.autostart.mission_accepted(sim_s)
+                    self.start.mission_accepted(sim_s)
             elif t == 'MISSION_REQUEST_LIST':
                 out += self.mission.on_request_list(mav, m, now)
             elif t == 'MISSION_COUNT':
@@ -230,6 +234,9 @@ class FcSession:
             out += self._after_params(mav, now)
         elif t == 'STATUSTEXT':
             logs += self.words.statustext(m, now)
+            refusal = self.words.refusal(m)
+            if refusal:
+                self.start.refusal(refusal, sim_s)
         elif t == 'AUTOPILOT_VERSION' and not self.version:
             self.heard = True
             logs.append(('info', self._version(m)))
@@ -274,8 +281,7 @@ class FcSession:
         """The served FC's HEARTBEAT on this link (its readiness and armed flag)."""
         self.heard = True
         self.fc_status = int(m.system_status)
-        if self.autostart is not None:
-            self.autostart.heartbeat(m)
+        self.start.heartbeat(m)
 
     def _version(self, m) -> str:
         """AUTOPILOT_VERSION as a log line.
@@ -301,15 +307,15 @@ class FcSession:
                 float(mavlink.MAVLINK_MSG_ID_AUTOPILOT_VERSION), 0, 0, 0, 0, 0, 0))
         if self.params is not None:
             out += self.params.poll(mav, now) + self._after_params(mav, now)
-        if self.autostart is not None and running:
-            out += self.autostart.poll(mav, sim_s)
+        if running:
+            out += self.start.poll(mav, sim_s)
         sends, lines = self.words.poll(mav, now)
         return out + sends, lines + self.lines() + self._quiet_lines(now)
 
     def lines(self) -> Lines:
         """The parts' news, and once the failure that keeps the FC from flying (an error)."""
         logs: Lines = []
-        for part in (self.params, self.mission, self.autostart):
+        for part in (self.params, self.mission, self.start):
             if part is None:
                 continue
             for e in part.events:

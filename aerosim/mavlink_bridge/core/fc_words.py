@@ -1,7 +1,9 @@
 """What the flight controller says, for our log: STATUSTEXT and PX4's events (pure, no sockets).
 
-STATUSTEXT is logged as it comes (the same text at most once per REPEAT_S). PX4 v1.16 sends
-it on a link only while a ground station's HEARTBEAT (MAV_TYPE_GCS) was heard there
+STATUSTEXT is logged as it comes (the same text at most once per REPEAT_S); one that says the
+FC will not arm or start (``refusal()``, PX4's words) goes to the session's AutoStart, which
+judges whether it persists (the built-in FC says so this way). PX4 v1.16 sends it on a link
+only while a ground station's HEARTBEAT (MAV_TYPE_GCS) was heard there
 (streams/STATUSTEXT.hpp: `if (_mavlink->is_gcs_connected())`), and commander counts any GCS
 heartbeat on any link as the ground station (Commander::dataLinkCheck: gcs_connection_lost
 cleared): a bridge posing as one would let PX4 arm without a ground station under NAV_DLL_ACT
@@ -34,6 +36,11 @@ from mavlink_bridge.core.mav_ext import (
 )
 
 REPEAT_S = 5.0              # the same text is logged at most this often [s]
+# PX4's commander's words when it will not arm or start, at MAV_SEVERITY_CRITICAL
+# (mavlink_log_critical): each failing check "Preflight Fail: ..." with every report of its
+# checks, on a change and on an arming request (HealthAndArmingChecks.cpp, checks/*.cpp),
+# "Arming denied: ..." and "Mission start denied! No valid mission" (Commander.cpp)
+REFUSALS = ('Preflight Fail', 'Arming denied', 'Mission start denied')
 QUEUE = 200                 # events kept until the texts arrive
 REQUEST_S, REQUEST_TRIES = 1.0, 5       # COMPONENT_METADATA asked for this often, this many
 WARNING_LEVEL = 4           # events at this level or more severe are logged as warnings
@@ -76,6 +83,16 @@ class FcWords:
         text = m.text.rstrip('\x00').strip()
         level = 'warning' if m.severity <= mavlink.MAV_SEVERITY_WARNING else 'info'
         return self._say(level, text, now, m.get_srcSystem(), m.get_srcComponent())
+
+    @staticmethod
+    def refusal(m) -> str:
+        """A STATUSTEXT's text if it says the FC will not arm or start (REFUSALS), else ''.
+
+        Only at severity CRITICAL or more severe, as PX4 says them.
+        """
+        text = m.text.rstrip('\x00').strip()
+        return text if m.severity <= mavlink.MAV_SEVERITY_CRITICAL and \
+            text.startswith(REFUSALS) else ''
 
     def _say(self, level: str, text: str, now: float, sysid: int, compid: int):
         if not text or now - self._said.get(text, -1e9) < REPEAT_S:

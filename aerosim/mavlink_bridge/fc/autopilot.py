@@ -2,7 +2,8 @@
 
 Fed with decoded MAVLink messages (HIL_SENSOR, HIL_GPS, HOME_POSITION, mission items) and
 answers each HIL_SENSOR with motor throttles. Mission execution (NED around home):
-  wait for the mission, GPS, and a settled attitude -> arm -> items in order:
+  wait for the mission, GPS, and a settled attitude (fc.preflight: what fails is said, as PX4
+  says it, from 3 s of sensor frames on) -> arm -> items in order:
   NAV_TAKEOFF climb above the current position; NAV_WAYPOINT fly straight to it, reached within
   the acceptance radius (param2, at least accept_radius_m) and 1 m vertically, hold param1 s;
   NAV_LAND fly over the point, descend, detect the landing, disarm; NAV_RETURN_TO_LAUNCH climb
@@ -33,6 +34,7 @@ from mavlink_bridge.core.mav import mavlink
 from mavlink_bridge.fc.control import Controller, Gains
 from mavlink_bridge.fc.estimator import Estimator, hil_frame, take_hil_gps, take_home_position
 from mavlink_bridge.fc.precland import TargetTracker
+from mavlink_bridge.fc.preflight import NO_MISSION, Preflight
 
 WAIT, TAKEOFF, WAYPOINT, LAND, LANDED, DONE = 'wait', 'takeoff', 'waypoint', 'land', 'landed', \
     'done'
@@ -50,7 +52,7 @@ class NavConfig:
     land_speed_near: float = 0.4    # m/s below land_slow_alt_m
     land_slow_alt_m: float = 3.0
     rtl_alt_m: float = 15.0
-    settle_s: float = 2.0           # s on the ground with GPS and attitude before arming
+    settle_s: float = 2.0           # s on the ground with the checks passed before arming
     auto_arm: bool = True           # arm and start once ready; False: wait for start()
     prec_radius_m: float = 0.3      # precision landing: descend within this of the target
     prec_radius_frac: float = 0.1   # ... or within this fraction of the height over it
@@ -68,6 +70,7 @@ class NavConfig:
 
 
 LANDING_COMMANDS = (mavlink.MAV_CMD_NAV_LAND, mavlink.MAV_CMD_NAV_RETURN_TO_LAUNCH)
+FLOWN = (mavlink.MAV_CMD_NAV_TAKEOFF, mavlink.MAV_CMD_NAV_WAYPOINT) + LANDING_COMMANDS
 
 
 class MulticopterFc:
@@ -102,6 +105,7 @@ class MulticopterFc:
         self._descending = False                        # the dwell done (prec_dwell_s > 0)
         self.rejected = 0        # HIL_SENSOR frames refused (non-finite values)
         self._out = [0.0, 0.0, 0.0, 0.0]
+        self.preflight = Preflight(say=self.nav.auto_arm)
 
     # --- inputs --------------------------------------------------------------------------------
     def set_mission(self, items):
@@ -114,6 +118,7 @@ class MulticopterFc:
 
     def hil_gps(self, msg):
         """HIL_GPS: position and velocity correction."""
+        self.preflight.gps(msg.fix_type)
         take_hil_gps(self.est, msg)
 
     def landing_target(self, msg):
@@ -133,6 +138,7 @@ class MulticopterFc:
         if fr is None:
             self.rejected += 1
             return list(self._out)
+        self.preflight.frame(fr.time_usec * 1e-6, fr)
         self.est.imu(fr.time_usec, fr.acc, fr.gyr, fr.mag)
         if fr.pressure_alt is not None:
             self.est.baro(fr.pressure_alt)
@@ -158,7 +164,7 @@ class MulticopterFc:
 
     @property
     def ready(self) -> bool:
-        """GPS and attitude good for settle_s: what a pre-flight check would ask."""
+        """The pre-flight checks (fc.preflight) but the mission's passed for settle_s."""
         return self._ready_since is not None and \
             self._last_us is not None and \
             self._last_us * 1e-6 - self._ready_since >= self.nav.settle_s
@@ -172,6 +178,7 @@ class MulticopterFc:
 
     def _arm(self, t):
         self.armed = True
+        self.preflight.passed()
         self.est.fix_baro_reference()
         self.ctl.reset()
         self.yaw_sp = self.est.yaw
@@ -296,13 +303,15 @@ class MulticopterFc:
     def _navigate(self, t):
         est, nav = self.est, self.nav
         if self.phase == WAIT:
-            ok = est.gps_ok and est.attitude_ok
+            failing = self.preflight.update(t, est.attitude_ok,
+                                            any(it.command in FLOWN for it in self.items))
+            ok = not [f for f in failing if f != NO_MISSION]     # the mission: below
             if not ok:
                 self._ready_since = None
                 return
             if self._ready_since is None:
                 self._ready_since = t
-            if nav.auto_arm and self.items and t - self._ready_since >= nav.settle_s:
+            if nav.auto_arm and not failing and t - self._ready_since >= nav.settle_s:
                 self._arm(t)
             return
         if self.phase in (DONE, LANDED):

@@ -12,7 +12,13 @@ sim_ros.bridge_node):
 - the mission comes by MISSION_COUNT / MISSION_ITEM_INT (ours or broadcast), and if none came
   mission_wait_s after the simulator was first heard, the FC asks for it once
   (MISSION_REQUEST_LIST);
-- a HEARTBEAT once a second: a quadrotor or fixed wing, generic autopilot, armed when flying;
+- a HEARTBEAT once a second, and at once when its state changes: a quadrotor or fixed wing,
+  generic autopilot, armed when flying; MAV_STATE_ACTIVE when armed, UNINIT while it says its
+  pre-flight checks fail, else STANDBY (PX4's streams/HEARTBEAT.hpp);
+- what keeps it from arming (fc.preflight: no compass, no GNSS fix, no mission, ...): a
+  STATUSTEXT of severity CRITICAL each, in PX4's words ("Preflight Fail: ..."), from 3 s of
+  sensor frames on, on every change and every 10 s while it fails, sent before the answer to
+  the frame that found it (lockstep: the simulator hears it before its next step);
 - the simulator is the first system heard sending HEARTBEAT or HIL_SENSOR.
 
 Reject kinds (REJECT_KINDS): a datagram without one complete frame ('truncated'); a frame
@@ -131,6 +137,7 @@ class FcCore:
         self._first_sim_wall = 0.0      # when the simulator was first heard [s, monotonic]
         self._asked = False
         self._last_hb = -1e9
+        self._state = mavlink.MAV_STATE_STANDBY     # the state the last HEARTBEAT said
 
     @property
     def done(self) -> bool:
@@ -152,14 +159,32 @@ class FcCore:
         self.drain(act)
         return act
 
+    def state(self) -> int:
+        """MAV_STATE: ACTIVE armed, UNINIT while its checks are said to fail, else STANDBY."""
+        if self.ap.armed:
+            return mavlink.MAV_STATE_ACTIVE
+        return mavlink.MAV_STATE_UNINIT if self.ap.preflight.declared else \
+            mavlink.MAV_STATE_STANDBY
+
     def _heartbeat(self):
         """HEARTBEAT: a quadrotor or fixed wing, generic autopilot, armed when flying."""
         mode = mavlink.MAV_MODE_FLAG_HIL_ENABLED | mavlink.MAV_MODE_FLAG_AUTO_ENABLED
         if self.ap.armed:
             mode |= mavlink.MAV_MODE_FLAG_SAFETY_ARMED
-        state = mavlink.MAV_STATE_ACTIVE if self.ap.armed else mavlink.MAV_STATE_STANDBY
+        self._state = self.state()
         return self.mav.heartbeat_encode(self.mav_type, mavlink.MAV_AUTOPILOT_GENERIC, mode, 0,
-                                         state)
+                                         self._state)
+
+    def _preflight(self, act: Actions, t_s: float, now: float) -> None:
+        """What the checks say (STATUSTEXT), and a HEARTBEAT at once if the state changed."""
+        out = self.ap.preflight.out
+        while out:
+            severity, text = out.pop(0)
+            act.sends.append(self.mav.statustext_encode(severity, text.encode()[:50]))
+            act.said.append(f'[t={t_s:7.2f} s] says: {text}')
+        if self.state() != self._state:
+            self._last_hb = now
+            act.sends.append(self._heartbeat())
 
     def drain(self, act: Actions) -> None:
         """The mission's and the autopilot's progress lines, into act.said."""
@@ -192,7 +217,7 @@ class FcCore:
             self.sim_peer = (m.get_srcSystem(), m.get_srcComponent())
             self._first_sim_wall = now
         if t == 'HIL_SENSOR':
-            act.sends.append(self._answer(act, m))
+            act.sends.append(self._answer(act, m, now))
         elif t == 'HIL_GPS':
             self.ap.hil_gps(m)
         elif t == 'LANDING_TARGET':
@@ -213,10 +238,14 @@ class FcCore:
             if self.mission.complete and not was:
                 self.ap.set_mission(self.mission.items)
 
-    def _answer(self, act: Actions, m):
-        """The HIL_ACTUATOR_CONTROLS answering HIL_SENSOR m (lockstep: its time_usec)."""
+    def _answer(self, act: Actions, m, now: float):
+        """The HIL_ACTUATOR_CONTROLS answering HIL_SENSOR m (lockstep: its time_usec).
+
+        What the pre-flight checks said of this frame goes into act.sends first.
+        """
         refused = self.ap.rejected
         thr = self.ap.hil_sensor(m)
+        self._preflight(act, m.time_usec * 1e-6, now)
         if self.ap.rejected > refused:
             act.refuse('value', f'HIL_SENSOR with non-finite values refused '
                        f'({self.ap.rejected} so far): the estimate keeps the last good '

@@ -15,7 +15,9 @@ HIL_ACTUATOR_CONTROLS of a PX4 plane (mixer.fixed_wing_servos: airframe 1030's o
   mission turned into a flight plan (flight_plan.from_mission: alt above home, waypoints
   within max(param2, 150 m) or abeam, land). In the rollout, where the autopilot brakes, the
   FC disarms (PX4's land detector does so after a touchdown): the bridge's fixed-wing mixer
-  sets the wheel brakes of a disarmed aircraft.
+  sets the wheel brakes of a disarmed aircraft;
+- arming: fc.preflight's checks (the airspeed among them) passed for settle_s and a mission;
+  what fails is said as PX4 says it, from 3 s of sensor frames on.
 """
 
 import math
@@ -26,6 +28,7 @@ import numpy as np
 from mavlink_bridge.core.mav import mavlink
 from mavlink_bridge.core.mixer import fixed_wing_servos
 from mavlink_bridge.fc.estimator import Estimator, hil_frame, take_hil_gps, take_home_position
+from mavlink_bridge.fc.preflight import NO_MISSION, Preflight
 from sim_autopilot.core import flight_plan as fp
 from sim_autopilot.core.autopilot import Autopilot, FlightState, Limits
 from sim_core.geodesy import GeoOrigin
@@ -72,6 +75,7 @@ class PlaneFc:
         self._out = fixed_wing_servos(0.0, 0.0, 0.0, 0.0, 0.0)
         self._gps_v = None              # (time [s], NED velocity) of the last fix
         self.accel_ned = np.zeros(3)    # the flight path's acceleration (GNSS, low-passed)
+        self.preflight = Preflight(airspeed=True, say=auto_arm)
 
     # --- inputs -----------------------------------------------------------------------------
     def set_mission(self, items):
@@ -84,6 +88,7 @@ class PlaneFc:
 
     def hil_gps(self, msg):
         """HIL_GPS: position and velocity correction; the flight path's acceleration."""
+        self.preflight.gps(msg.fix_type)
         if not take_hil_gps(self.est, msg):
             return
         t, v = msg.time_usec * 1e-6, np.array([msg.vn, msg.ve, msg.vd]) * 0.01
@@ -95,7 +100,7 @@ class PlaneFc:
 
     @property
     def ready(self) -> bool:
-        """GPS and attitude good for settle_s: what a pre-flight check would ask."""
+        """The pre-flight checks (fc.preflight) but the mission's passed for settle_s."""
         return self._ready_since is not None and self._last_us is not None and \
             self._last_us * 1e-6 - self._ready_since >= self.settle_s
 
@@ -106,6 +111,7 @@ class PlaneFc:
             self.rejected += 1
             return list(self._out)
         est = self.est
+        self.preflight.frame(fr.time_usec * 1e-6, fr)
         # the flight path's acceleration (body FRD) out of the gravity reference
         est.imu(fr.time_usec, fr.acc, fr.gyr, fr.mag,
                 gravity_frd=np.asarray(fr.acc, dtype=float) - est.R.T @ self.accel_ned)
@@ -153,12 +159,14 @@ class PlaneFc:
 
     def _wait(self, t: float) -> None:
         est = self.est
-        if not (est.gps_ok and est.attitude_ok and est.home is not None):
+        failing = self.preflight.update(t, est.attitude_ok,
+                                        any(it.command in COMMANDS for it in self.items))
+        if [f for f in failing if f != NO_MISSION] or est.home is None:
             self._ready_since = None
             return
         if self._ready_since is None:
             self._ready_since = t
-        if self.ready and self.auto_arm and self.items:
+        if self.ready and self.auto_arm and not failing:
             self._arm(t)
 
     def start(self) -> bool:
@@ -173,6 +181,7 @@ class PlaneFc:
         assert est.home is not None         # _wait() checked
         lat, lon, alt = (float(x) for x in est.home)
         self._origin = GeoOrigin(lat, lon, alt)
+        self.preflight.passed()
         mission = [MissionItem(COMMANDS[it.command], lat if it.command == RTL else it.x * 1e-7,
                                lon if it.command == RTL else it.y * 1e-7, float(it.z),
                                float(it.param1), max(0.1, float(it.param2)))
