@@ -37,9 +37,11 @@ def test_a_builtin_fc_without_a_sensor_it_needs_is_judged_refused_with_its_reaso
                        timeout=240 * DEADLINE_SCALE)
     out = p.stdout.decode('utf-8', 'replace')
     assert p.returncode == 1, out[-4000:]
-    s = json.loads((tmp_path / f'{graph}_summary.json').read_text())
-    assert s['result'] == 'fc_refused', s
-    assert s['fc_failure'].startswith(words), s['fc_failure']
+    s = json.loads((tmp_path / 'latest' / 'summary.json').read_text())
+    (v,) = s['vehicles'].values()
+    assert s['result'] == 'incomplete' and v['result'] == 'fc_refused', s
+    assert v['fc_failure'].startswith(words), v
+    assert v['why'] == f'its flight controller will not fly: {v["fc_failure"]}', v
     # said at 3 s of sim, the FC's failure 5 s later: the run ends there, not at 300 s
     assert s['sim_time_s'] < 20.0, s
     assert f'FC 1:1 says: {words}' in out
