@@ -1,7 +1,10 @@
-"""autopilot_node's configuration as data (pure): a frozen dataclass and its table.
+"""The in-process autopilot's display parameters as data (pure): a frozen dataclass, its table.
 
-``sim_ros.params.read_config`` declares one parameter per field from the table (description
-with units, range); ``AutopilotConfig.trajectory`` is what trajectory/visualization shows.
+A plane flown by its autopilot in the world's step (controller autopilot) has them on its own
+node /<name>/plane_node (sim_world.plane_io), read with ``sim_ros.params.read_config`` (one
+parameter per field from the table: description with units, range). What it flies is the
+scenario's (the world's), and whether it RUNs it at start the world's ``autostart``.
+``AutopilotConfig.trajectory`` is what trajectory/visualization shows.
 """
 
 from dataclasses import dataclass
@@ -25,11 +28,8 @@ class TrajectorySettings(NamedTuple):
 
 @dataclass(frozen=True)
 class AutopilotConfig:
-    """The scenario (or aircraft) flown, autostart, and the trajectory displays."""
+    """The trajectory displays of the autopilot (trajectory/visualization, trajectory/past)."""
 
-    scenario_file: str = 'circuit'
-    aircraft_params: str = ''
-    autostart: bool = True
     display_future_trajectory: bool = True
     display_past_trajectory: bool = True
     highlight_user_defined_waypoints: bool = True
@@ -46,11 +46,6 @@ class AutopilotConfig:
 
 
 PARAMETERS = {
-    'scenario_file': Param('Scenario YAML (path, or name in config/scenarios): the aircraft, '
-                           'the field and the mission'),
-    'aircraft_params': Param('Aircraft YAML overriding the scenario (path or name in '
-                             "config/aircraft); '' = from the scenario"),
-    'autostart': Param("RUN the scenario's mission as the flight plan at start"),
     'display_future_trajectory': Param('Trajectory: show the waypoints ahead'),
     'display_past_trajectory': Param('Trajectory: show the track flown'),
     'highlight_user_defined_waypoints': Param("Trajectory: highlight the plan's waypoints"),

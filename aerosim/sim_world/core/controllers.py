@@ -8,9 +8,10 @@ reads its model's state and commands it through the kind's own methods.
 - PlaneAutopilot: sim_autopilot.core's Autopilot flying the member's mission as a flight plan
   (flight_plan.from_mission), fed the state as autopilot_node feeds it (autopilot.flight_state
   of the true VehicleSample and JSBSim's calibrated airspeed, the PFD's), its output set as a
-  FlightCommand (PlaneModel.apply_flight). RUN at its first update, as autopilot_node's
-  autostart at the first state; at JSBSim's rate (125 Hz), as autopilot_node answers each
-  state.
+  FlightCommand (PlaneModel.apply_flight). With autostart (the world's, handed over by
+  sim_world.plane_io) RUN at its first update, as autopilot_node's autostart at the first
+  state; without, the plan stays loaded, stopped, until an autopilot_command RUNs it. At
+  JSBSim's rate (125 Hz), as autopilot_node answers each state.
 - BoatWaypoints: a line-of-sight waypoint follower over the member's mission items with a
   position, driving BoatModel's heading and speed holds at 10 Hz. Each leg runs from the last
   waypoint (the start for the first) to the next: the course is the leg's, corrected by the
@@ -77,12 +78,17 @@ def flight_command(out) -> FlightCommand:
 class PlaneAutopilot:
     """AeroSim's autopilot flying a plane member's mission on truth (module docstring)."""
 
-    def __init__(self, member: Member, model: PlaneModel, rate_hz: float = 1.0 / JSBSIM_DT_S):
-        """The plan of member's mission for model's aircraft; rate_hz [Hz] of its updates."""
+    def __init__(self, member: Member, model: PlaneModel, rate_hz: float = 1.0 / JSBSIM_DT_S,
+                 autostart: bool = True):
+        """The plan of member's mission for model's aircraft; rate_hz [Hz] of its updates.
+
+        autostart: RUN the plan at the first update (False: loaded, stopped).
+        """
         sc = member.scenario
         a = model.params
         self.model = model
         self.rate_hz = float(rate_hz)
+        self.autostart = autostart
         self.origin = sc.origin
         self.limits = Limits(a.rotate_kts, a.climb_kts, a.cruise_kts, a.approach_kts,
                              a.max_bank_deg)
@@ -92,7 +98,7 @@ class PlaneAutopilot:
         self.reset()
 
     def reset(self) -> None:
-        """A fresh autopilot with the plan loaded, RUN at the next update."""
+        """A fresh autopilot with the plan loaded (RUN at the next update with autostart)."""
         self.ap = Autopilot(self.limits, self.origin.alt_m)
         if self.plan:
             self.ap.load_plan(self.plan)
@@ -114,8 +120,12 @@ class PlaneAutopilot:
         m = self.model
         s = flight_state(m.sample(t_ns), self.origin, m.air_data().vc_kts)
         if self._last_t is None and self.plan:
-            self.ap.run(s)
-            self.log.append((s.t, f'flight plan RUN: {len(self.plan)} steps'))
+            if self.autostart:
+                self.ap.run(s)
+                self.log.append((s.t, f'flight plan RUN: {len(self.plan)} steps'))
+            else:
+                self.log.append((s.t, f'flight plan of {len(self.plan)} steps loaded, '
+                                      'stopped (autostart off): RUN it on autopilot_command'))
         dt = 0.0 if self._last_t is None else max(0.0, s.t - self._last_t)
         self._last_t = s.t
         m.apply_flight(flight_command(self.ap.update(s, dt)))
