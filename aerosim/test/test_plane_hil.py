@@ -333,8 +333,9 @@ def test_sim_plane_hil_graph_flies_the_circuit_with_the_builtin_fc(procs, tmp_pa
     g = procs.start([sys.executable, '-m', 'sim_launch.cli', 'launch', 'sim_plane_hil',
                      'report:=true', 'time_scale:=0', f'bind:=127.0.0.1:{port}',
                      f'fc_address:=127.0.0.1:{port + 1}', f'output_dir:={tmp_path}'])
-    # 446 s of sim: ~35 s at the RTF 13.7 of a quiet machine, 12 min at 0.6 on a shared one
-    assert finished(g, 300.0 * DEADLINE_SCALE) is not None, ''.join(g.lines)[-4000:]
+    # 446 s of sim: ~35 s at plane_plant's RTF 13.7 on a quiet machine, 14 min at 0.55 on
+    # one shared by four test suites (load 18 on 2 cores)
+    assert finished(g, 400.0 * DEADLINE_SCALE) is not None, ''.join(g.lines)[-4000:]
     out = procs.text(g)
     assert g.returncode == 0, out[-4000:]
     assert 'Traceback' not in out
