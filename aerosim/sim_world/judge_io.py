@@ -100,10 +100,10 @@ class RunJudge:
         for i, m in enumerate(self.members):
             if not self.commanded[i] and t >= self.cfg.command_timeout_s:
                 self.commanded[i] = True
-                if self.judge.not_commanded(i, f'no effector_command on /{m.name}/'
-                                            f'effector_command in {self.cfg.command_timeout_s:g} '
-                                            f's of sim (controller {m.controller}: nothing '
-                                            'flies it)'):
+                if self.judge.not_commanded(i, f'no command on its topics (/{m.name}/'
+                                            f'effector_command) in '
+                                            f'{self.cfg.command_timeout_s:g} s of sim '
+                                            f'(controller {m.controller}: nothing flies it)'):
                     self.node.get_logger().warning(f'[t={t:7.2f} s] {m.name}: '
                                                    f'{self.judge.entries[i].why}')
         self._check(t)

@@ -49,7 +49,11 @@ def ended(procs, p, timeout_s: float) -> str:
     return out
 
 
-def _ports(*names):
+HIL_PORTS = ('bind', 'fc_address')       # a MAVLink vehicle's UDP link: free ports
+IMC_PORTS = ('imc_bind', 'imc_peers')
+
+
+def _ports(names):
     a = free_ports(len(names))
     return [f'{n}:=127.0.0.1:{a + k}' for k, n in enumerate(names)]
 
@@ -66,7 +70,7 @@ def _ports(*names):
 def test_each_preset_flies_its_mission_and_its_judge_says_complete(procs, tmp_path, graph,
                                                                     args, vehicles,
                                                                     timeout_s):
-    extra = _ports('bind', 'fc_address') if graph in ('sim_quad_hil', 'sim_plane_hil',
+    extra = _ports(HIL_PORTS) if graph in ('sim_quad_hil', 'sim_plane_hil',
                                                      'sim_world') else []
     run = launch(procs, graph, tmp_path, 'report:=true', *args, *extra)
     out = ended(procs, run, timeout_s)
@@ -87,7 +91,7 @@ def test_each_preset_flies_its_mission_and_its_judge_says_complete(procs, tmp_pa
 def test_split_into_processes_the_same_preset_flies_the_same_mission(procs, tmp_path):
     """composition:=split: world_node, the bridge and the FC three processes over DDS."""
     run = launch(procs, 'sim_quad_hil', tmp_path, 'report:=true', 'time_scale:=0',
-                 'composition:=split', 'scenario:=short_hop', *_ports('bind', 'fc_address'))
+                 'composition:=split', 'scenario:=short_hop', *_ports(HIL_PORTS))
     out = ended(procs, run, 300)
     assert run.returncode == 0, out[-3000:]
     assert '[/quad/mavlink_bridge]' in out and '[world_node]' in out      # the processes
@@ -106,13 +110,13 @@ def test_sim_quad_says_at_once_that_nothing_flies_its_quad(procs, tmp_path):
     s = latest(tmp_path)
     v = s['vehicles']['quad']
     assert (s['result'], v['result'], v['controller']) == ('incomplete', 'no_command', 'topic')
-    assert 'no effector_command on /quad/effector_command in 5 s of sim' in v['why']
+    assert 'no command on its topics (/quad/effector_command) in 5 s of sim' in v['why']
     assert s['sim_time_s'] < 7.0, s
 
 
 @pytest.mark.graph
 def test_a_scenario_with_nothing_to_judge_is_refused_with_report(procs, tmp_path):
-    run = launch(procs, 'sim_imc', tmp_path, 'report:=true', *_ports('imc_bind', 'imc_peers'))
+    run = launch(procs, 'sim_imc', tmp_path, 'report:=true', *_ports(IMC_PORTS))
     out = ended(procs, run, 60)
     assert run.returncode == 2, out[-3000:]
     assert 'report: true judges missions, and no vehicle of scenario harbour has one' in out
