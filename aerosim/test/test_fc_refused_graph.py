@@ -23,6 +23,7 @@ from conftest import DEADLINE_SCALE, free_ports
 @pytest.mark.parametrize('graph, switch, words', [
     ('sim_quad_hil', 'mag:=false', preflight.NO_COMPASS),
     ('sim_quad_hil', 'gps:=false', preflight.NO_GPS),
+    ('sim_quad_hil', 'baro:=false', preflight.NO_BARO),
     ('sim_plane_hil', 'mag:=false', preflight.NO_COMPASS),
 ])
 def test_a_builtin_fc_without_a_sensor_it_needs_is_judged_refused_with_its_reason(
@@ -41,9 +42,13 @@ def test_a_builtin_fc_without_a_sensor_it_needs_is_judged_refused_with_its_reaso
     (v,) = s['vehicles'].values()
     assert s['result'] == 'incomplete' and v['result'] == 'fc_refused', s
     assert v['fc_failure'].startswith(words), v
+    assert 's later)' in v['fc_failure'] and 'has not armed 5' in v['fc_failure']
     assert v['why'] == f'its flight controller will not fly: {v["fc_failure"]}', v
-    # said at 3 s of sim, the FC's failure 5 s later: the run ends there, not at 300 s
-    assert s['sim_time_s'] < 20.0, s
+    # said from 3 s of sim on, the FC's failure 5 s later: the run ends there, not at 300 s.
+    # The verdict then travels on the wall clock (the bridge's 50 ms poll, mavlink/status
+    # over DDS to the judge) while the simulation runs on as fast as possible: 8-10 s of sim
+    # on a quiet machine, 38 s once with the plane at a load average of 17 on 2 cores
+    assert s['sim_time_s'] < 100.0, s
     assert f'FC 1:1 says: {words}' in out
     assert f'the flight controller will not fly: {words}' in out
     assert 'Traceback' not in out
