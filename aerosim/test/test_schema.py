@@ -1,18 +1,22 @@
 """Config files through one schema (sim_core.schema): unknown keys, key paths, JSON Schema.
 
 Issue 45: `missoin:` for `mission:` in a scenario flew an empty mission and reported "mission
-complete: 0/0 items", exit 0. A scenario is now a pydantic model: an unknown key is refused
-with the nearest valid name, every error names the file and the key path.
+complete: 0/0 items", exit 0. Every config file is now a pydantic model: an unknown key is
+refused with the nearest valid name, every error names the file and the key path, and
+the JSON Schema exported from the model tells an editor the same.
 """
 
+from dataclasses import replace
 import json
 from pathlib import Path
 import sys
 
 import pytest
+from sim_world.core.kinds import REGISTRY, missing
 import yaml
 
 from sim_core.errors import ConfigError
+from sim_core.kinds import VehicleKind
 from sim_core.paths import CONFIG_DIR
 from sim_core.scenario import load_scenario
 from sim_core.scenario_file import ScenarioFile
@@ -23,7 +27,9 @@ from conftest import DEADLINE_SCALE
 PY = sys.executable
 SCENARIOS = sorted((CONFIG_DIR / 'scenarios').glob('*.yaml'))
 # every file each schema covers: (model, file)
-FILES = [(ScenarioFile, f) for f in SCENARIOS]
+FILES = [(ScenarioFile, f) for f in SCENARIOS] + [
+    (e.schema, f) for e in REGISTRY.values() for f in sorted((CONFIG_DIR / e.folder).glob(
+        '*.yaml'))]
 
 
 def write(tmp_path: Path, data, name='my.yaml') -> Path:
@@ -67,6 +73,35 @@ def test_a_misspelt_key_deeper_in_a_scenario_names_its_key_path(tmp_path, where,
             'acceptance_radius': 'vehicles[0].mission[0].acceptance_radius',
             'sea_stat': 'environment.sea_stat', 'initial_yaw': 'vehicle.initial_yaw'}[key]
     assert text.endswith(f': {path}: unknown key; did you mean {near}?'), text
+
+
+@pytest.mark.parametrize('kind, key, near', [
+    (VehicleKind.MULTIROTOR, 'omega_mx', 'omega_max'),
+    (VehicleKind.PLANE, 'cruise_kt', 'cruise_kts'),
+    (VehicleKind.BOAT, 'drag_linaer', 'drag_linear'),
+    (VehicleKind.AUV, 'max_rmp', 'max_rpm'),
+])
+def test_a_misspelt_key_in_each_kinds_vehicle_file_is_refused_naming_the_file(
+        tmp_path, kind, key, near):
+    e = REGISTRY[kind]
+    src = sorted((CONFIG_DIR / e.folder).glob('*.yaml'))[0]
+    d = yaml.safe_load(src.read_text())
+    d[key] = d.pop(near)
+    p = write(tmp_path, d, src.name)
+    for load in (e.load_params, e.schema.from_yaml):
+        assert refused(load, p) == \
+            f'{e.schema.what} {p}: {key}: unknown key; did you mean {near}?'
+
+
+def test_a_boats_deck_and_a_rotor_are_checked_where_they_are(tmp_path):
+    d = yaml.safe_load((CONFIG_DIR / 'boats' / 'deck_usv.yaml').read_text())
+    d['deck']['frction'] = d['deck'].pop('friction')
+    assert refused(REGISTRY[VehicleKind.BOAT].load_params, write(tmp_path, d)).endswith(
+        'deck.frction: unknown key; did you mean friction?')
+    q = yaml.safe_load((CONFIG_DIR / 'vehicles' / 'iris.yaml').read_text())
+    q['rotors'][1]['direction'] = 'clockwise'
+    assert refused(REGISTRY[VehicleKind.MULTIROTOR].load_params, write(tmp_path, q)).endswith(
+        "rotors[1].direction: must be ccw or cw (seen from above), got 'clockwise'")
 
 
 # --- the file and the key path in every error ----------------------------------------------------
@@ -127,6 +162,33 @@ def test_every_shipped_config_file_loads_and_its_json_schema_takes_it(model, pat
     schema = json.loads(json.dumps(json_schema(model)))       # plain JSON
     assert schema['$schema'] == 'https://json-schema.org/draft/2020-12/schema'
     assert schema['additionalProperties'] is False and set(data) <= set(schema['properties'])
+
+
+def _properties(schema: dict):
+    """Every object schema's properties, in the document and its $defs."""
+    for s in [schema, *schema.get('$defs', {}).values()]:
+        yield s, s.get('properties', {})
+
+
+@pytest.mark.parametrize('name', ['scenario', 'multirotor', 'plane', 'boat', 'auv'])
+def test_the_json_schema_refuses_unknown_keys_and_describes_every_key_with_its_unit(name):
+    model = ScenarioFile if name == 'scenario' else REGISTRY[VehicleKind(name)].schema
+    schema = json_schema(model)
+    for obj, props in _properties(schema):
+        assert obj['additionalProperties'] is False, obj['title']
+        for key, p in props.items():
+            assert p.get('description'), f'{obj["title"]}.{key}: no description'
+            if 'unit' in p:
+                assert p['description'].endswith(f'[{p["unit"]}]'), (key, p['description'])
+
+
+def test_a_kind_without_a_schema_or_one_refusing_its_files_is_incomplete():
+    e = REGISTRY[VehicleKind.BOAT]
+    assert [m for m in missing(replace(e, schema=None)) if m.startswith('schema')] == \
+        ["schema: its vehicle file's model (a pydantic model, sim_core.schema)"]
+    wrong = [m for m in missing(replace(e, schema=REGISTRY[VehicleKind.AUV].schema))
+             if m.startswith('schema')]
+    assert len(wrong) == 3 and all(m.startswith('schema: refuses ') for m in wrong), wrong
 
 
 # --- the graph refuses the file at start ----------------------------------------------------
