@@ -3,12 +3,13 @@
 Issue 45: `missoin:` for `mission:` in a scenario flew an empty mission and reported "mission
 complete: 0/0 items", exit 0. Every config file is now a pydantic model: an unknown key is
 refused with the nearest valid name, every error names the file and the key path, and
-the JSON Schema exported from the model tells an editor the same.
+`aerosim schema <name>` exports the JSON Schema editors validate with.
 """
 
 from dataclasses import replace
 import json
 from pathlib import Path
+import subprocess
 import sys
 
 import pytest
@@ -180,6 +181,20 @@ def test_the_json_schema_refuses_unknown_keys_and_describes_every_key_with_its_u
             assert p.get('description'), f'{obj["title"]}.{key}: no description'
             if 'unit' in p:
                 assert p['description'].endswith(f'[{p["unit"]}]'), (key, p['description'])
+
+
+def test_aerosim_schema_prints_valid_json_and_lists_the_names():
+    r = subprocess.run([PY, '-m', 'sim_launch.cli', 'schema', 'scenario'], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == json_schema(ScenarioFile)
+    r = subprocess.run([PY, '-m', 'sim_launch.cli', 'schema'], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and [line.split(':')[0] for line in r.stdout.splitlines()] == \
+        ['scenario', 'multirotor', 'plane', 'boat', 'auv'], r.stdout
+    r = subprocess.run([PY, '-m', 'sim_launch.cli', 'schema', 'submarine'],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and 'one of scenario, multirotor' in r.stderr
 
 
 def test_a_kind_without_a_schema_or_one_refusing_its_files_is_incomplete():
