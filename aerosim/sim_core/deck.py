@@ -17,56 +17,39 @@ velocity in the world from the hull's VehicleSample; ``on_deck`` the coordinates
 the deck's frame (x, y along the deck from the pad's centre, h above the deck's plane).
 """
 
-from dataclasses import dataclass
 import math
-from typing import Any, Mapping, NamedTuple, Sequence, Tuple, Union
+from typing import Annotated, NamedTuple, Sequence, Tuple, Union
 
 import numpy as np
+from pydantic import Field
 from transforms3d import quaternions as tq
 
-from sim_core.errors import ConfigError
-from sim_core.validate import number, vector
+from sim_core.schema import FileModel, quantity, vector
 
-FIELDS = ('pad_flu_m', 'size_m', 'friction', 'beacon')
 Vec = Union[Sequence[float], np.ndarray]      # a point or a vector
+Along = Annotated[float, Field(ge=-100.0, le=100.0)]
+Above = Annotated[float, Field(ge=0.0, le=100.0)]
+Side = Annotated[float, Field(ge=0.2, le=100.0)]
 
 
-@dataclass(frozen=True)
-class DeckSpec:
+class DeckSpec(FileModel):
     """A deck on a hull (see the module docstring); lengths [m] in the hull's FLU frame."""
 
-    pad_flu_m: Tuple[float, float, float]
-    size_m: Tuple[float, float]
-    friction: float = 0.6
-    beacon: bool = True
+    what = 'deck'
+    pad_flu_m: Tuple[Along, Along, Above] = vector(
+        ..., "The pad's centre in the hull's FLU frame from its reference point on the "
+        "waterline; z: the deck's height above the waterline", 'm')
+    size_m: Tuple[Side, Side] = vector(
+        ..., 'The flat deck around the pad: length (along x), width (along y)', 'm')
+    friction: float = quantity(0.6, 'Coulomb friction coefficient of the deck under a '
+                               'landing gear', '-', ge=0.0, le=2.0)
+    beacon: bool = Field(True, description="The pad carries a landing beacon a vehicle's "
+                         'landing-target sensor sees')
 
     @property
     def height_m(self) -> float:
         """The deck's height above the waterline [m]."""
         return self.pad_flu_m[2]
-
-    @classmethod
-    def from_dict(cls, d: Any, where: str = 'deck') -> 'DeckSpec':
-        """Validate a boat file's deck: mapping; ConfigError names the field."""
-        if not isinstance(d, Mapping):
-            raise ConfigError(f'{where}: must be a mapping ({", ".join(FIELDS)}), got {d!r:.40}')
-        unknown = sorted(set(map(str, d)) - set(FIELDS))
-        if unknown:
-            raise ConfigError(f'{where}.{unknown[0]}: unknown field ({", ".join(FIELDS)})')
-        for k in ('pad_flu_m', 'size_m'):
-            if k not in d:
-                raise ConfigError(f'{where}.{k}: required')
-        pad = vector(d['pad_flu_m'], f'{where}.pad_flu_m', 3, -100.0, 100.0)
-        size = vector(d['size_m'], f'{where}.size_m', 2, 0.2, 100.0)
-        friction = number(d.get('friction', 0.6), f'{where}.friction', 0.0, 2.0)
-        if pad[2] < 0.0:
-            raise ConfigError(f'{where}.pad_flu_m[2]: the deck is above the waterline (>= 0 m), '
-                              f'got {pad[2]}')
-        beacon = d.get('beacon', True)
-        if not isinstance(beacon, bool):
-            raise ConfigError(f'{where}.beacon: true or false, got {beacon!r}')
-        return cls((float(pad[0]), float(pad[1]), float(pad[2])),
-                   (float(size[0]), float(size[1])), float(friction), beacon)
 
 
 class PadPose(NamedTuple):

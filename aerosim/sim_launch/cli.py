@@ -5,13 +5,17 @@ aerosim launch <graph> [arg:=value ...]          start a graph; Ctrl-C stops it
 aerosim launch <graph> --sim-seconds N [...]     watch N sim seconds, report, stop
 aerosim record [-o DIR] [--topics T ...] [...]   record topics to a rosbag2 directory
 aerosim play BAG [--rate R] [--loop] [...]       replay a rosbag2 directory
+aerosim schema [scenario|<kind>]                 a config file's JSON Schema (for editors)
 """
 
 import argparse
+import json
 import shutil
 import sys
 
 from sim_core.errors import ConfigError
+from sim_core.scenario_file import ScenarioFile
+from sim_core.schema import json_schema
 from sim_launch.graphs import GRAPHS, get_graph, resolve
 from sim_launch.runner import Runner, node_command, ros_value
 
@@ -133,6 +137,30 @@ def cmd_play(args) -> int:
     return 0
 
 
+def schema_models() -> dict:
+    """{name: (model, its files)}: the scenario's and each kind's vehicle file's (registry)."""
+    # deferred: the registry imports every kind's parts (JSBSim, numba); only `schema` needs it
+    from sim_world.core.kinds import REGISTRY
+    models = {'scenario': (ScenarioFile, 'config/scenarios/*.yaml')}
+    models.update({k.value: (e.schema, f'config/{e.folder}/*.yaml')
+                   for k, e in REGISTRY.items()})
+    return models
+
+
+def cmd_schema(args) -> int:
+    """Print the JSON Schema of a config file; without a name list the names."""
+    models = schema_models()
+    if args.name is None:
+        for name, (model, files) in models.items():
+            print(f'{name}: {files} ({model.__name__})')
+        return 0
+    if args.name not in models:
+        print(f'aerosim: no schema {args.name!r}; one of {", ".join(models)}', file=sys.stderr)
+        return 2
+    print(json.dumps(json_schema(models[args.name][0]), indent=2))
+    return 0
+
+
 def main(argv=None) -> int:
     """Entry point of the `aerosim` console script."""
     ap = argparse.ArgumentParser(prog='aerosim', description=__doc__,
@@ -172,6 +200,10 @@ def main(argv=None) -> int:
     pp.add_argument('--remap', action='append', default=[], metavar='OLD:=NEW',
                     help='rename a topic (ROS remapping rule)')
     pp.set_defaults(fn=cmd_play)
+    sp = sub.add_parser('schema', help="print a config file's JSON Schema (scenario, or a "
+                        "kind's vehicle file: multirotor, plane, boat, auv); no name: list them")
+    sp.add_argument('name', nargs='?', default=None, help='scenario or a vehicle kind')
+    sp.set_defaults(fn=cmd_schema)
     args, rest = ap.parse_known_args(argv)
     if rest:
         if args.command != 'launch' or any(':=' not in r for r in rest):

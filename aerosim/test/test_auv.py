@@ -8,7 +8,6 @@ buoyancy, the steady speed where thrust meets drag, the fins' senses, the righti
 the buoyancy above the centre of gravity, the current carrying a stopped vehicle.
 """
 
-from dataclasses import replace
 import math
 from pathlib import Path
 
@@ -105,7 +104,7 @@ def test_the_buoyancy_above_the_centre_of_gravity_rights_a_rolled_lauv():
 
 def test_the_current_carries_a_stopped_lauv():
     # neutrally buoyant (a LAUV rises and glides on its reserve buoyancy)
-    a = Auv(replace(lauv(), reserve_buoyancy_n=0.0), current_ned=(0.0, -0.3, 0.0))
+    a = Auv(lauv().model_copy(update={'reserve_buoyancy_n': 0.0}), current_ned=(0.0, -0.3, 0.0))
     a.reset(p_ned=(0.0, 0.0, 10.0))
     run(a, 30.0)
     v = a.velocity_ned()
@@ -122,13 +121,13 @@ def _write(tmp_path: Path, text: str) -> Path:
 @pytest.mark.parametrize('change, named', [
     (('mass_kg: 18.0', 'mass_kg: -1'), 'mass_kg'),
     (('mass_kg: 18.0', 'mass_kg: .nan'), 'mass_kg'),
-    (('max_rpm: 2500.0', ''), 'max_rpm: missing'),
+    (('max_rpm: 2500.0', ''), 'max_rpm: required'),
     (('linear_drag: [-2.4,', 'linear_drag: [2.4,'), 'diagonal damping'),
     (('surface: elevator, position_m: [-0.455, 0.08', 'surface: wing, position_m: [-0.455, 0.08'),
      'surface'),
     (('{servo: 3,', '{servo: 2,'), 'two fins with one servo id'),
     (('body_lift: [-20.6,', 'body_lift: [-20.6, 1.0,'), 'body_lift'),
-    (('name: lauv', 'name: lauv\ncolour: red'), 'unknown field'),
+    (('name: lauv', 'name: lauv\ncolour: red'), 'colour: unknown key'),
 ])
 def test_a_bad_auv_file_is_refused_naming_the_field(tmp_path, change, named):
     text = LAUV.read_text()

@@ -54,7 +54,8 @@ def run(w, seconds, t_ns=0):
 def test_deck_spec_loads_and_refuses_garbage_naming_the_field():
     d = BoatType.from_yaml(
         load_scenario('deck_landing').fleet[0].vehicle_file).deck
-    assert d == DeckSpec((-2.5, 0.0, 1.2), (2.4, 2.2), 0.6, True)
+    assert d == DeckSpec(pad_flu_m=(-2.5, 0.0, 1.2), size_m=(2.4, 2.2), friction=0.6,
+                         beacon=True)
     for bad, field in (({'size_m': [2, 2]}, 'pad_flu_m'), ({'pad_flu_m': [0, 0, -1],
                                                              'size_m': [2, 2]}, 'pad_flu_m[2]'),
                        ({'pad_flu_m': [0, 0, 1], 'size_m': [2, 'x']}, 'size_m[1]'),
@@ -118,7 +119,7 @@ def test_a_quad_dropped_on_the_deck_touches_down_at_its_fall_speed_one_missing_i
 
 
 def test_the_downward_sensors_see_the_beacon_in_the_image_frame_and_range_to_the_deck():
-    deck = DeckSpec((0.0, 0.0, 1.0), (2.0, 2.0))
+    deck = DeckSpec(pad_flu_m=(0.0, 0.0, 1.0), size_m=(2.0, 2.0))
     level = (1.0, 0.0, 0.0, 0.0)                   # facing east (ENU yaw 0)
     pose = pad_pose(deck, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), level, (0.0, 0.0, 0.0))
     cfg = replace(TargetConfig(), landing_target_noise_tan=0.0, landing_target_noise_m=0.0,

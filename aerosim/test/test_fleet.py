@@ -53,15 +53,15 @@ def scenario(vehicles):
 
 # --- the scenario's vehicles: list ---------------------------------------------------------------
 @pytest.mark.parametrize('vehicles, field', [
-    ('quad0', 'scenario.vehicles'),
-    ([], 'scenario.vehicles'),
-    ([{'initial_position_enu': [0, 0, 0]}] * 33, 'scenario.vehicles'),
+    ('quad0', 'scenario: vehicles: must be a list'),
+    ([], 'scenario: vehicles: must have at least 1 item'),
+    ([{'initial_position_enu': [0, 0, 0]}] * 33, 'scenario: vehicles: must have at most 32'),
     ([{'initial_position_enu': [0, 0, 0]}, 'x'], 'vehicles[1]:'),
     ([{'initial_position_enu': [0, 0, 0]}, {'initial_yaw_deg': 10}],
      'vehicles[1].initial_position_enu: required'),
     ([{'initial_position_enu': [0, 0, -1]}], 'vehicles[0].initial_position_enu[2]'),
     ([{'initial_position_enu': [0, 0]}], 'vehicles[0].initial_position_enu'),
-    ([{'initial_position_enu': [0, 0, 0], 'speed': 3}], 'vehicles[0].speed: unknown field'),
+    ([{'initial_position_enu': [0, 0, 0], 'speed': 3}], 'vehicles[0].speed: unknown key'),
     ([{'initial_position_enu': [0, 0, 0], 'kind': 'submarine'}], 'vehicles[0].kind'),
     ([{'initial_position_enu': [0, 0, 0], 'kind': 'boat'}], 'vehicles[0].params: required'),
     ([{'initial_position_enu': [0, 0, 0], 'params': 7}], 'vehicles[0].params'),

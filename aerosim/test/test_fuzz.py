@@ -214,7 +214,7 @@ def test_config_files_that_fuzzing_broke_are_config_errors(tmp_path):
          'not found'),                                           # name too long for the FS
         ('boat_types: wamv\nobstacle_types: {}\n', lambda p: TypeTable.load(str(p)),
          'mapping'),
-        ('true: 1\nmass_kg: 10\n', BoatType.from_yaml, 'unknown field'),
+        ('true: 1\nmass_kg: 10\n', BoatType.from_yaml, 'unknown key true'),
         ('scenario: [\xff\xfe', load_scenario, 'cannot read'),     # not UTF-8
         ('[' * 5000, load_scenario, 'cannot read'),                # nested too deep for YAML
     ]

@@ -35,8 +35,7 @@ def test_full_throttle_reaches_the_top_speed_and_thrust_balances_drag(name):
 
 
 def test_surge_step_response_time_constant_is_mass_over_linear_drag():
-    from dataclasses import replace
-    t = replace(boat_type('wamv'), drag_quadratic=0.0)     # linear drag: a first-order system
+    t = boat_type('wamv').model_copy(update={'drag_quadratic': 0.0})    # linear: first order
     s = BoatSwarm([t])
     s.gas_rate[:] = 1e3                      # a throttle step, not a ramp
     s.command(1.0, 0.0)
@@ -113,9 +112,9 @@ def test_inactive_boat_stops():
 
 @pytest.mark.parametrize('edit,match', [
     ({'mass_kg': -1}, 'mass_kg: must be > 0'),
-    ({'top_speed_mps': 'fast'}, 'top_speed_mps: must be a finite number'),
+    ({'top_speed_mps': 'fast'}, 'top_speed_mps: must be a number'),
     ({'rudder_max_deg': 120}, 'rudder_max_deg: must be <= 90'),
-    ({'colour': 'red'}, 'unknown field'),
+    ({'colour': 'red'}, 'colour: unknown key'),
 ])
 def test_bad_boat_file_names_the_field(tmp_path, edit, match):
     import yaml

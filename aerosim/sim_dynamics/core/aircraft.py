@@ -7,88 +7,52 @@ commands, seed 002), the outputs (``AirData``: the PFD's air data; ``SurfaceStat
 surfaces after the FCS), the pitot's impact pressure and the surfaces' display poses.
 """
 
-from dataclasses import dataclass, fields
 import math
-from pathlib import Path
-from typing import NamedTuple, Sequence, Tuple
+from typing import Annotated, Any, NamedTuple, Sequence, Tuple
 
-from sim_core.errors import ConfigError
-from sim_core.paths import read_yaml
+from pydantic import Field
+
+from sim_core.schema import FileModel, quantity, vector
 from sim_core.units import KNOT_MPS
-from sim_core.validate import number, vector
+
+Text = Annotated[str, Field(min_length=1)]
+Down = Annotated[float, Field(ge=-90.0, lt=0.0)]        # deg, a surface's negative stop
+Up = Annotated[float, Field(gt=0.0, le=90.0)]           # deg, its positive stop
 
 
-@dataclass(frozen=True)
-class AircraftParams:
+def _kts(description: str, hi: float = 300.0) -> Any:
+    """A speed of the autopilot [kt]."""
+    return quantity(..., description, 'kt', ge=10.0, le=hi)
+
+
+class AircraftParams(FileModel):
     """An aircraft file (config/aircraft/*.yaml): the JSBSim model and our limits around it."""
 
-    name: str
-    jsbsim_model: str
-    jsbsim_root: str
-    engines: int
-    elevator_deg: Tuple[float, float]
-    aileron_deg: Tuple[float, float]
-    rudder_deg: float
-    flap_deg: float
-    steer_deg: float
-    asset_link: str
-    rotate_kts: float
-    climb_kts: float
-    cruise_kts: float
-    approach_kts: float
-    max_bank_deg: float
-    steer_with_rudder: bool = False
-
-    @classmethod
-    def from_yaml(cls, path) -> 'AircraftParams':
-        """Load and validate an aircraft YAML file; errors name the field."""
-        d = read_yaml(path, 'aircraft file')
-        where = Path(path).stem
-        if not isinstance(d, dict):
-            raise ConfigError(f'{where}: must be a mapping')
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ConfigError(f'{where}: unknown field(s) {", ".join(unknown)}; known: '
-                              f'{", ".join(sorted(known))}')
-
-        def text(key, default=None):
-            v = d.get(key, default)
-            if not isinstance(v, str) or (default is None and not v):
-                raise ConfigError(f'{where}.{key}: must be a string, got {v!r}')
-            return v
-
-        def pair(key, lo, hi):
-            a, b = vector(d.get(key), f'{where}.{key}', 2, -90.0, 90.0)
-            if not a < 0.0 < b:
-                raise ConfigError(f'{where}.{key}: must be [negative, positive] deg, got '
-                                  f'{[a, b]}')
-            return a, b
-
-        engines = d.get('engines', 1)
-        if isinstance(engines, bool) or not isinstance(engines, int) or not 1 <= engines <= 8:
-            raise ConfigError(f'{where}.engines: must be an integer 1..8, got {engines!r}')
-
-        def num(key, lo, hi):
-            return number(d.get(key), f'{where}.{key}', lo, hi)
-
-        def flag(key):
-            v = d.get(key, False)
-            if not isinstance(v, bool):
-                raise ConfigError(f'{where}.{key}: must be true or false, got {v!r}')
-            return v
-
-        return cls(
-            name=text('name'), jsbsim_model=text('jsbsim_model'),
-            jsbsim_root=text('jsbsim_root', ''), engines=engines,
-            elevator_deg=pair('elevator_deg', -90, 90), aileron_deg=pair('aileron_deg', -90, 90),
-            rudder_deg=num('rudder_deg', 1.0, 90.0), flap_deg=num('flap_deg', 0.0, 90.0),
-            steer_deg=num('steer_deg', 0.0, 90.0), asset_link=text('asset_link', ''),
-            rotate_kts=num('rotate_kts', 10.0, 300.0), climb_kts=num('climb_kts', 10.0, 300.0),
-            cruise_kts=num('cruise_kts', 10.0, 600.0),
-            approach_kts=num('approach_kts', 10.0, 300.0),
-            max_bank_deg=num('max_bank_deg', 5.0, 60.0),
-            steer_with_rudder=flag('steer_with_rudder'))
+    what = 'aircraft file'
+    name: Text = Field(..., description='Its name')
+    jsbsim_model: Text = Field(..., description='An aircraft of the jsbsim package (or of '
+                               'jsbsim_root)')
+    jsbsim_root: str = Field('', description="A folder with aircraft/<model>/ ('' = the jsbsim "
+                             "package's)")
+    engines: int = quantity(1, 'Its engines: throttle_cmd / power_cmd elements', '-', ge=1,
+                            le=8)
+    elevator_deg: Tuple[Down, Up] = vector(..., 'Elevator stops [negative, positive], positive '
+                                           'trailing edge down (nose down)', 'deg')
+    aileron_deg: Tuple[Down, Up] = vector(..., 'Left aileron stops [negative, positive], '
+                                          'positive trailing edge down (roll right)', 'deg')
+    rudder_deg: float = quantity(..., 'Rudder stop, +-, positive trailing edge left (nose '
+                                 'left)', 'deg', ge=1.0, le=90.0)
+    flap_deg: float = quantity(..., 'Full flaps (0 .. this)', 'deg', ge=0.0, le=90.0)
+    steer_deg: float = quantity(..., 'Nose wheel steering, +-', 'deg', ge=0.0, le=90.0)
+    asset_link: str = Field('', description="ActorModel.asset_link (the viewers' model)")
+    rotate_kts: float = _kts('Vr: rotate at')
+    climb_kts: float = _kts('Vy: best rate of climb')
+    cruise_kts: float = _kts('Circuit / cruise airspeed', 600.0)
+    approach_kts: float = _kts('Final approach airspeed')
+    max_bank_deg: float = quantity(..., 'Bank limit of the heading hold', 'deg', ge=5.0,
+                                   le=60.0)
+    steer_with_rudder: bool = Field(False, description='The nose wheel turns with the rudder '
+                                    '(HIL without a nose-wheel channel)')
 
 
 class EffectorCommand(NamedTuple):

@@ -23,33 +23,50 @@ Not modelled: rotor gyroscopic effects, blade flapping, ground effect, battery s
 
 from dataclasses import dataclass, field
 import math
-from pathlib import Path
-from typing import Optional, Sequence
+from typing import Annotated, Any, Literal, Optional, Sequence, Tuple, get_args
 
 import numpy as np
+from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
 
-from sim_core.errors import ConfigError
-from sim_core.paths import read_yaml
-from sim_core.validate import number, vector
+from sim_core.schema import FileModel, quantity, rule, vector
 from sim_dynamics.core import multirotor_kernel as kern
 
 GRAVITY = 9.80665  # m/s^2, standard gravity
 # Ground contact damping: rates at which horizontal and angular velocity decay when resting [1/s].
 GROUND_LINEAR_DAMPING = 8.0
 GROUND_ANGULAR_DAMPING = 20.0
-THROTTLE_CURVES = ('speed', 'thrust')
+ThrottleCurve = Literal['speed', 'thrust']
+THROTTLE_CURVES = get_args(ThrottleCurve)
+SPINS = {'ccw': 1, 'cw': -1}        # a rotor's direction seen from above -> its sign
+Moment = Annotated[float, Field(gt=0.0)]
+Drag = Annotated[float, Field(ge=0.0)]
 
 
-@dataclass(frozen=True)
-class Rotor:
+def _spin(v: Any) -> Any:
+    """A rotor file's direction ('ccw', 'cw') as its sign (+1, -1); anything else refused."""
+    if isinstance(v, str) and v in SPINS:
+        return SPINS[v]
+    raise rule(f'must be ccw or cw (seen from above), got {v!r:.40}')
+
+
+# The file says ccw or cw; the model keeps the sign (+1 CCW, -1 CW), the kernel's.
+Spin = Annotated[int, BeforeValidator(_spin),
+                 WithJsonSchema({'enum': list(SPINS), 'description': 'Spin direction seen '
+                                 'from above: ccw or cw'})]
+
+
+class Rotor(FileModel):
     """One rotor: position in body FLU [m] and spin direction (+1 CCW, -1 CW seen from above)."""
 
-    position: tuple
-    direction: int
+    position: Tuple[float, float, float] = vector(..., 'Its hub, body FLU', 'm')
+    direction: Spin
 
 
-@dataclass(frozen=True)
-class MultirotorParams:
+def _vec3(description: str, unit: str) -> Any:
+    return vector((0.0, 0.0, 0.0), description + ', body FLU axes', unit)
+
+
+class MultirotorParams(FileModel):
     """Physical parameters of a multirotor (SI units; YAML files in config/vehicles).
 
     throttle_curve 'speed': omega_cmd = omega_min + throttle * (omega_max - omega_min) (Gazebo
@@ -57,21 +74,37 @@ class MultirotorParams:
     (jMAVSim).
     """
 
-    name: str
-    mass: float                      # kg
-    inertia: tuple                   # (Ixx, Iyy, Izz) kg*m^2, principal axes = body FLU axes
-    rotors: tuple                    # tuple[Rotor], motor index order (PX4 order for Quad X)
-    k_f: float                       # N/(rad/s)^2, thrust coefficient
-    k_m: float                       # N*m/(rad/s)^2, reaction torque coefficient
-    omega_max: float                 # rad/s, rotor speed at throttle 1
-    omega_min: float = 0.0           # rad/s, rotor speed at throttle 0 ('speed' curve)
-    tau_up: float = 0.0125           # s, motor time constant when spinning up
-    tau_down: float = 0.025          # s, motor time constant when spinning down
-    throttle_curve: str = 'speed'
-    drag_linear: tuple = (0.0, 0.0, 0.0)      # N/(m/s), body FLU axes
-    drag_quadratic: tuple = (0.0, 0.0, 0.0)   # N/(m/s)^2, body FLU axes
-    drag_angular: tuple = (0.0, 0.0, 0.0)     # N*m/(rad/s), body FLU axes
-    source: str = ''
+    what = 'vehicle file'
+    name: str = Field('multirotor', description='Its name')
+    mass: float = quantity(..., 'Mass', 'kg', gt=0.0, le=1000.0)
+    inertia: Tuple[Moment, Moment, Moment] = vector(
+        ..., 'Principal moments Ixx, Iyy, Izz (principal axes = body FLU axes)', 'kg m^2')
+    rotors: Tuple[Rotor, ...] = vector(..., 'Its rotors in motor index order (PX4 order for '
+                                       'Quad X)', min_length=1, max_length=16)
+    k_f: float = quantity(..., 'Thrust coefficient', 'N/(rad/s)^2', gt=0.0)
+    k_m: float = quantity(..., 'Reaction torque coefficient', 'N m/(rad/s)^2', ge=0.0)
+    omega_max: float = quantity(..., 'Rotor speed at throttle 1', 'rad/s', gt=0.0, le=1e5)
+    omega_min: float = quantity(0.0, "Rotor speed at throttle 0 ('speed' curve)", 'rad/s',
+                                ge=0.0)
+    tau_up: float = quantity(0.0125, 'Motor time constant spinning up', 's', ge=1e-4, le=10.0)
+    tau_down: float = quantity(0.025, 'Motor time constant spinning down', 's', ge=1e-4,
+                               le=10.0)
+    throttle_curve: ThrottleCurve = Field('speed', description='speed: rotor speed linear in '
+                                          'throttle (Gazebo); thrust: thrust linear (jMAVSim)')
+    drag_linear: Tuple[Drag, Drag, Drag] = _vec3('Linear drag', 'N/(m/s)')
+    drag_quadratic: Tuple[Drag, Drag, Drag] = _vec3('Quadratic drag', 'N/(m/s)^2')
+    drag_angular: Tuple[Drag, Drag, Drag] = _vec3('Angular drag', 'N m/(rad/s)')
+    source: str = Field('', description='Where its numbers come from')
+
+    @model_validator(mode='after')
+    def _flies(self) -> 'MultirotorParams':
+        if self.omega_min >= self.omega_max:
+            raise rule(f'must be < omega_max ({self.omega_max:g} rad/s), got '
+                       f'{self.omega_min:g}', 'omega_min')
+        if self.max_thrust() <= self.weight:
+            raise rule(f'max thrust {self.max_thrust():.2f} N does not exceed the weight '
+                       f'{self.weight:.2f} N; the vehicle cannot fly')
+        return self
 
     @property
     def weight(self) -> float:
@@ -101,79 +134,6 @@ class MultirotorParams:
     def hover_throttle(self) -> float:
         """Analytic hover throttle (all rotors equal) [0..1]."""
         return self.omega_to_throttle(self.hover_omega())
-
-    @classmethod
-    def from_dict(cls, d: dict, where: str = 'vehicle') -> 'MultirotorParams':
-        """Build and validate from a dict (a parsed YAML); errors name the field."""
-        if not isinstance(d, dict):
-            raise ConfigError(f'{where}: must be a mapping, got {type(d).__name__}')
-
-        def num(key, lo=None, hi=None, default=None, open_lo=False):
-            v = d.get(key, default)
-            if v is None:
-                raise ConfigError(f'{where}.{key}: required')
-            return number(v, f'{where}.{key}', -math.inf if lo is None else lo,
-                          math.inf if hi is None else hi, lo_open=open_lo)
-
-        def vec3(key, default=(0.0, 0.0, 0.0), lo=0.0):
-            return vector(d.get(key, list(default)), f'{where}.{key}', 3,
-                          -math.inf if lo is None else lo)
-
-        rotors_raw = d.get('rotors')
-        if not isinstance(rotors_raw, list) or not 1 <= len(rotors_raw) <= 16:
-            raise ConfigError(
-                f'{where}.rotors: must be a list of 1..16 rotors, got {rotors_raw!r}')
-        rotors = []
-        for i, r in enumerate(rotors_raw):
-            if not isinstance(r, dict):
-                raise ConfigError(f'{where}.rotors[{i}]: must be a mapping')
-            pos = vector(r.get('position'), f'{where}.rotors[{i}].position', 3)     # [m]
-            if r.get('direction') not in ('ccw', 'cw'):
-                raise ConfigError(f'{where}.rotors[{i}].direction: must be "ccw" or "cw", '
-                                  f'got {r.get("direction")!r}')
-            spin = 1 if r['direction'] == 'ccw' else -1
-            rotors.append(Rotor(tuple(float(x) for x in pos), spin))
-        curve = d.get('throttle_curve', 'speed')
-        if curve not in THROTTLE_CURVES:
-            raise ConfigError(
-                f'{where}.throttle_curve: must be one of {THROTTLE_CURVES}, got {curve!r}')
-        if 'inertia' not in d:
-            raise ConfigError(f'{where}.inertia: required')
-        name = d.get('name', 'multirotor')
-        if not isinstance(name, str):
-            raise ConfigError(f'{where}.name: must be a string')
-        params = cls(
-            name=name,
-            mass=num('mass', 0.0, 1000.0, open_lo=True),
-            inertia=vec3('inertia'),
-            rotors=tuple(rotors),
-            k_f=num('k_f', 0.0, open_lo=True),
-            k_m=num('k_m', 0.0),
-            omega_max=num('omega_max', 0.0, 1e5, open_lo=True),
-            omega_min=num('omega_min', 0.0, default=0.0),
-            tau_up=num('tau_up', 1e-4, 10.0, default=0.0125),
-            tau_down=num('tau_down', 1e-4, 10.0, default=0.025),
-            throttle_curve=curve,
-            drag_linear=vec3('drag_linear'),
-            drag_quadratic=vec3('drag_quadratic'),
-            drag_angular=vec3('drag_angular'),
-            source=str(d.get('source', '')),
-        )
-        if min(params.inertia) <= 0.0:
-            raise ConfigError(
-                f'{where}.inertia: every moment must be > 0 kg*m^2, got {params.inertia}')
-        if params.omega_min >= params.omega_max:
-            raise ConfigError(f'{where}.omega_min: must be < omega_max')
-        if params.max_thrust() <= params.weight:
-            raise ConfigError(f'{where}: max thrust {params.max_thrust():.2f} N does not exceed '
-                              f'the weight {params.weight:.2f} N; the vehicle cannot fly')
-        return params
-
-    @classmethod
-    def from_yaml(cls, path) -> 'MultirotorParams':
-        """Load a vehicle YAML file (see config/vehicles/*.yaml)."""
-        data = read_yaml(path, 'vehicle file')
-        return cls.from_dict(data, where=Path(path).stem)
 
 
 @dataclass

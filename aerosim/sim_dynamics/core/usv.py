@@ -28,18 +28,16 @@ and falls with it. Integration: semi-implicit Euler at a fixed step
 (the fast states, throttle and rudder, are slew-limited; boats are slow against 10..100 Hz).
 """
 
-from dataclasses import dataclass, fields
 import math
-from pathlib import Path
-from typing import Optional, Sequence
+from typing import Annotated, Any, Optional, Sequence
 
 import numpy as np
+from pydantic import Field
 
 from sim_core.deck import DeckSpec
 from sim_core.errors import ConfigError
-from sim_core.paths import read_yaml
+from sim_core.schema import FileModel, quantity
 from sim_core.units import wrap_pi
-from sim_core.validate import number
 
 # WMO sea state code -> significant wave height [m] (middle of each band; 9: "over 14 m").
 WMO_WAVE_HEIGHT_M = (0.0, 0.05, 0.3, 0.875, 1.875, 3.25, 5.0, 7.5, 11.5, 14.0)
@@ -60,70 +58,53 @@ def rudder_aerosim_starboard(rudder_rad):
     return -rudder_rad
 
 
-@dataclass(frozen=True)
-class BoatType:
-    """Parameters of one boat type (SI; YAML files in config/boats, each with its source)."""
+Text = Annotated[str, Field(min_length=1)]
 
-    name: str
-    source: str
-    length_m: float
-    mass_kg: float
-    added_mass_ratio: float
-    drag_linear: float          # N/(m/s)
-    drag_quadratic: float       # N/(m/s)^2
-    top_speed_mps: float
-    reverse_thrust_ratio: float
-    nomoto_K: float             # 1/s per rad of rudder at top speed
-    nomoto_T: float             # s
-    nomoto_alpha: float         # s^2/rad^2
-    rudder_max_deg: float
-    rudder_rate_dps: float
-    sway_gain: float            # s
-    sway_tau_s: float           # s
-    windage: float              # -
-    deck: Optional[DeckSpec] = None     # a landing deck (sim_core.deck), optional
+
+def _pos(default, description: str, unit: str) -> Any:
+    """A parameter > 0."""
+    return quantity(default, description, unit, gt=0.0)
+
+
+def _nonneg(default, description: str, unit: str) -> Any:
+    """A parameter >= 0."""
+    return quantity(default, description, unit, ge=0.0)
+
+
+class BoatType(FileModel):
+    """Parameters of one boat type (SI; YAML files in config/boats, each with its source).
+
+    The meaning of each in the model: this module's docstring.
+    """
+
+    what = 'boat type'
+    name: Text = Field(..., description='Its name')
+    source: Text = Field(..., description='Where its numbers come from')
+    length_m: float = _pos(..., 'Hull length (contact circle, viewers)', 'm')
+    mass_kg: float = _pos(..., 'Mass', 'kg')
+    added_mass_ratio: float = _nonneg(..., 'Surge added mass / mass', '-')
+    drag_linear: float = _pos(..., 'Linear surge drag X_u', 'N/(m/s)')
+    drag_quadratic: float = _nonneg(..., 'Quadratic surge drag X_uu', 'N/(m/s)^2')
+    top_speed_mps: float = _pos(..., 'Speed at full throttle (sets the maximum thrust)',
+                                'm/s')
+    reverse_thrust_ratio: float = _nonneg(..., 'Reverse / forward thrust at full throttle', '-')
+    nomoto_K: float = _pos(..., 'Nomoto gain: steady yaw rate per rad of rudder at top speed',
+                           '1/s')
+    nomoto_T: float = _pos(..., 'Nomoto yaw time constant', 's')
+    nomoto_alpha: float = _nonneg(..., 'Cubic yaw damping (0 = linear Nomoto)', 's^2/rad^2')
+    rudder_max_deg: float = quantity(..., 'Rudder limit, +-', 'deg', gt=0.0, le=90.0)
+    rudder_rate_dps: float = _pos(..., 'Rudder slew rate', 'deg/s')
+    sway_gain: float = _nonneg(..., 'Sway speed per (u r) in turns', 's')
+    sway_tau_s: float = _pos(..., 'Sway time constant', 's')
+    windage: float = _nonneg(..., 'Drift speed per wind speed', '-')
+    deck: Optional[DeckSpec] = Field(None, description='A landing deck on the hull '
+                                     '(sim_core.deck), optional')
 
     @property
     def max_thrust_n(self) -> float:
         """Forward thrust at full throttle [N]: balances the drag at the top speed."""
         u = self.top_speed_mps
         return self.drag_linear * u + self.drag_quadratic * u * u
-
-    @classmethod
-    def from_yaml(cls, path) -> 'BoatType':
-        """Load and validate a boat type file; errors name the file and the field."""
-        path = Path(path)
-        raw = read_yaml(path, 'boat type')
-        if not isinstance(raw, dict):
-            raise ConfigError(f'{path}: expected a mapping of boat parameters')
-        known = {f.name for f in fields(cls)}
-        unknown = set(raw) - known
-        if unknown:
-            raise ConfigError(f'{path}: unknown field(s) {", ".join(sorted(map(str, unknown)))}')
-        values: dict = {}
-        for f in fields(cls):
-            if f.name == 'deck':
-                if 'deck' in raw:
-                    values['deck'] = DeckSpec.from_dict(raw['deck'], f'{path}: deck')
-                continue
-            if f.name not in raw:
-                raise ConfigError(f'{path}: {f.name}: missing')
-            v = raw[f.name]
-            if f.type == 'str' or f.type is str:
-                if not isinstance(v, str) or not v:
-                    raise ConfigError(f'{path}: {f.name}: must be a non-empty string')
-            else:
-                v = number(v, f'{path}: {f.name}')
-                positive = f.name not in ('nomoto_alpha', 'added_mass_ratio', 'sway_gain',
-                                          'windage', 'drag_quadratic', 'reverse_thrust_ratio')
-                if v < 0.0 or (positive and v == 0.0):
-                    raise ConfigError(f'{path}: {f.name}: must be '
-                                      f'{"> 0" if positive else ">= 0"}, got {v!r}')
-            values[f.name] = v
-        if values['rudder_max_deg'] > 90.0:
-            raise ConfigError(f'{path}: rudder_max_deg: must be <= 90, got '
-                              f'{values["rudder_max_deg"]!r}')
-        return cls(**values)
 
 
 class BoatSwarm:

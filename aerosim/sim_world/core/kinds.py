@@ -4,7 +4,8 @@ sim_core.kinds holds a kind's plain facts (its config folder, namespace prefix, 
 medium, pitot) that every layer may know. This registry (layer 4: it sees every layer's
 parts) holds the parts themselves, looked up wherever a kind used to be tested by its name:
 
-- ``load_params``: its parameter file loader (config/<folder>/*.yaml);
+- ``load_params``: its parameter file loader (config/<folder>/*.yaml), and ``schema``: that
+  file's model (a sim_core.schema model: ``aerosim schema <kind>`` prints its JSON Schema);
 - ``model``: its VehicleModel class for a world (sim_dynamics.core.members), built
   ``from_member(member, environment)``;
 - ``mixer``: the MAVLink bridge's mixer factory for it (mavlink_bridge.core.mixer.MIXERS), None
@@ -24,7 +25,9 @@ parts) holds the parts themselves, looked up wherever a kind used to be tested b
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Type
+
+from pydantic import BaseModel
 
 from mavlink_bridge.core.mixer import MIXERS, MixerConfig, MixerFactory
 from sim_core.errors import ConfigError
@@ -39,8 +42,9 @@ from sim_core.kinds import (
     kind_of,
 )
 from sim_core.members import Member, world_members
-from sim_core.paths import config_dirs
+from sim_core.paths import config_dirs, read_yaml
 from sim_core.scenario import Scenario, kinds_in, load_scenario
+from sim_core.schema import json_schema, load
 from sim_dynamics.core.auv import AuvModel, AuvType
 from sim_dynamics.core.members import BoatModel, PlaneModel, QuadModel
 from sim_dynamics.core.multirotor import MultirotorParams
@@ -97,6 +101,7 @@ class KindEntry:
     judge: Callable[[Scenario], Any]
     world_judge: JudgeFactory
     controllers: Mapping[str, ControllerWay] = field(default_factory=dict)
+    schema: Optional[Type[BaseModel]] = None    # its vehicle file's model (sim_core.schema)
 
     @property
     def info(self) -> KindInfo:
@@ -154,24 +159,24 @@ REGISTRY: Dict[VehicleKind, KindEntry] = {
         multirotor_judge,
         {'builtin': BUILTIN_FC, 'px4': PX4,
          'external': ControllerWay(EXTERNAL, 'a MAVLink HIL flight controller', MAVLINK),
-         'topic': ANY_NODE}),
+         'topic': ANY_NODE}, MultirotorParams),
     VehicleKind.PLANE: KindEntry(
         VehicleKind.PLANE, 'plane_node', 'circuit', AircraftParams.from_yaml, PlaneModel,
         MIXERS[VehicleKind.PLANE], View(plane_body, 30.0), PlaneJudge, plane_judge,
         {'autopilot': ControllerWay(IN_PROCESS, 'PlaneAutopilot (autopilot_node alone)',
                                     make=PlaneAutopilot),
-         'builtin': BUILTIN_FC, 'px4': PX4, 'topic': ANY_NODE}),
+         'builtin': BUILTIN_FC, 'px4': PX4, 'topic': ANY_NODE}, AircraftParams),
     VehicleKind.BOAT: KindEntry(
         VehicleKind.BOAT, 'usv_node', 'harbour', BoatType.from_yaml, BoatModel, None,
         View(boat_body, 0.6), BoatWaypointJudge, boat_judge,
         {'waypoint': ControllerWay(IN_PROCESS, 'BoatWaypoints', make=BoatWaypoints),
-         'imc': ControllerWay(EXTERNAL, 'DUNE (imc_bridge)', IMC)}),
+         'imc': ControllerWay(EXTERNAL, 'DUNE (imc_bridge)', IMC)}, BoatType),
     # no single-kind node: an AUV runs in a world (its graph sim_auv is sim_world's)
     VehicleKind.AUV: KindEntry(
         VehicleKind.AUV, 'world_plant', 'dive', AuvType.from_yaml, AuvModel, None,
         View(auv_body, 0.6), AuvJudge, auv_judge,
         {'builtin': ControllerWay(IN_PROCESS, 'AuvPilot', make=AuvPilot),
-         'imc': ControllerWay(EXTERNAL, 'DUNE (imc_bridge)', IMC)}),
+         'imc': ControllerWay(EXTERNAL, 'DUNE (imc_bridge)', IMC)}, AuvType),
 }
 
 
@@ -254,6 +259,7 @@ def missing(e: KindEntry) -> List[str]:
                 e.load_params(str(f))
             except (ConfigError, OSError, ValueError, KeyError, TypeError) as exc:
                 out.append(f'load_params: refuses {f.name} ({exc})')
+        out += _schema_missing(e, files)
     out += _model_missing(e, member)
     if k.mavlink and e.mixer is None or not callable(e.mixer):
         if k.mavlink:
@@ -284,6 +290,23 @@ def missing(e: KindEntry) -> List[str]:
             out.append(f'judge: not built from scenario {sc.name} ({exc!r})')
     out += _world_judge_missing(e, member)
     out += _controllers_missing(e, k)
+    return out
+
+
+def _schema_missing(e: KindEntry, files: List[Path]) -> List[str]:
+    """What the schema of e lacks: a pydantic model taking every file of its folder."""
+    if not (isinstance(e.schema, type) and issubclass(e.schema, BaseModel)):
+        return ["schema: its vehicle file's model (a pydantic model, sim_core.schema)"]
+    out = []
+    try:
+        json_schema(e.schema)
+    except Exception as exc:  # noqa: BLE001 - any failure is the schema's to name
+        out.append(f'schema: no JSON Schema ({exc!r})')
+    for f in files:
+        try:
+            load(e.schema, read_yaml(f, 'vehicle file'), str(f))
+        except ConfigError as exc:
+            out.append(f'schema: refuses {f.name} ({exc})')
     return out
 
 
