@@ -64,6 +64,7 @@ SLOW_TESTS = {
     'test_the_boat_follows_three_waypoints_and_stops_at_the_last': 2.2,
     'test_takeoff_altitude_is_true_whenever_the_fc_joins': 2.2,
     'test_stubborn_processes_are_escalated_to_sigkill': 2.2,
+    'test_every_aerosim_command_shown_is_one_the_cli_takes': 8.3,   # resolves ~40 launches
 }
 
 # Test modules that build or install the package (they need the build tools and take
