@@ -24,7 +24,7 @@ from rclpy.clock import Clock, ClockType
 
 from aerosim_msgs.msg import SwarmInput, SwarmInputResults, SwarmInputs, SwarmState
 from sim_core.errors import ConfigError
-from sim_core.link import parse_endpoint
+from sim_core.link import CLOSED_BY_PEER, parse_endpoint
 from sim_core.timeutil import NS_PER_S
 from sim_dynamics.core.swarm_config import load_swarm_config
 from sim_dynamics.core.usv_swarm import TypeTable
@@ -36,7 +36,7 @@ from sim_ros.params import read_config
 from sim_ros.run import run_node
 from usv_bridge.core import pipeline as pl
 from usv_bridge.core import protocol as P
-from usv_bridge.ui_link import CLOSED_BY_PEER, UiTcpLink, UiUdpLink
+from usv_bridge.ui_link import UiTcpLink, UiUdpLink
 
 KINDS = {'init': SwarmInput.KIND_INIT, P.CMD_SESSION: SwarmInput.KIND_SESSION,
          P.CMD_CONTROL: SwarmInput.KIND_COMMAND}
