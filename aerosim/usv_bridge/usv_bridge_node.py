@@ -102,10 +102,17 @@ class UsvBridge(BridgeNode):
         """The TCP link's connections: logged; a second UI refused, both told."""
         log = self.get_logger()
         if what == 'connected':
+            self._buf = b''                     # a line begun by the UI before is not its
             log.info(f'UI connected from {pl.endpoint(addr)}')
         elif what == 'disconnected':             # other: why
-            (log.info if other == CLOSED_BY_PEER else log.warning)(
-                f'UI disconnected: {pl.endpoint(addr)} ({other})')
+            self._buf = b''
+            self.core.ui_left(addr)
+            # one call site per severity: rclpy refuses a site that logs at two (it raised
+            # ValueError, and the node exited, on a close after a reset)
+            if other == CLOSED_BY_PEER:
+                log.info(f'UI disconnected: {pl.endpoint(addr)} ({other})')
+            else:
+                log.warning(f'UI disconnected: {pl.endpoint(addr)} ({other})')
         elif what == 'second':
             act, refusal = self.core.second_tcp_ui(addr, other)
             self._apply(act)
