@@ -133,7 +133,8 @@ def test_fuzz_imc_port(procs, ros_context):
                                      ImcInputs(seed=12),
                                      {'/usv/effector_command': AircraftEffectorCommand,
                                       '/usv/autopilot_command': AutopilotCommand,
-                                      '/usv/leaks': LeakState})
+                                      '/usv/leaks': LeakState},
+                                     from_port=port + 1)   # as the peer: control_from peers
     if drops == 0:
         assert rejects['value'] == fams['bad_value'], (rejects, fams)
         assert rejects['not_for_us'] == fams['not_for_us'], (rejects, fams)
