@@ -243,3 +243,27 @@ def test_px4_flies_on_while_strangers_try_its_tcp_port(procs, ros_context, tmp_p
     for s in (bare, stranger):
         s.close()
 
+
+def test_the_builtin_fcs_port_takes_its_simulator_only():
+    """builtin_fc's port belongs to its simulator (sim_address), as the bridge's to its FC.
+
+    Before, a datagram from anywhere fed the FC: a stranger's HIL_SENSOR moved its estimate
+    and was answered, its MISSION_COUNT started a mission download.
+    """
+    from mavlink_bridge.fc.fc_core import FcConfig, FcCore
+    core = FcCore(FcConfig(sim_address='127.0.0.1:14560'))
+    sim = new_mav(51, 1)
+    sensor = pack(sim, sim.hil_sensor_encode(4000, 0.0, 0.0, -9.81, 0, 0, 0, 0.2, 0, 0.4,
+                                             1013.0, 0.0, 0.0, 20.0, 0x1FFF, 0))
+    count = pack(sim, sim.mission_count_encode(1, 1, 3, 0))
+    for data in (sensor, count):
+        act = core.on_datagram(data, 0.0, ('127.0.0.1', 40123))
+        assert act.reject[0] == 'peer' and act.sends == [], act
+        assert 'the simulator is at 127.0.0.1:14560 (sim_address)' in act.reject[1]
+    assert core.sim_peer is None and core.answered == 0
+    act = core.on_datagram(sensor, 0.0, ('127.0.0.1', 14560))
+    assert act.reject is None and [m.get_type() for m in act.sends] == ['HIL_ACTUATOR_CONTROLS']
+    assert core.sim_peer == (51, 1)
+    # bound to 0.0.0.0: its datagrams come from a local address
+    core = FcCore(FcConfig(sim_address='0.0.0.0:14560'))
+    assert core.on_datagram(sensor, 0.0, ('127.0.0.1', 14560)).reject is None
