@@ -95,7 +95,8 @@ class ImcBridge(BridgeNode):
             f'{" + " + ", ".join(c.announce_hosts) if c.announce_hosts else ""} on ports '
             f'{c.discovery_ports[0]}-{c.discovery_ports[-1]}; control level '
             f'{c.arbiter.level} (rudder positive = bow to {cfg.rudder_positive}, thruster '
-            f'positive = {cfg.thruster_positive}); timestamps {cfg.timestamps}')
+            f'positive = {cfg.thruster_positive}); control from {c.control_from()}; '
+            f'timestamps {cfg.timestamps}')
 
     def _sim_s(self) -> float:
         return self.get_clock().now().nanoseconds / NS_PER_S

@@ -38,7 +38,7 @@ from mavlink_bridge.status import diagnostic_values, fill_command, link_status
 from sim_core import realtime as rt
 from sim_core.clock import SimState
 from sim_core.errors import ConfigError
-from sim_core.link import SpinWait, parse_id_list
+from sim_core.link import WAIT, SpinWait, Verdict, parse_id_list
 from sim_ros import qos
 from sim_ros.bridge_node import BridgeNode
 from sim_ros.convert import time_msg, vehicle_state_arrays
@@ -79,7 +79,7 @@ class MavlinkBridge(BridgeNode):
         try:
             allow_ids = parse_id_list(cfg.allow_system_ids, 'allow_system_ids', 1, 255)
             self.link = self._open_link(cfg.transport, cfg.bind, cfg.tcp_bind, cfg.fc_address,
-                                        'fc_address')
+                                        'fc_address', vet=self._vet, on_event=self._on_tcp)
             if cfg.mission_link:
                 self.mlink = mission_endpoint(cfg, self.allow, self._refused, self.get_logger())
         except (ValueError, OSError) as exc:
@@ -206,6 +206,24 @@ class MavlinkBridge(BridgeNode):
         act = self.core.on_datagram(ep, data, addr, time.monotonic())
         self._apply(act, addr)
         return bool(act.commands)
+
+    def _vet(self, data: bytes) -> Verdict:
+        """TCP: a new connection's first bytes, the FC's or not (the core decides)."""
+        return self.core.vet_connection(data) if self.core is not None else WAIT
+
+    def _on_tcp(self, what: str, addr, other) -> None:
+        """TCP: the FC's connection taken or gone; another refused (counted, a warning)."""
+        where = f'{addr[0]}:{addr[1]}'
+        if what == 'refused':
+            self._reject('connection', f'TCP connection closed: {other}', addr)
+        elif what == 'connected':
+            self.get_logger().info(f"flight controller connected from {where}: its first "
+                                   "frame is the FC's")
+        else:
+            self.get_logger().warning(
+                f"the flight controller's connection from {where} ended ({other}): a new one "
+                "is taken only if its first frame is the FC's (PX4 does not connect again: "
+                'restart it)')
 
     # --- status --------------------------------------------------------------------------------
     def _publish_status(self):

@@ -33,12 +33,13 @@ class PortNode(Node):
         self._rate_mark = None      # (monotonic time, counts) of the last diagnostics
 
     def _open_link(self, transport: str, bind: str, tcp_bind: str = '', remote: str = '',
-                   remote_what: str = '', send_timeout_s=None):
+                   remote_what: str = '', send_timeout_s=None, **tcp):
         """The port's link, filtered by allow_peers (ValueError/OSError if misconfigured).
 
         transport 'udp': bound to bind ('host:port'), sending to remote (the parameter
         remote_what; '' = the last sender of valid input); 'tcp': a server on tcp_bind whose
-        client is dropped if it takes no data for send_timeout_s (None: the sender waits).
+        client is dropped if it takes no data for send_timeout_s (None: the sender waits);
+        tcp: TcpServerLink's vet and on_event (how a connection proves itself the peer's).
         """
         if transport not in ('udp', 'tcp'):
             raise ValueError(f'transport: one of udp, tcp, got {transport!r}')
@@ -47,7 +48,7 @@ class PortNode(Node):
         allow = self._allowlist([local[0]])
         if udp:
             return UdpLink(local, parse_endpoint(remote, remote_what), allow, self._refused)
-        return TcpServerLink(local, allow, self._refused, send_timeout_s)
+        return TcpServerLink(local, allow, self._refused, send_timeout_s, **tcp)
 
     def _allowlist(self, bound_hosts) -> Allowlist:
         """Declare allow_peers and return it (ValueError if malformed); kept in self.allow.

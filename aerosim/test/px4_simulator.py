@@ -1,13 +1,23 @@
 """PX4's simulator link: src/modules/simulation/simulator_mavlink/SimulatorMavlink.cpp (v1.16).
 
 Part of the PX4 stand-in (px4_sitl.py):
-- a TCP client to the simulator's port (4560 + instance), retrying until it connects (run());
+- a TCP client to the simulator's port (4560 + instance), retrying until it connects (run():
+  a new socket, TCP_NODELAY, connect(), again after 500 µs on failure; here after 50 ms, to
+  spare a 2-core machine), and connecting once only: run() leaves that loop for its receive
+  loop, which polls the one socket for ever (`if (len > 0)` parses; a closed connection
+  reads 0 and is polled again). A simulator that closes the connection, or lets another
+  take its place, has lost PX4 for good: its sends fail (`Failed sending mavlink message`,
+  PX4_WARN; SIGPIPE is ignored, platforms/posix/src/px4/common/main.cpp) and no HIL_SENSOR
+  comes, so its lockstep clock, and everything on it, stops. The stand-in says so and
+  exits (`sim_link_closed` in its report);
 - PX4's MAVLink instances start only after the first HIL_SENSOR set the lockstep clock (rcS:
   simulator_mavlink, then px4-rc.mavlink; PX4 v1.16 logs "setting initial absolute time"
   before its first "[mavlink] mode: ..."): datagrams to its MAVLink ports before that are lost;
-- exactly one HEARTBEAT at start (send(): `send_heartbeat()`, type 0, autopilot 12, base_mode
-  128 if armed), then COMMAND_LONG SET_MESSAGE_INTERVAL(HIL_STATE_QUATERNION, 5000 us)
-  (request_hil_state_quaternion());
+- exactly one HEARTBEAT at start (send(), the sim_send thread run() starts once connected:
+  `send_heartbeat()`, type 0, autopilot 12, base_mode 128 if armed), and COMMAND_LONG
+  SET_MESSAGE_INTERVAL(HIL_STATE_QUATERNION, 5000 us) (run(): request_hil_state_quaternion()),
+  both from MAV_SYS_ID:MAV_COMP_ID (rcS: instance + 1, 1), and nothing else before the first
+  HIL_SENSOR (send_controls() waits for actuator outputs, which need PX4's clock);
 - handle_message() takes HIL_SENSOR, HIL_GPS, HIL_STATE_QUATERNION, ... and nothing else:
   mission and command messages on this link are ignored;
 - lockstep: HIL_SENSOR (id 0) sets PX4's clock to its time_usec (px4_clock_settime); every
@@ -63,20 +73,21 @@ class SimulatorLink:
         cmd = self.sim.command_long_encode(0, 0, mavlink.MAV_CMD_SET_MESSAGE_INTERVAL, 0,
                                            mavlink.MAVLINK_MSG_ID_HIL_STATE_QUATERNION, 5000.0,
                                            0, 0, 0, 0, 0)
-        self.tcp.sendall(pack(self.sim, hb) + pack(self.sim, cmd))
+        self._sim_send(pack(self.sim, hb))      # sim_send: its first act
+        self._sim_send(pack(self.sim, cmd))     # sim_rcv, after starting sim_send
 
     def run_sim_link(self):
-        """Receive loop of the simulator link until the simulator closes it."""
+        """Receive loop of the simulator link until the simulator closes it (never again)."""
         self.tcp.settimeout(0.2)
         while not self.stop.is_set():
             try:
                 data = self.tcp.recv(65536)
             except socket.timeout:
                 continue
-            except OSError:
-                return
+            except OSError as exc:
+                return self._sim_link_closed(f'connection error: {exc.strerror or exc}')
             if not data:
-                return
+                return self._sim_link_closed('the simulator closed it')
             t_in = time.perf_counter()
             for m in self.sim.parse_buffer(data) or []:
                 if m.get_type() == 'BAD_DATA':
@@ -96,6 +107,21 @@ class SimulatorLink:
                         self._distance(m)
                 elif t not in ('HIL_STATE_QUATERNION',):
                     self.counts['ignored_on_sim_link'] += 1
+
+    def _sim_link_closed(self, why: str) -> None:
+        """The simulator link ended: PX4 polls it on and never connects again (run())."""
+        self.counts['sim_link_closed'] += 1
+        self.log.append(f'simulator link closed ({why}): PX4 does not connect again, its '
+                        'lockstep clock stops')
+
+    def _sim_send(self, data: bytes) -> None:
+        """send_mavlink_message(): a failed send is a warning (SIGPIPE ignored), not an end."""
+        try:
+            self.tcp.sendall(data)
+        except OSError as exc:
+            self.counts['sim_send_failed'] += 1
+            if self.counts['sim_send_failed'] == 1:
+                self.log.append(f'Failed sending mavlink message: {exc.strerror or exc}')
 
     def _hil_sensor(self, m, t_in: float = 0.0):
         """One lockstep step: PX4's clock to the sensors' time, the FC's answer, its links.
@@ -118,7 +144,7 @@ class SimulatorLink:
         if pipelined:
             while time.perf_counter() - t_in < self.step_cost_s:
                 pass
-        self.tcp.sendall(pack(self.sim, out))
+        self._sim_send(pack(self.sim, out))
         if pipelined:
             self._fifo(False)
         try:

@@ -128,6 +128,7 @@ class Px4Sitl(SimulatorLink, MavlinkLinks, Commander, PrecisionLanding):
                 f'irlock_unused={c["irlock_unused"]} '
                 f'irlock_no_dist_bottom={c["irlock_no_dist_bottom"]} '
                 f'distance_sensor={c["distance_sensor"]} '
+                f'sim_link_closed={c["sim_link_closed"]} sim_send_failed={c["sim_send_failed"]} '
                 f'done={int(self.ap.phase == DONE or self.landed)}')
 
 

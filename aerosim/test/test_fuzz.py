@@ -6,7 +6,7 @@ stays up; every input is one reject (the bridge's /diagnostics total equals what
 less what the kernel dropped, read from /proc/net/udp), and the kinds that map one to one
 (values, addressing) are exact; nothing reached the ROS side (no command published, the sim
 did not step, latched state unchanged); the warnings are rate-limited; no traceback. The long
-run (100,000 per port) is scripts/fuzz_ports.py; its figures are in the README.
+run (100,000 per port) is `scripts/fuzz_ports.py paused`; its figures are in docs/hardening.md.
 """
 
 import json
@@ -133,7 +133,8 @@ def test_fuzz_imc_port(procs, ros_context):
                                      ImcInputs(seed=12),
                                      {'/usv/effector_command': AircraftEffectorCommand,
                                       '/usv/autopilot_command': AutopilotCommand,
-                                      '/usv/leaks': LeakState})
+                                      '/usv/leaks': LeakState},
+                                     from_port=port + 1)   # as the peer: control_from peers
     if drops == 0:
         assert rejects['value'] == fams['bad_value'], (rejects, fams)
         assert rejects['not_for_us'] == fams['not_for_us'], (rejects, fams)

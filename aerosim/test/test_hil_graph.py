@@ -208,7 +208,9 @@ def test_tcp_transport_counts_garbage_and_serves_heartbeats(procs):
     rx = new_mav(1, 1)
     peer = new_mav(1, 1)
     rng = random.Random(5)
-    c.sendall(bytes(rng.getrandbits(8) for _ in range(3000)))    # a stream of garbage
+    # the FC's connection begins with a frame of its ids (a stranger's is closed: test_hil_tcp)
+    c.sendall(peer.heartbeat_encode(2, 12, 0, 0, 3).pack(peer))
+    c.sendall(bytes(rng.getrandbits(8) for _ in range(3000)))    # then a stream of garbage
     # then valid frames: the stream parser may swallow some of them while it resynchronizes
     # (a garbage 0xFD header claims up to 280 bytes), as a real link does
     for _ in range(20):

@@ -305,7 +305,7 @@ def test_an_auvs_bridge_moves_each_fin_by_its_servo_id_from_duness_servo_positio
     from sim_core.paths import resolve_config_path
     lauv = str(resolve_config_path('lauv', None, 'auvs'))
     core = imc_core(vehicle_file=lauv)
-    peer = ('127.0.0.125', 6002)
+    peer = ('127.0.0.1', 6002)                  # DUNE's transport: peers (control_from)
     pos = imcpy.ServoPosition()
     pos.id, pos.value = 1, 0.125                              # port elevator
     act = core.on_datagram(imc_bytes(pos, dst=0xFFFF), peer, 1.0, 0.0)

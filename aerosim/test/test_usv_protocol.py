@@ -356,7 +356,16 @@ def test_pipeline_one_ui_at_a_time_over_udp():
                                 'text': act.replies[0][1]['text']})]
     assert any('UI 127.0.0.1:2 has control now' in t for _, t in act.logs)
     assert p.on_input(b'[26, 0]', b, 17.0).accepted and p.ui is None   # ended: released
-    assert p.on_input(b'[26, 2]', a, 17.1).accepted and p.ui == a
+    act = p.on_input(b'[26, 2]', a, 17.1)      # a takes it: b, which released it, is told
+    assert act.accepted and p.ui == a
+    assert act.replies == [(b, {'notice': 'ui_changed', 'ui': '127.0.0.1:1',
+                                'text': '127.0.0.1:1 has control now: yours ended with your '
+                                        '[26, 0]'})]
+    assert ('info', 'UI 127.0.0.1:1 has control now (127.0.0.1:2 ended its session with '
+            '[26, 0])') in act.logs             # the log names both
+    assert p.on_input(b'[26, 0]', a, 17.15).accepted and p.ui is None
+    act = p.on_input(b'[26, 2]', a, 17.16)     # the same UI again: nobody else to tell
+    assert act.accepted and p.ui == a and act.replies == []
     # a refused init does not become the config the next commands are checked against
     two = json.loads(json.dumps(SEED_INIT))
     two['boats'][0]['id'] = 5

@@ -7,12 +7,12 @@ count now is read at will (SO_MEMINFO: drops after the last datagram received sh
 first). What the kernel dropped never reaches the bridge, so it gets no answer: counted, it is
 at least known (/diagnostics, a warning).
 
-UiTcpLink: one UI at a time. A second client while one is connected gets one refusal line and
-is closed; the one connected keeps its connection (sim_core's TcpServerLink replaces it: a UI
-would lose its session to any later connection, silently). Connections, refusals and
-disconnections are reported (``on_event``) so the node can log them and tell the UI. A dead
-peer (a UI's host gone without closing) is found by TCP keepalive within about 11 s and
-dropped, so it does not lock the port.
+UiTcpLink: one UI at a time, as sim_core's TcpServerLink keeps its client (a connection whose
+peer closed or reset it is dropped before a newcomer is judged). A second client while one is
+connected gets one refusal line and is closed; the one connected keeps its connection.
+Connections, refusals and disconnections are reported (``on_event``) so the node can log them
+and tell the UI. A dead peer (a UI's host gone without closing) is found by TCP keepalive
+within about 11 s and dropped, so it does not lock the port.
 """
 
 import socket
@@ -29,7 +29,6 @@ from sim_core.link import (
     TcpServerLink,
     UdpLink,
     arrival,
-    stamp_arrivals,
     wait_readable,
 )
 
@@ -44,13 +43,10 @@ OVFL_SPACE = socket.CMSG_SPACE(4)                       # __u32
 # rcvbuf / truesize datagrams the bridge has not read yet.
 SMALL_DATAGRAM_BYTES = 190
 SMALL_DATAGRAM_TRUESIZE = 832
-# TCP keepalive on a UI's connection: first probe after 5 s idle, then every 2 s, 3 unanswered
-KEEPALIVE = (('TCP_KEEPIDLE', 5), ('TCP_KEEPINTVL', 2), ('TCP_KEEPCNT', 3))
 # A refused client is read (and what it sent dropped) until it closes, for at most this long
 # [s]: closed with its input unread, the kernel would reset the connection, and the client
 # could lose the refusal line before reading it.
 REFUSED_LINGER_S = 2.0
-CLOSED_BY_PEER = 'it closed the connection'
 
 
 def size_receive_buffer(sock, want: int) -> int:
@@ -148,7 +144,7 @@ class UiUdpLink(UdpLink):
 
 
 class UiTcpLink(TcpServerLink):
-    """TcpServerLink that keeps its client and refuses a second one (module docstring).
+    """TcpServerLink whose refused client is told why before it is closed (module docstring).
 
     on_event(what, addr, other): 'connected' (other None), 'second' (other: the client
     connected; returns the line sent to addr before it is closed), 'disconnected' (other:
@@ -158,61 +154,16 @@ class UiTcpLink(TcpServerLink):
     def __init__(self, bind: Address, allow: Allowlist, on_refused: Callable[[Address], None],
                  send_timeout_s: Optional[float], on_event: Callable):
         """Listen now (OSError if it can't)."""
-        super().__init__(bind, allow, on_refused, send_timeout_s)
-        self.on_event = on_event
-        self.refused_clients = 0
+        super().__init__(bind, allow, on_refused, send_timeout_s, on_event=on_event)
         self._closing: List[Tuple[socket.socket, float]] = []   # (refused client, deadline)
 
-    def _drop(self, c, why: str = 'it took no data (send failed or timed out)') -> None:
-        with self._lock:
-            was = self.remote if self.client is c else None
-        super()._drop(c)
-        if was is not None:
-            self.on_event('disconnected', was, why)
-
     def recv(self, timeout_s: float, spin_s: float = 0.0):
-        """As TcpServerLink.recv, but a new client while one is connected is refused."""
+        """As TcpServerLink.recv; refused clients' input read and dropped until they close."""
         if self._closing:
             self._linger()
-        with self._lock:
-            c = self.client
-        socks = [self.server] + ([c] if c else [])
-        r = wait_readable(socks, timeout_s, spin_s)
-        if self.server in r:
-            try:
-                new, addr = self.server.accept()
-            except OSError:
-                return None, None
-            if not self.allow.permits(addr):
-                new.close()
-                self.on_refused(addr)
-                return None, None
-            if c is not None:
-                self._refuse(new, addr)
-                return None, None
-            new.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            _keepalive(new)
-            stamp_arrivals(new)
-            new.settimeout(self.send_timeout_s)
-            with self._lock:
-                self.client, self.remote = new, addr
-            self.clients += 1
-            self.on_event('connected', addr, None)
-            return None, None
-        if c is not None and c in r:
-            try:
-                data, anc, _, _ = c.recvmsg(MAX_DATAGRAM, STAMP_SPACE)
-                why = CLOSED_BY_PEER
-            except OSError as exc:
-                data, why = b'', f'connection error: {exc.strerror or exc}'
-            if not data:
-                self._drop(c, why)
-                return None, None
-            self.rx_stamp = arrival(anc)
-            return data, self.remote
-        return None, None
+        return super().recv(timeout_s, spin_s)
 
-    def _refuse(self, new, addr) -> None:
+    def _turn_away(self, new, addr, why: str) -> None:
         """A second client: its refusal line (from on_event), then our end shut (FIN)."""
         self.refused_clients += 1
         line = self.on_event('second', addr, self.remote)
@@ -247,23 +198,8 @@ class UiTcpLink(TcpServerLink):
 
     def close(self) -> None:
         """Close the client (no event), the refused ones and the server."""
-        self.on_event = _quiet
         for s, _ in self._closing:
             s.close()
         self._closing = []
         super().close()
 
-
-def _quiet(*_args):
-    return None
-
-
-def _keepalive(sock) -> None:
-    """Turn on TCP keepalive with short intervals (where the options exist)."""
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-        for name, value in KEEPALIVE:
-            if hasattr(socket, name):
-                sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, name), value)
-    except OSError:
-        pass

@@ -24,7 +24,7 @@ from rclpy.clock import Clock, ClockType
 
 from aerosim_msgs.msg import SwarmInput, SwarmInputResults, SwarmInputs, SwarmState
 from sim_core.errors import ConfigError
-from sim_core.link import parse_endpoint
+from sim_core.link import CLOSED_BY_PEER, parse_endpoint
 from sim_core.timeutil import NS_PER_S
 from sim_dynamics.core.swarm_config import load_swarm_config
 from sim_dynamics.core.usv_swarm import TypeTable
@@ -36,7 +36,7 @@ from sim_ros.params import read_config
 from sim_ros.run import run_node
 from usv_bridge.core import pipeline as pl
 from usv_bridge.core import protocol as P
-from usv_bridge.ui_link import CLOSED_BY_PEER, UiTcpLink, UiUdpLink
+from usv_bridge.ui_link import UiTcpLink, UiUdpLink
 
 KINDS = {'init': SwarmInput.KIND_INIT, P.CMD_SESSION: SwarmInput.KIND_SESSION,
          P.CMD_CONTROL: SwarmInput.KIND_COMMAND}
@@ -102,10 +102,17 @@ class UsvBridge(BridgeNode):
         """The TCP link's connections: logged; a second UI refused, both told."""
         log = self.get_logger()
         if what == 'connected':
+            self._buf = b''                     # a line begun by the UI before is not its
             log.info(f'UI connected from {pl.endpoint(addr)}')
         elif what == 'disconnected':             # other: why
-            (log.info if other == CLOSED_BY_PEER else log.warning)(
-                f'UI disconnected: {pl.endpoint(addr)} ({other})')
+            self._buf = b''
+            self.core.ui_left(addr)
+            # one call site per severity: rclpy refuses a site that logs at two (it raised
+            # ValueError, and the node exited, on a close after a reset)
+            if other == CLOSED_BY_PEER:
+                log.info(f'UI disconnected: {pl.endpoint(addr)} ({other})')
+            else:
+                log.warning(f'UI disconnected: {pl.endpoint(addr)} ({other})')
         elif what == 'second':
             act, refusal = self.core.second_tcp_ui(addr, other)
             self._apply(act)

@@ -40,7 +40,8 @@ or to every destination), effector/autopilot commands, acoustic receptions, log 
 reject, a DynamicsSimParam to take to the vehicle node's parameter services.
 
 Every datagram that is not one valid IMC message for us is one reject of a kind: the codec's
-kinds; 'peer' (a system not in allow_system_ids); 'not_for_us' (addressed to another
+kinds; 'peer' (a system not in allow_system_ids, or a control input (CONTROL_INPUTS) from an
+address that is not the vehicle's peer: control_from); 'not_for_us' (addressed to another
 system; housekeeping such as a Heartbeat DUNE relays is counted as relayed instead);
 'value' (a valid message with values we refuse); 'unhandled' (addressed to us, not
 handled here); the node adds 'unavailable' (the vehicle node did not answer), 'busy' (more
@@ -72,7 +73,12 @@ from imc_bridge.core.bridge_config import (  # noqa: F401 - re-exported: the nod
     geoid_warning,
 )
 from imc_bridge.core.control import BROADCASTS, ControlArbiter, Stamper
-from imc_bridge.core.control_in import MAX_SPEED_MPS, MAX_SPEED_PCT, ControlInput  # noqa: F401
+from imc_bridge.core.control_in import (  # noqa: F401 - re-exported
+    CONTROL_INPUTS,
+    MAX_SPEED_MPS,
+    MAX_SPEED_PCT,
+    ControlInput,
+)
 from imc_bridge.core.discovery import DISCOVERY_GROUP, interface_addresses, service_uris
 from imc_bridge.core.leaks import LeakState
 from imc_bridge.core.state import ImcKinematics, imc_kinematics, rad_position, stream_velocity_ned
@@ -140,6 +146,7 @@ class ImcBridgeCore(ControlInput):
             raise ConfigError(str(exc)) from exc
         self.discovery_ports, self.announce_hosts = setup.discovery_ports, setup.announce_hosts
         self.static_peers, self.allow_ids = setup.static_peers, setup.allow_ids
+        self.controllers = setup.controllers
         self.acoustic = AcousticLink(setup.acoustic)
         self.topside_ned = setup.topside_ned
         self.note_s = max(NOTE_PERIOD_S, cfg.warn_period_s)     # expected events' log period
@@ -157,6 +164,9 @@ class ImcBridgeCore(ControlInput):
                            o.alt_m + cfg.origin_geoid_height_m)
         warning = geoid_warning(cfg, o)
         self.warnings: List[str] = [warning] if warning else []    # for the node to log
+        if self.controllers == ():
+            self.warnings.append('no system may drive this vehicle over IMC: control_from is '
+                                 "'peers' and peers is empty (set control_from)")
         self.stream = stream_velocity_ned(scenario.environment.current_enu)
         self.imc_services = service_uris(*local)
         self.dynamic: Dict[Addr, float] = {}    # dynamic peer -> last heard (monotonic)
@@ -280,6 +290,11 @@ class ImcBridgeCore(ControlInput):
                 self.counts['relayed'] += 1
                 return act
             act.refuse('not_for_us', f'{msg.msg_name} for system 0x{msg.dst:04X}')
+            return act
+        if msg.msg_name in CONTROL_INPUTS and not self.from_controller(addr):
+            act.refuse('peer', f'{msg.msg_name} from system 0x{msg.src:04X} at {addr[0]}:'
+                       f'{addr[1]}: the vehicle takes control inputs from '
+                       f'{self.control_from()} (control_from)')
             return act
         self.counts['rx'] += 1
         handler = self._handlers.get(msg.msg_name)

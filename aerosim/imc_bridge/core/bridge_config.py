@@ -10,7 +10,7 @@ the parameter. Reject kinds (REJECT_KINDS): imc_bridge.core.bridge.
 from dataclasses import dataclass
 import math
 import socket
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import imcpy
 import numpy as np
@@ -91,6 +91,7 @@ class ImcConfig:
     fin_source: str = 'ServoPosition'
     warn_period_s: float = 2.0
     allow_system_ids: Any = ''
+    control_from: str = 'peers'
 
 
 PARAMETERS: Dict[str, Any] = {
@@ -162,6 +163,12 @@ PARAMETERS: Dict[str, Any] = {
     'warn_period_s': ('Minimum period of repeated warnings [s]', 0.1, 600.0),
     'allow_system_ids': ('IMC systems (header src) whose messages are taken, comma-separated '
                          "(0x3F02 or 16130); '' = any. Others are counted as rejected_peer",),
+    'control_from': ("Who may drive the vehicle and change the simulation over IMC "
+                     '(SetThrusterActuation, SetServoPosition, ServoPosition, DesiredSpeed, '
+                     'DesiredHeading, LeakSimulation, UASimulation, DynamicsSimParam): '
+                     "'peers' (datagrams from a host:port of `peers`: DUNE's UDP transport "
+                     "sends from its port, 6002), host:port comma-separated, or 'any'. Others "
+                     'are counted as rejected_peer',),
 }
 ANY_TYPE = ('announce_hosts', 'discovery_ports', 'allow_system_ids')
 
@@ -170,7 +177,9 @@ class ImcSetup:
     """What an ImcConfig names, parsed; ConfigError naming the parameter if it cannot be.
 
     discovery_ports, announce_hosts (each an IPv4 address or a known host name),
-    static_peers, allow_ids, topside_ned (the remote modem, NED [m]), acoustic (its params).
+    static_peers, allow_ids, controllers (the addresses control inputs are taken from, as
+    datagrams show them; None = any), topside_ned (the remote modem, NED [m]), acoustic (its
+    params).
     """
 
     def __init__(self, cfg: 'ImcConfig'):
@@ -189,6 +198,7 @@ class ImcSetup:
             ends = (parse_endpoint(p, 'peers') for p in cfg.peers.split(',') if p.strip())
             self.static_peers: List[Addr] = [e for e in ends if e is not None]
             self.allow_ids = parse_id_list(cfg.allow_system_ids, 'allow_system_ids', 0, 0xFFFE)
+            self.controllers = controllers(cfg.control_from, self.static_peers)
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
         self.topside_ned = np.array([top[1], top[0], -top[2]], dtype=float)
@@ -199,6 +209,33 @@ class ImcSetup:
             source_level_db=cfg.acoustic_source_level_db,
             noise_level_db=cfg.acoustic_noise_level_db,
             detection_snr_db=cfg.acoustic_detection_snr_db)
+
+
+def controllers(control_from: str, static_peers: List[Addr]) -> Optional[Tuple[Addr, ...]]:
+    """The addresses control inputs are taken from (control_from); None = any. ValueError.
+
+    Host names resolved, as the source address of a datagram shows them.
+    """
+    how = str(control_from).strip()
+    if how == 'any':
+        return None
+    if how == 'peers':
+        ends = static_peers
+    else:
+        ends = [e for e in (parse_endpoint(p, 'control_from') for p in how.split(','))
+                if e is not None]
+        if not ends:
+            raise ValueError(f"control_from: 'peers', 'any' or host:port, comma-separated, got "
+                             f'{control_from!r}')
+    return tuple(_resolved(e) for e in ends)
+
+
+def _resolved(addr: Addr) -> Addr:
+    """(host, port) with the host as an IPv4 address (unchanged if it does not resolve)."""
+    try:
+        return socket.gethostbyname(addr[0]), addr[1]
+    except (OSError, UnicodeError):
+        return addr
 
 
 def geoid_warning(cfg: 'ImcConfig', origin) -> str:

@@ -6,7 +6,7 @@ deciding through the ControlArbiter whether the message drives now (control_leve
 """
 
 import math
-from typing import TYPE_CHECKING, Any, Dict, List, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import imcpy
 
@@ -17,6 +17,7 @@ from imc_bridge.core.control import (
     rudder_aerosim,
     throttle_aerosim,
 )
+from sim_core.link import is_loopback
 from sim_core.validate import number
 from sim_dynamics.core.auv import ELEVATOR, RUDDER
 
@@ -25,6 +26,14 @@ if TYPE_CHECKING:     # the core's Actions: imc_bridge.core.bridge imports this 
 
 MAX_SPEED_MPS, MAX_SPEED_PCT = 50.0, 100.0      # DesiredSpeed accepted
 Addr = Tuple[str, int]
+# What drives the vehicle or changes the simulation: taken from its peers only (control_from).
+# DUNE's UDP transport sends its actuator commands unaddressed (dst 0xFFFF), so the header's
+# dst tells nothing of who may command; the source address does: the transport sends from the
+# one socket it binds to its Local Port (6002) (LSTS/dune src/Transports/UDP/Task.cpp:
+# onResourceAcquisition m_sock.bind, consume() m_sock.write), the address `peers` names.
+CONTROL_INPUTS = frozenset((
+    'SetThrusterActuation', 'SetServoPosition', 'ServoPosition', 'DesiredSpeed',
+    'DesiredHeading', 'LeakSimulation', 'UASimulation', 'DynamicsSimParam'))
 
 
 class ControlInput:
@@ -32,11 +41,27 @@ class ControlInput:
 
     cfg: Any
     system_id: int
+    controllers: Optional[Tuple[Addr, ...]]
     arbiter: ControlArbiter
     counts: Dict[str, int]
     fins: Any
     fin_angles: List[float]
     note_s: float
+
+    def from_controller(self, addr: Addr) -> bool:
+        """True if control inputs from addr are taken (control_from: the peers, or any)."""
+        if self.controllers is None:
+            return True
+        return any(addr[1] == port and (addr[0] == host or (
+            host == '0.0.0.0' and is_loopback(addr[0]))) for host, port in self.controllers)
+
+    def control_from(self) -> str:
+        """Who may drive the vehicle over IMC, as a log line says it."""
+        if self.controllers is None:
+            return 'any system (control_from: any)'
+        if not self.controllers:
+            return 'nobody (control_from: peers, and peers is empty)'
+        return ', '.join(f'{h}:{p}' for h, p in self.controllers) + ' only'
 
     def _level(self, act: 'Actions', level: str, msg) -> bool:
         """Whether msg (of control `level`) may drive now; logs and counts the decision."""

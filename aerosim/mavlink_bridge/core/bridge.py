@@ -43,7 +43,7 @@ from mavlink_bridge.core.bridge_config import (  # noqa: F401 - re-exported: the
     vehicle_scenario,
 )
 from mavlink_bridge.core.bridge_queries import BridgeQueries
-from mavlink_bridge.core.endpoint import Endpoint, is_signed
+from mavlink_bridge.core.endpoint import Endpoint, first_frame, is_signed
 from mavlink_bridge.core.fc_params import load_params
 from mavlink_bridge.core.fc_session import FcSession
 from mavlink_bridge.core.mav import mavlink
@@ -56,6 +56,7 @@ from sim_core.config import checked
 from sim_core.decimator import Decimator
 from sim_core.frames import VehicleSample
 from sim_core.kinds import info
+from sim_core.link import Verdict
 from sim_core.scenario import Scenario
 from sim_sensors.core.landing_target import DownwardSensors, TargetConfig
 from sim_sensors.core.suite import SensorSuite, SuiteConfig
@@ -325,6 +326,16 @@ class HilBridge(BridgeQueries):
         if problem:
             act.refuse(*problem)
         return act
+
+    def vet_connection(self, data: bytes) -> Verdict:
+        """A new TCP connection's first bytes: the FC's (endpoint.first_frame) or a stranger's."""
+        with self.lock:
+            return first_frame(data, self._may_be_fc, self.served.describe())
+
+    def _may_be_fc(self, sysid: int, compid: int) -> bool:
+        """(sysid, compid) may be the served FC: its ids (as heard or set), allowed, not ours."""
+        return (sysid, compid) != (self.sysid, self.compid) and self.served.matches(
+            sysid, compid) and (not self.allow_ids or sysid in self.allow_ids)
 
     def _fc_like(self, m, src) -> bool:
         """True if m speaks as the served FC: its ids, actuators, or an FC HEARTBEAT it may be."""

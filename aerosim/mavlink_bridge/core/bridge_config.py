@@ -11,7 +11,10 @@ them); a message for another system/component; actuator values refused; the hand
 (the node's guard). 'peer': a system id not allowed, or actuators from a system that is not
 the served FC, or anything speaking as the FC (its ids, actuator outputs, an FC's HEARTBEAT)
 from another address or port than the FC's on a pinned link (`fc_address`, `mission_link`:
-Endpoint.at_pin); PortNode adds the addresses refused by allow_peers.
+Endpoint.at_pin); PortNode adds the addresses refused by allow_peers. 'connection' (TCP): a
+connection closed without being served, one per connection: a second one while the FC's is
+open, or one whose first bytes are not a frame of the FC's ids (endpoint.first_frame), or
+that proves nothing within sim_core.link.PENDING_S.
 """
 
 from dataclasses import dataclass
@@ -32,7 +35,8 @@ from sim_core.kinds import kind_of
 from sim_core.members import world_members
 from sim_core.scenario import MAX_FLEET, Scenario, load_scenario
 
-REJECT_KINDS = ('truncated', 'undecodable', 'signed', 'target', 'value', 'invalid')
+REJECT_KINDS = ('truncated', 'undecodable', 'signed', 'target', 'value', 'invalid',
+                'connection')
 
 
 @dataclass(frozen=True)

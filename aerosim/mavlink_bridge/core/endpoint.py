@@ -14,15 +14,20 @@ A UDP link with a configured remote (`fc_address`, `mission_link`) is pinned: th
 that address and port, and only what comes from there can be the FC (``at_pin``). PX4 sends
 from the port it binds (SimulatorMavlink: bind INADDR_ANY:port, sendto the simulator; its
 MAVLink instances: bind -u, send to -o), as does the built-in FC (its `bind`).
+
+A TCP link (PX4 SITL's simulator link) is pinned to a connection instead: the one whose first
+frame comes from the FC's ids (``first_frame``, TcpServerLink's vet); nothing of another
+connection is parsed, and a second connection while the FC's is open is closed at once.
 """
 
 import socket
 import threading
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from mavlink_bridge.core.mav import new_mav, pack, reset_parser
+from mavlink_bridge.core.mav_ext import source
 from mavlink_bridge.core.peers import PeerTable
-from sim_core.link import UdpLink, is_loopback
+from sim_core.link import TAKE, WAIT, UdpLink, Verdict, is_loopback
 
 SIGNED = 0x01   # MAVLink 2 incompatibility flag: the frame carries a signature
 
@@ -39,10 +44,53 @@ def pin_address(remote) -> Optional[Tuple[str, int]]:
     return host, int(port)
 
 
+def at_pin(pinned: Optional[Tuple[str, int]], addr) -> bool:
+    """True if input from addr (host, port) may be the pinned peer's (pinned None: any).
+
+    A pin given as 0.0.0.0 is this machine: its datagrams come from a local address.
+    """
+    if pinned is None:
+        return True
+    host, port = pinned
+    if port != addr[1]:
+        return False
+    return addr[0] == host or (host == '0.0.0.0' and is_loopback(addr[0]))
+
+
 def is_signed(msg) -> bool:
     """True for a MAVLink 2 frame with the signature flag set."""
     buf = msg.get_msgbuf()
     return len(buf) > 2 and buf[0] == 0xFD and bool(buf[2] & SIGNED)
+
+
+def first_frame(data: bytes, is_fc: Callable[[int, int], bool], fc: str) -> Verdict:
+    """Whether a TCP connection's first bytes are the FC's: its first frame from the FC's ids.
+
+    is_fc(sysid, compid): the served FC's ids (fc: how a log names them). PX4 v1.16, once its
+    connect() succeeded and before any HIL_SENSOR (SimulatorMavlink.cpp: run() starts the
+    sim_send thread, whose send() begins with send_heartbeat(), then calls
+    request_hil_state_quaternion()), sends exactly a HEARTBEAT (autopilot 12) and a
+    COMMAND_LONG SET_MESSAGE_INTERVAL, in either order, both from MAV_SYS_ID:MAV_COMP_ID
+    (SITL: instance + 1 (ROMFS init.d-posix/rcS), 1); it writes whole frames on a stream
+    that loses nothing. So the FC's connection begins with a whole frame from those ids:
+    bytes that are no frame (pymavlink's BAD_DATA), a signed frame (we hold no key) or a
+    frame from other ids first are a stranger's. No complete frame yet: WAIT.
+    """
+    rx = new_mav(0, 0)
+    for m in rx.parse_buffer(data) or []:
+        t = m.get_type()
+        if t == 'BAD_DATA':
+            return Verdict(False, f'its first bytes are no MAVLink frame ({m.reason}); the '
+                           "flight controller's connection begins with a frame of its own")
+        src = source(m)
+        if is_signed(m):
+            return Verdict(False, f'its first frame, {t} from {src[0]}:{src[1]}, is signed '
+                           '(this bridge holds no signing key)')
+        if not is_fc(*src):
+            return Verdict(False, f'its first frame, {t} from {src[0]}:{src[1]}, is not from '
+                           f'the flight controller {fc}')
+        return TAKE
+    return WAIT
 
 
 class Endpoint:
@@ -62,6 +110,7 @@ class Endpoint:
         self.pinned = pin_address(link.fixed_remote) if self.udp else None
         self.routes: Dict[int, Tuple[str, int]] = {}   # sysid -> where it was heard last
         self._tx_lock = threading.Lock()
+        self._connection = 0            # TCP: the link's client whose stream rx parses
 
     def heard(self, sysid: int, addr) -> None:
         """A message of system sysid came from addr (taken): replies to it go there (UDP)."""
@@ -70,13 +119,7 @@ class Endpoint:
 
     def at_pin(self, addr) -> bool:
         """True if input from addr (host, port) may be the FC's: the pinned address, or any."""
-        if self.pinned is None:
-            return True
-        host, port = self.pinned
-        if port != addr[1]:
-            return False
-        # a remote given as 0.0.0.0 is this machine: its datagrams come from a local address
-        return addr[0] == host or (host == '0.0.0.0' and is_loopback(addr[0]))
+        return at_pin(self.pinned, addr)
 
     def send(self, *msgs) -> None:
         """Send the messages in one datagram per destination (None entries skipped).
@@ -115,8 +158,12 @@ class Endpoint:
     def parse(self, data: bytes) -> list:
         """Decoded messages of one datagram (TCP: one read; frames may continue in the next).
 
-        pymavlink's robust parser returns BAD_DATA for what it refuses, never raises.
+        pymavlink's robust parser returns BAD_DATA for what it refuses, never raises. On TCP a
+        new client's stream starts afresh: no partial frame of the one before prefixes it.
         """
+        if not self.udp and self.link.clients != self._connection:
+            self._connection = self.link.clients
+            reset_parser(self.rx)
         try:
             return self.rx.parse_buffer(data) or []
         finally:

@@ -19,18 +19,22 @@ sim_ros.bridge_node):
   STATUSTEXT of severity CRITICAL each, in PX4's words ("Preflight Fail: ..."), from 3 s of
   sensor frames on, on every change and every 10 s while it fails, sent before the answer to
   the frame that found it (lockstep: the simulator hears it before its next step);
-- the simulator is the first system heard sending HEARTBEAT or HIL_SENSOR.
+- the simulator is the first system heard sending HEARTBEAT or HIL_SENSOR, at `sim_address`:
+  the FC's port belongs to its simulator as the bridge's HIL link to its FC (the bridge
+  sends from its bound port); a datagram from another address or port is refused ('peer')
+  before it is parsed: before, anyone could feed the FC sensors or a mission.
 
 Reject kinds (REJECT_KINDS): a datagram without one complete frame ('truncated'); a frame
-pymavlink refused ('undecodable'); values refused ('value'); the node adds 'invalid' (the
-handler raised) and 'peer' (not in allow_peers). The progress lines (mission, phases) are
-Actions.said: the node logs them and publishes them on fc/progress.
+pymavlink refused ('undecodable'); values refused ('value'); not from `sim_address` ('peer');
+the node adds 'invalid' (the handler raised) and 'peer' (not in allow_peers). The progress
+lines (mission, phases) are Actions.said: the node logs them and publishes them on fc/progress.
 """
 
 from dataclasses import dataclass, field
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
+from mavlink_bridge.core.endpoint import at_pin, pin_address
 from mavlink_bridge.core.mav import mavlink, new_mav, reset_parser
 from mavlink_bridge.fc.autopilot import DONE, MulticopterFc, NavConfig
 from mavlink_bridge.fc.control import Gains
@@ -39,7 +43,9 @@ from mavlink_bridge.fc.plane import PlaneFc
 from sim_autopilot.core.autopilot import Limits
 from sim_core.actions import Actions as BaseActions
 from sim_core.config import Param, checked
+from sim_core.errors import ConfigError
 from sim_core.kinds import VehicleKind
+from sim_core.link import parse_endpoint
 
 # The kinds the built-in FC flies (the controller 'builtin' of sim_core.kinds) and the MAVLink
 # type it says in its HEARTBEAT for each
@@ -133,6 +139,11 @@ class FcCore:
         self.mav_type = AIRFRAMES[self.kind]
         self.mission = MissionClient()
         self.sim_peer: Optional[Tuple[int, int]] = None    # (sysid, compid) of the simulator
+        # where the simulator's datagrams come from (None: sim_address '', any)
+        try:
+            self.sim_pin = pin_address(parse_endpoint(cfg.sim_address, 'sim_address'))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
         self.answered = 0
         self._first_sim_wall = 0.0      # when the simulator was first heard [s, monotonic]
         self._asked = False
@@ -192,9 +203,17 @@ class FcCore:
             while src:
                 act.said.append(src.pop(0))
 
-    def on_datagram(self, data: bytes, now: Optional[float] = None) -> Actions:
-        """One datagram from the simulator: each message acted on; refusals by kind."""
+    def on_datagram(self, data: bytes, now: Optional[float] = None, addr=None) -> Actions:
+        """One datagram from the simulator: each message acted on; refusals by kind.
+
+        addr: where it came from; from elsewhere than sim_address it is refused unparsed.
+        """
         act = Actions()
+        if addr is not None and not at_pin(self.sim_pin, addr):
+            pin = f'{self.sim_pin[0]}:{self.sim_pin[1]}' if self.sim_pin else '?'
+            act.refuse('peer', f'{len(data)} bytes from {addr[0]}:{addr[1]}, but the simulator '
+                       f'is at {pin} (sim_address): ignored')
+            return act
         try:
             msgs = self.mav.parse_buffer(data) or []
             if not msgs:

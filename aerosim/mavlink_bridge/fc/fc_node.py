@@ -122,7 +122,7 @@ class BuiltinFc(BridgeNode):
                 return
 
     def _on_datagram(self, data: bytes, addr):
-        self._apply(self.core.on_datagram(data, time.monotonic()), addr)
+        self._apply(self.core.on_datagram(data, time.monotonic(), addr), addr)
 
     def _publish_diagnostics(self):
         c = self.core

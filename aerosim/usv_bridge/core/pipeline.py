@@ -134,7 +134,8 @@ class UiPipeline:
         self.cfg, self.types, self.source = check(cfg), types, source
         self.tcp = cfg.transport == 'tcp'
         self.counts = {'inputs': 0, 'rx': 0, 'init': 0, 'cmd22': 0, 'cmd26': 0, 'applied': 0,
-                       'refused': 0, 'resent': 0, 'cmd21': 0, 'released_unanswered': 0}
+                       'refused': 0, 'resent': 0, 'cmd21': 0, 'released_unanswered': 0,
+                       'answers_unsent': 0}
         self._set_config(swarm_config)
         self._hour = swarm_config.hour          # of the init in force (applied)
         self._seq = 0
@@ -144,6 +145,7 @@ class UiPipeline:
         self.held: deque = deque()              # states waiting for their inputs' answers
         self.senders: 'OrderedDict[Any, Sender]' = OrderedDict()   # by address, idlest first
         self.ui = None                          # UDP: the address of the UI in control
+        self._ended = None                      # UDP: the UI that released it ([26, 0])
         self._ui_seen = 0.0                     # its last input [s, monotonic]
         self._told_at = -1e9                    # the last other_ui notice to it [s]
 
@@ -255,13 +257,19 @@ class UiPipeline:
             act.replies.append((ui, {'notice': 'ui_changed', 'ui': endpoint(addr),
                                      'text': f'{endpoint(addr)} has control now: yours ended '
                                              f'after {idle:.0f} s without input'}))
+        ended = self._ended if ui is None and self._ended not in (None, addr) else None
+        if ended is not None:       # the UI before released control: told who took it
+            act.replies.append((ended, {'notice': 'ui_changed', 'ui': endpoint(addr),
+                                        'text': f'{endpoint(addr)} has control now: yours '
+                                                'ended with your [26, 0]'}))
         if addr != ui:
-            act.logs.append(('warning' if ui else 'info', f'UI {endpoint(addr)} has control now'
-                             + (f' ({endpoint(ui)} sent nothing for {idle:.0f} s)' if ui
-                                else '')))
-        self.ui, self._ui_seen = addr, now
+            before = f' ({endpoint(ui)} sent nothing for {idle:.0f} s)' if ui else \
+                f' ({endpoint(ended)} ended its session with [26, 0])' if ended else ''
+            act.logs.append(('warning' if ui else 'info',
+                             f'UI {endpoint(addr)} has control now{before}'))
+        self.ui, self._ui_seen, self._ended = addr, now, None
         if ends:
-            self.ui = None
+            self.ui, self._ended = None, addr
             act.logs.append(('info', f'UI {endpoint(addr)} ended the session ([26, 0]): '
                              'another UI may take control'))
 
@@ -270,6 +278,17 @@ class UiPipeline:
         act = Actions()
         self._refuse(act, None, exc, addr, self._number(addr))
         return act
+
+    def ui_left(self, addr) -> None:
+        """TCP: addr's connection ended; its numbering and the answers still due end with it.
+
+        A connection from the same address starts again at 1; the inputs it sent that were
+        taken are applied all the same, their answers counted in answers_unsent.
+        """
+        sender = self.senders.pop(addr, None)
+        if sender is not None:
+            self.counts['answers_unsent'] += len(sender.queue)
+            sender.queue.clear()
 
     def second_tcp_ui(self, addr, current) -> Tuple[Actions, dict]:
         """A second TCP client while current is connected: (its notice to current, refusal).
