@@ -113,6 +113,62 @@ def test_sim_quad_hil_graph_flies_a_mission_with_the_builtin_fc(tmp_path, domain
     assert 'item 2: landed' in out
 
 
+def test_the_judge_s_exit_code_comes_after_its_summary_and_plot(ros_context, tmp_path):
+    """RunJudge.finished (the process exits on it) is set only once the verdict is on disk.
+
+    In world_plant the verdict is written from the stepping thread (an FC's answer steps the
+    world): with finished set first, the main thread ended the process while that thread
+    still drew the plot (no plot.png, no SUMMARY lines, exit code -6: 'terminate called
+    without an active exception', seen in the graph test above). A stop meanwhile (Ctrl-C)
+    waits for the verdict being written.
+    """
+    import threading
+    from types import SimpleNamespace
+
+    from rclpy.node import Node
+    from rclpy.parameter import Parameter
+    from sim_world.judge_io import RunJudge
+
+    from sim_core.members import world_members
+    from sim_core.scenario import load_scenario
+
+    _, ctx = ros_context
+    node = Node('world_node', context=ctx, parameter_overrides=[
+        Parameter('report', value=True), Parameter('output_dir', value=str(tmp_path)),
+        Parameter('title', value='sim_quad_hil')])
+    node.scenario = load_scenario('short_hop')
+    node.members = world_members(node.scenario, 0, 'quad')
+    node.clock = SimpleNamespace(steps=10, late_steps=0, time_scale=0.0)
+    node.gate = SimpleNamespace(timeouts=0)
+    node.rejected = {}
+    try:
+        judge = RunJudge(node)
+        drawing, release, seen = threading.Event(), threading.Event(), []
+
+        def slow_plot(path, title):
+            seen.append(judge.finished)
+            drawing.set()
+            assert release.wait(30.0)
+            open(path, 'wb').write(b'png')
+        judge.judge.plot = slow_plot
+        writer = threading.Thread(target=judge.finish, kwargs={'why': 'test'})
+        writer.start()
+        assert drawing.wait(30.0)
+        stopper = threading.Thread(target=judge.stop)
+        stopper.start()
+        stopper.join(0.5)
+        assert stopper.is_alive(), 'stop() returned while the verdict was being written'
+        assert judge.finished is None and seen == [None]
+        release.set()
+        writer.join(30.0)
+        stopper.join(30.0)
+        assert judge.finished == 1                       # nothing flown: incomplete
+        assert (tmp_path / 'latest' / 'plot.png').read_bytes() == b'png'
+        assert json.loads((tmp_path / 'latest' / 'summary.json').read_text())['ended'] == 'test'
+    finally:
+        node.destroy_node()
+
+
 def test_builtin_fc_survives_garbage_on_its_port(procs):
     port = free_ports(2)
     fc = procs.node('mavlink_bridge.fc.fc_node', 'builtin_fc',
