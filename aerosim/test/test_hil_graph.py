@@ -3,7 +3,8 @@
 MAVLink HIL bridge over real UDP: a pymavlink peer acting as a PX4-like flight controller in
 lockstep, garbage on the port, TCP, bad configurations, the built-in FC under garbage, and the
 whole sim_quad_hil graph flying a mission with the built-in flight controller. A ground station
-on the link: test_hil_gcs; the composed plant (hil_plant): test_hil_plant, test_hil_plant_links.
+on the link: test_hil_gcs; the composed plant (world_plant): test_hil_plant,
+test_hil_plant_links.
 """
 
 from datetime import datetime, timezone
@@ -104,11 +105,13 @@ def test_sim_quad_hil_graph_flies_a_mission_with_the_builtin_fc(tmp_path, domain
                        timeout=280 * DEADLINE_SCALE)
     out = p.stdout.decode('utf-8', 'replace')
     assert p.returncode == 0, out[-4000:]
-    s = json.loads((tmp_path / 'sim_quad_hil_summary.json').read_text())
+    run = tmp_path / 'latest'                           # the run's own folder
+    s = json.loads((run / 'summary.json').read_text())
     assert s['result'] == 'complete' and s['items_reached'] == 3
-    assert s['landing_error_m'] < 1.0
+    assert s['vehicles']['quad']['details']['landing_error_m'] < 1.0
     assert s['flight_real_time_factor'] > 0.0          # measured from liftoff
-    assert (tmp_path / 'sim_quad_hil.png').stat().st_size > 10_000
+    assert run.resolve().name.startswith('sim_quad_hil-short_hop-')
+    assert (run / 'plot.png').stat().st_size > 10_000
     assert 'mission: accepted: 3 items' in out
     assert 'item 2: landed' in out
 
@@ -246,10 +249,10 @@ def test_bridge_bad_configuration_is_a_clear_error(procs, param, value, message)
     assert 'Traceback' not in out
 
 
-@pytest.mark.parametrize('module,name', [('mavlink_bridge.fc.fc_node', 'builtin_fc'),
-                                         ('sim_dynamics.dynamics_node', 'dynamics_node')])
-def test_realtime_priority_out_of_range_is_a_clear_error(procs, module, name):
-    p = procs.node(module, name, {'realtime_priority': -2})
+@pytest.mark.parametrize('module,name,ns', [('mavlink_bridge.fc.fc_node', 'builtin_fc', '/quad'),
+                                            ('sim_world.world_node', 'world_node', '/')])
+def test_realtime_priority_out_of_range_is_a_clear_error(procs, module, name, ns):
+    p = procs.node(module, name, {'realtime_priority': -2}, ns=ns)
     assert p.wait(30.0 * DEADLINE_SCALE) == 2
     out = procs.output(p)
     assert 'configuration error' in out and 'realtime_priority out of range' in out, out[-2000:]
