@@ -20,12 +20,15 @@ from graph_start import start
 def world_plant(procs, port, **params):
     """sim_quad_hil's world_plant alone, lockstep as fast as possible, its FC at port + 1.
 
-    params: more parameters of the process (its world node's and its bridge's).
+    The clock starts at once (fleet_start_timeout_s 0): the test's FC does not take the
+    mission, which the world's start hold would wait for (60 s). params: more parameters
+    of the process (its world node's and its bridge's).
     """
     p = {'lockstep_timeout_s': 30.0}
     p.update(params)
     return start(procs, 'sim_quad_hil', {'time_scale': 0.0, 'summary': False,
                                          'sensor_topics': p.pop('sensor_topics', False),
+                                         'fleet_start_timeout_s': 0.0,
                                          'bind': f'127.0.0.1:{port}',
                                          'fc_address': f'127.0.0.1:{port + 1}'},
                  nodes=('world_plant',), params={'world_plant': p})['world_plant']

@@ -36,6 +36,7 @@ def test_a_stranger_with_the_fcs_ids_on_another_port_does_not_drive_the_quad(pro
     fc, stranger = Peer(port + 1, port), Peer(port + 2, port)      # both 1:1
     plant = start(procs, 'sim_quad_hil', {
         'lockstep': False, 'time_scale': 1.0, 'summary': False, 'sensor_topics': False,
+        'fleet_start_timeout_s': 0.0,
         'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'},
         nodes=('world_plant',), params={'world_plant': {'warn_period_s': 0.5}})['world_plant']
     off, full = [0.0] * 16, [1.0] * 4 + [0.0] * 12
