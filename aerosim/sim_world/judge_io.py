@@ -66,7 +66,8 @@ class RunJudge:
         self.ending = False
         self.folder = None
         self._wall0: Optional[float] = None        # wall time of the first step [s]
-        self._moving: Optional[tuple] = None       # (wall, sim) of the first motion [s]
+        # (wall [s], sim [s], steps, late steps) at the first motion: the flight's pacing
+        self._moving: Optional[tuple] = None
         for m in self.members:
             if m.over_mavlink:
                 node.create_subscription(MavlinkLinkStatus, f'/{m.name}/mavlink/status',
@@ -99,7 +100,8 @@ class RunJudge:
             self.judge.feed(i, t, s.p_enu, s.v_enu, s.q_enu_flu, model.idle())
             if self._moving is None and float(s.v_enu[0]) ** 2 + float(s.v_enu[1]) ** 2 + \
                     float(s.v_enu[2]) ** 2 > 0.25:
-                self._moving = (time.monotonic(), t)
+                c = self.node.clock
+                self._moving = (time.monotonic(), t, c.steps, c.late_steps)
             if len(j.reached_at_s) > n:
                 m = self.members[i]
                 self.node.get_logger().info(
@@ -199,8 +201,14 @@ class RunJudge:
             s['flight_real_time_factor'] = round((self.judge.t - self._moving[1])
                                                  / (now - self._moving[0]), 2)
         c, g = self.node.clock, self.node.gate
-        s.update(steps=c.steps, late_steps=c.late_steps, lockstep_timeouts=g.timeouts,
-                 time_scale=c.time_scale, rejected_inputs=self.node.rejected)
+        s.update(steps=c.steps, late_steps=c.late_steps,
+                 late_step_share=round(c.late_steps / c.steps, 5) if c.steps else None,
+                 lockstep_timeouts=g.timeouts, time_scale=c.time_scale,
+                 rejected_inputs=self.node.rejected)
+        if self._moving is not None and c.steps > self._moving[2]:
+            # from the first motion on: the start-up (the FC's, a free run) left out
+            s['flight_late_step_share'] = round((c.late_steps - self._moving[3])
+                                                / (c.steps - self._moving[2]), 5)
         self.folder = run_folder(self.cfg.output_dir, self.cfg.title, self.node.scenario.name,
                                  self.started)
         js, png = write_summary(self.folder, s,

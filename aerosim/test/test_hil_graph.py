@@ -116,21 +116,15 @@ def test_sim_quad_hil_graph_flies_a_mission_with_the_builtin_fc(tmp_path, domain
     assert 'item 2: landed' in out
 
 
-def test_the_judge_s_exit_code_comes_after_its_summary_and_plot(ros_context, tmp_path):
-    """RunJudge.finished (the process exits on it) is set only once the verdict is on disk.
+def judge_node(ros_context, tmp_path):
+    """A node carrying what RunJudge reads of a world node: short_hop's quad, report:=true.
 
-    In world_plant the verdict is written from the stepping thread (an FC's answer steps the
-    world): with finished set first, the main thread ended the process while that thread
-    still drew the plot (no plot.png, no SUMMARY lines, exit code -6: 'terminate called
-    without an active exception', seen in the graph test above). A stop meanwhile (Ctrl-C)
-    waits for the verdict being written.
+    Its clock and gate are plain fields the test sets; the summary goes to tmp_path.
     """
-    import threading
     from types import SimpleNamespace
 
     from rclpy.node import Node
     from rclpy.parameter import Parameter
-    from sim_world.judge_io import RunJudge
 
     from sim_core.members import world_members
     from sim_core.scenario import load_scenario
@@ -144,6 +138,23 @@ def test_the_judge_s_exit_code_comes_after_its_summary_and_plot(ros_context, tmp
     node.clock = SimpleNamespace(steps=10, late_steps=0, time_scale=0.0)
     node.gate = SimpleNamespace(timeouts=0)
     node.rejected = {}
+    return node
+
+
+def test_the_judge_s_exit_code_comes_after_its_summary_and_plot(ros_context, tmp_path):
+    """RunJudge.finished (the process exits on it) is set only once the verdict is on disk.
+
+    In world_plant the verdict is written from the stepping thread (an FC's answer steps the
+    world): with finished set first, the main thread ended the process while that thread
+    still drew the plot (no plot.png, no SUMMARY lines, exit code -6: 'terminate called
+    without an active exception', seen in the graph test above). A stop meanwhile (Ctrl-C)
+    waits for the verdict being written.
+    """
+    import threading
+
+    from sim_world.judge_io import RunJudge
+
+    node = judge_node(ros_context, tmp_path)
     try:
         judge = RunJudge(node)
         drawing, release, seen = threading.Event(), threading.Event(), []
@@ -168,6 +179,40 @@ def test_the_judge_s_exit_code_comes_after_its_summary_and_plot(ros_context, tmp
         assert judge.finished == 1                       # nothing flown: incomplete
         assert (tmp_path / 'latest' / 'plot.png').read_bytes() == b'png'
         assert json.loads((tmp_path / 'latest' / 'summary.json').read_text())['ended'] == 'test'
+    finally:
+        node.destroy_node()
+
+
+def test_the_judge_gives_the_late_step_shares_of_the_run_and_of_the_flight(ros_context,
+                                                                          tmp_path):
+    """The summary's pacing: late steps of the whole run, and from the first motion on.
+
+    (The README's report figures: flight_report gave both from /sim/status; the world's
+    judge gave the counts alone, and bench_hil's real-time figures read the shares.)
+    """
+    from types import SimpleNamespace
+
+    from sim_world.judge_io import RunJudge
+
+    node = judge_node(ros_context, tmp_path)
+    try:
+        judge = RunJudge(node)
+        judge.judge.plot = lambda path, title: open(path, 'wb').write(b'png')
+        idle = SimpleNamespace(idle=lambda: True)
+
+        def sample(vx):
+            return SimpleNamespace(p_enu=(0.0, 0.0, 0.0), v_enu=(vx, 0.0, 0.0),
+                                   q_enu_flu=(1.0, 0.0, 0.0, 0.0))
+        node.clock.steps, node.clock.late_steps = 50, 1
+        judge.on_step(0, [sample(0.0)], [idle])                # at rest: the start-up
+        node.clock.steps, node.clock.late_steps = 100, 2
+        judge.on_step(40_000_000, [sample(1.0)], [idle])       # moving from here
+        node.clock.steps, node.clock.late_steps = 300, 12
+        judge.finish(why='test')
+        s = json.loads((tmp_path / 'latest' / 'summary.json').read_text())
+        assert (s['steps'], s['late_steps']) == (300, 12)
+        assert s['late_step_share'] == 0.04                     # 12 of 300
+        assert s['flight_late_step_share'] == 0.05              # 10 of the last 200
     finally:
         node.destroy_node()
 
