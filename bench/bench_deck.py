@@ -166,10 +166,10 @@ def graph(name: str, out: str, domain: int, *args: str) -> dict:
                         'time_scale:=0', f'output_dir:={out}', 'sensor_topics:=false', *args],
                        env=env, capture_output=True, text=True, timeout=1800)
     wall = time.monotonic() - t0
-    files = list(Path(out).glob('*_summary.json'))
-    if p.returncode != 0 or not files:
+    path = Path(out) / 'latest' / 'summary.json'        # the run's own folder
+    if p.returncode != 0 or not path.exists():
         raise RuntimeError(f'{name}: exit {p.returncode}\n{p.stdout[-3000:]}')
-    s = json.loads(files[0].read_text())
+    s = json.loads(path.read_text())
     s['wall_s'] = wall
     return s
 

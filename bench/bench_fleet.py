@@ -2,7 +2,7 @@
 
 1. As fast as possible (time_scale:=0, lockstep): the real-time factor of the fleet flying the
    default mission (N copies placed apart by sim_core.fleet: 40 m east since 2026-11-27),
-   for N = 1, 2, 4, 8, from flight_report's summary
+   for N = 1, 2, 4, 8, from the run's summary (the judge in the world's process)
    (in flight: from the first liftoff to the end). Its throughput is N x RTF vehicle-seconds
    per wall second.
 2. The peer: the same N vehicles as N independent single-vehicle graphs run side by side (each
@@ -34,7 +34,7 @@ def launch(out: str, domain: int, *args: str) -> subprocess.Popen:
 def summary(p: subprocess.Popen, out: str) -> dict:
     """Wait for the run and read its summary."""
     log = p.communicate(timeout=1800)[0].decode('utf-8', 'replace')
-    path = os.path.join(out, 'sim_quad_hil_summary.json')
+    path = os.path.join(out, 'latest', 'summary.json')
     if p.returncode != 0 or not os.path.exists(path):
         raise RuntimeError(log[-3000:])
     with open(path) as fh:

@@ -2,12 +2,12 @@
 
 1. The floor: the same model, sensors, MAVLink framing and FC in one process, no ROS, no
    sockets (mavlink_bridge.fc.offline), steps per second.
-2. The graph as shipped (composition:=plant: dynamics + bridge in one process, built-in FC
-   over UDP, flight_report; sensor topics off), lockstep as fast as possible: the in-flight
-   real-time factor from flight_report's summary, from liftoff to the end (the free-run before
-   the FC connects runs much faster and is left out).
-3. The peer in the same run: the same graph with composition:=split (dynamics and bridge in
-   separate processes over DDS topics).
+2. The graph as shipped (composition:=plant: the world and the bridge in one process,
+   world_plant, built-in FC over UDP, the judge in the world's process; sensor topics off),
+   lockstep as fast as possible: the in-flight real-time factor from the run's summary, from
+   liftoff to the end (the start before the FC flies is left out).
+3. The peer in the same run: the same graph with composition:=split (the world, world_node,
+   and the bridge in separate processes over DDS topics).
 4. Real-time mode (time_scale:=1, lockstep): the share of steps that ran late, over several
    runs on the quiet machine; then with one core kept busy by another process (a busy loop),
    with normal scheduling and with realtime_priority:=50 (SCHED_FIFO, where permitted).
@@ -40,7 +40,7 @@ def run_graph(scenario: str, *args: str) -> dict:
                             f'output_dir:={out}', *args], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=1200)
         try:
-            s = json.load(open(os.path.join(out, 'sim_quad_hil_summary.json')))
+            s = json.load(open(os.path.join(out, 'latest', 'summary.json')))
         except OSError:
             print(p.stdout.decode()[-3000:])
             raise
@@ -82,8 +82,8 @@ def main():
           f'{floor:.0f} steps/s = RTF {floor * STEP_S:.2f} at 250 Hz '
           f'(mission {"complete" if judge.done else "INCOMPLETE"})')
     rtf = {}
-    for comp, what in (('plant', 'dynamics+bridge in 1 process, FC over UDP'),
-                       ('split', 'dynamics and bridge over DDS topics, FC over UDP')):
+    for comp, what in (('plant', 'world+bridge in 1 process, FC over UDP'),
+                       ('split', 'world and bridge over DDS topics, FC over UDP')):
         s = run_graph(scenario, 'time_scale:=0', f'composition:={comp}')
         rtf[comp] = s['flight_real_time_factor']
         print(f'graph sim_quad_hil composition:={comp} ({what}), lockstep as fast as possible: '

@@ -3,12 +3,13 @@
 1. The floor: model, sensors, MAVLink framing and the built-in FC's core in one process, no
    ROS, no sockets (mavlink_bridge.fc.offline): µs per step.
 2. The simulator alone: the graph as shipped (`sim_quad_hil fc:=external time_scale:=0`:
-   hil_plant publishing the sensor topics too, summary_node; and with sensor_topics:=false)
-   against a zero-cost peer, a
+   world_plant publishing the sensor topics too, its judge writing the summary at the end;
+   and with sensor_topics:=false; the clock starts at once, fleet_start_timeout_s:=0, as the
+   peer takes no mission) against a zero-cost peer, a
    process that answers each HIL_SENSOR at once with one HIL_ACTUATOR_CONTROLS stamped with
    the frame's time_usec (as PX4 does), slightly above hover throttle; it sleeps on its
    socket as PX4 does (so each sensor datagram wakes it). Over a 10 s window: the loop's
-   period (wall time per step) and hil_plant's CPU time per step (user + system, all its
+   period (wall time per step) and world_plant's CPU time per step (user + system, all its
    threads, from /proc; it includes the bridge's polling for the answer); at the end, the
    bridge's own work per answer (its log line at exit: decode, mix, integrate, sensors,
    HIL_SENSOR out, topics).
@@ -74,7 +75,7 @@ def cpu_s(pid: int) -> float:
 
 
 def against_zero_cost_peer(*args: str) -> dict:
-    """hil_plant's CPU and wall time per step against the zero-cost peer."""
+    """world_plant's CPU and wall time per step against the zero-cost peer."""
     sc = load_scenario('default')
     hover = MultirotorParams.from_yaml(str(sc.vehicle_file)).hover_throttle()
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as a, \
@@ -91,6 +92,7 @@ def against_zero_cost_peer(*args: str) -> dict:
     out = tempfile.TemporaryFile(mode='w+', encoding='utf-8')
     p = subprocess.Popen([sys.executable, '-m', 'sim_launch.cli', 'launch', 'sim_quad_hil',
                           'fc:=external', 'autostart:=false', 'time_scale:=0',
+                          'fleet_start_timeout_s:=0',
                           f'bind:=127.0.0.1:{sim_port}', f'fc_address:=127.0.0.1:{fc_port}',
                           *args], stdout=out, stderr=subprocess.STDOUT,
                          start_new_session=True)
@@ -99,7 +101,7 @@ def against_zero_cost_peer(*args: str) -> dict:
         while count.value < 2000 and time.monotonic() < deadline:
             time.sleep(0.1)
         out.seek(0)
-        pid = int(re.search(r'started hil_plant \(pid (\d+)\)', out.read()).group(1))
+        pid = int(re.search(r'started world_plant \(pid (\d+)\)', out.read()).group(1))
         c0, n0, w0 = cpu_s(pid), count.value, time.monotonic()
         time.sleep(WINDOW_S)
         c1, n1, w1 = cpu_s(pid), count.value, time.monotonic()
@@ -123,7 +125,7 @@ def run_graph(*args: str) -> tuple:
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            timeout=1200)
         try:
-            with open(os.path.join(d, 'sim_quad_hil_summary.json')) as f:
+            with open(os.path.join(d, 'latest', 'summary.json')) as f:
                 return json.load(f), p.stdout
         except OSError:
             print(p.stdout[-3000:])
@@ -143,7 +145,7 @@ def main():
         r = against_zero_cost_peer(*args)
         print(f'simulator vs zero-cost peer, {what}: the bridge\'s work {r["work_us"]} µs per '
               f'step ({r["work_us"] / floor_us:.2f}x the floor); loop period {r["wall_us"]:.0f} '
-              f'µs (RTF {r["rtf"]:.1f}); hil_plant CPU {r["cpu_us"]:.0f} µs per step',
+              f'µs (RTF {r["rtf"]:.1f}); world_plant CPU {r["cpu_us"]:.0f} µs per step',
               flush=True)
     s, log = run_graph()
     m = re.search(r'answered (\d+) HIL_SENSOR: (\d+) µs of work per answer.*?CPU (\d+) µs',

@@ -105,7 +105,7 @@ def fly_graph(extra, instance: int = 0, record: bool = False) -> dict:
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            timeout=900)
         try:
-            with open(os.path.join(out, 'sim_quad_hil_summary.json')) as f:
+            with open(os.path.join(out, 'latest', 'summary.json')) as f:
                 s = json.load(f)
         except OSError:
             print(r.stdout[-3000:])

@@ -10,12 +10,14 @@ node that was never commanded (command_timeout_s of sim), the model diverging.
 
 When every vehicle is over (or at max_sim_s) with report: true, it writes the summary and the
 plot into the run's own folder (sim_report.core.output: <output_dir>/<title>-<scenario>-<UTC
-time>/, latest linked) and sets ``finished`` (0: every mission complete, 1: not): the world's
-process then exits with it, and the graph with it. Stopped before that (Ctrl-C, stop_after_s)
-with summary: true, it writes the same, result stopped, with what was judged so far.
+time>/, latest linked) and then sets ``finished`` (0: every mission complete, 1: not): the
+world's process then exits with it, and the graph with it. Stopped before that (Ctrl-C,
+stop_after_s) with summary: true, it writes the same, result stopped, with what was judged
+so far.
 """
 
 from datetime import datetime, timezone
+import threading
 import time
 from typing import List, Optional
 
@@ -55,10 +57,17 @@ class RunJudge:
         self.commanded = [not m.over_topic for m in self.members]
         self.fc_heard = [False] * len(self.members)
         self.started = datetime.now(timezone.utc)
-        self.finished: Optional[int] = None       # the exit code once judged
+        self.finished: Optional[int] = None       # the exit code once judged and written
+        # held while the verdict is written: ``ending`` from its first line (nothing more is
+        # judged), ``finished`` after its last (the process may exit: the summary and the
+        # plot are on disk; it was set first, and the process exited while the stepping
+        # thread still drew the plot: no plot, and the C++ runtime aborted, exit code -6)
+        self._finish_lock = threading.Lock()
+        self.ending = False
         self.folder = None
         self._wall0: Optional[float] = None        # wall time of the first step [s]
-        self._moving: Optional[tuple] = None       # (wall, sim) of the first motion [s]
+        # (wall [s], sim [s], steps, late steps) at the first motion: the flight's pacing
+        self._moving: Optional[tuple] = None
         for m in self.members:
             if m.over_mavlink:
                 node.create_subscription(MavlinkLinkStatus, f'/{m.name}/mavlink/status',
@@ -78,7 +87,7 @@ class RunJudge:
     # --- inputs ------------------------------------------------------------------------------
     def on_step(self, t_ns: int, samples, models) -> None:
         """After each world step (the stepping thread, step lock held): sample what is due."""
-        if self.finished is not None:
+        if self.ending:
             return
         t = t_ns / NS_PER_S
         if self._wall0 is None:
@@ -91,7 +100,8 @@ class RunJudge:
             self.judge.feed(i, t, s.p_enu, s.v_enu, s.q_enu_flu, model.idle())
             if self._moving is None and float(s.v_enu[0]) ** 2 + float(s.v_enu[1]) ** 2 + \
                     float(s.v_enu[2]) ** 2 > 0.25:
-                self._moving = (time.monotonic(), t)
+                c = self.node.clock
+                self._moving = (time.monotonic(), t, c.steps, c.late_steps)
             if len(j.reached_at_s) > n:
                 m = self.members[i]
                 self.node.get_logger().info(
@@ -114,18 +124,18 @@ class RunJudge:
 
     def event(self, t_ns: int, vehicle: str, other: str, speed: float) -> None:
         """A contact or impact of the world (its Event's fields)."""
-        if self.finished is None:
+        if not self.ending:
             self.judge.contact(t_ns / NS_PER_S, vehicle, other, speed)
 
     def deck_event(self, e) -> None:
         """A touchdown on, lift-off from or slide off a deck (sim_world.core.decks.DeckEvent)."""
-        if self.finished is None:
+        if not self.ending:
             self.judge.deck_event(e.t_ns / NS_PER_S, e.vehicle, e.deck, e.what,
                                   e.normal_speed, e.pad_xy)
 
     def on_link(self, i: int, msg: MavlinkLinkStatus) -> None:
         """A MAVLink vehicle's bridge: its FC heard, gone, or refusing to fly."""
-        if self.finished is not None:
+        if self.ending:
             return
         log, name, t = self.node.get_logger(), self.members[i].name, self.judge.t
         if msg.fc_failure:
@@ -141,7 +151,7 @@ class RunJudge:
 
     # --- the end -----------------------------------------------------------------------------
     def _check(self, t: float) -> None:
-        if not self.cfg.report or self.finished is not None:
+        if not self.cfg.report or self.ending:
             return
         if self.judge.over:
             self.finish()
@@ -150,19 +160,35 @@ class RunJudge:
 
     def _watch(self) -> None:
         """Wall timer: a run whose clock stopped (the model diverged, stop_after_s) ends."""
-        if self.finished is None and self.node.clock.state == SimState.STOPPED and (
+        if not self.ending and self.node.clock.state == SimState.STOPPED and (
                 self.cfg.report):
             self.finish(stopped=True, why=self.node.message)
 
     def stop(self) -> None:
-        """The run is stopped (Ctrl-C, SIGTERM): the summary says so, if one is written."""
-        if self.finished is None and (self.cfg.summary or self.cfg.report):
+        """The run is stopped (Ctrl-C, SIGTERM): the summary says so, if one is written.
+
+        A verdict being written meanwhile is waited for (finish), not cut short.
+        """
+        if self.cfg.summary or self.cfg.report:
             self.finish(stopped=True, why=f'stopped at t = {self.judge.t:.2f} s of sim')
 
     def finish(self, stopped: bool = False, why: str = '') -> None:
-        """Write the summary and the plot; remember the exit code."""
-        if self.finished is not None:
-            return
+        """Write the summary and the plot, then set the exit code (once, from any thread).
+
+        A second caller meanwhile (the wall timer, a signal's stop) waits for the first.
+        """
+        with self._finish_lock:
+            if self.ending:
+                return
+            self.ending = True
+            code = 1
+            try:
+                code = self._write(stopped, why)
+            finally:
+                self.finished = code
+
+    def _write(self, stopped: bool, why: str) -> int:
+        """The summary and the plot in the run's folder, logged; the exit code."""
         now = time.monotonic()
         wall = now - self._wall0 if self._wall0 is not None else 0.0
         s = self.judge.summary(wall, stopped=stopped)
@@ -175,12 +201,18 @@ class RunJudge:
             s['flight_real_time_factor'] = round((self.judge.t - self._moving[1])
                                                  / (now - self._moving[0]), 2)
         c, g = self.node.clock, self.node.gate
-        s.update(steps=c.steps, late_steps=c.late_steps, lockstep_timeouts=g.timeouts,
-                 time_scale=c.time_scale, rejected_inputs=self.node.rejected)
-        self.finished = 0 if s['result'] == 'complete' else 1
+        s.update(steps=c.steps, late_steps=c.late_steps,
+                 late_step_share=round(c.late_steps / c.steps, 5) if c.steps else None,
+                 lockstep_timeouts=g.timeouts, time_scale=c.time_scale,
+                 rejected_inputs=self.node.rejected)
+        if self._moving is not None and c.steps > self._moving[2]:
+            # from the first motion on: the start-up (the FC's, a free run) left out
+            s['flight_late_step_share'] = round((c.late_steps - self._moving[3])
+                                                / (c.steps - self._moving[2]), 5)
         self.folder = run_folder(self.cfg.output_dir, self.cfg.title, self.node.scenario.name,
                                  self.started)
         js, png = write_summary(self.folder, s,
                                 lambda path: self.judge.plot(path, self.cfg.title))
         for line in judge_lines(s, self.cfg.title, js, png):
             self.node.get_logger().info(line)
+        return 0 if s['result'] == 'complete' else 1

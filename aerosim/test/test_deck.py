@@ -232,7 +232,7 @@ def test_deck_landing_the_built_in_fc_lands_on_the_moving_deck(procs, tmp_path):
     rc = finished(run, 900.0 * DEADLINE_SCALE)
     out = procs.output(run)
     assert rc == 0, out[-4000:]
-    s = json.loads((tmp_path / 'sim_world_summary.json').read_text())
+    s = json.loads((tmp_path / 'latest' / 'summary.json').read_text())
     q = s['vehicles']['quad0']
     assert s['result'] == 'complete' and q['result'] == 'complete', s
     td = q['details']['deck_landing']
@@ -267,13 +267,13 @@ def test_the_px4_path_lands_on_the_deck_with_the_px4_stand_in(procs, tmp_path):
                         '--landing-target-estimator'], cwd=str(PKG_DIR))
     run = procs.start([PY, '-m', 'sim_launch.cli', 'launch', 'sim_world', 'time_scale:=0',
                        f'scenario:={sc}', 'report:=true', 'sensor_topics:=false',
-                       f'tcp_bind:=127.0.0.1:{tcp}', f'px4_mission_link:=127.0.0.1:{mav}',
-                       f'px4_mission_bind:=127.0.0.1:{remote}', f'output_dir:={tmp_path}'])
+                       f'tcp_bind:=127.0.0.1:{tcp}', f'mission_link:=127.0.0.1:{mav}',
+                       f'mission_bind:=127.0.0.1:{remote}', f'output_dir:={tmp_path}'])
     rc = finished(run, 900.0 * DEADLINE_SCALE)
     out = procs.output(run)
     assert rc == 0, out[-4000:]
     said = procs.output(peer)
-    s = json.loads((tmp_path / 'sim_world_summary.json').read_text())
+    s = json.loads((tmp_path / 'latest' / 'summary.json').read_text())
     td = s['vehicles']['quad0']['details']['deck_landing']
     assert s['result'] == 'complete' and td['pad_error_m'] <= 0.5, s
     counts = {k: int(v) for k, v in

@@ -1,7 +1,8 @@
 """Faults survived: the flight controller's link cut mid-flight; pause/resume under load.
 
 A UDP relay played by the test sits between mavlink_bridge and the built-in FC and can cut
-the link (both ways). The composed plant (dynamics + bridge) flies short_hop in lockstep.
+the link (both ways). The composed plant (sim_quad_hil's world_plant: the world and the
+bridge) flies short_hop in lockstep.
 """
 
 import random
@@ -22,6 +23,7 @@ from conftest import (
     spin_until,
     wait_line,
 )
+from graph_start import start
 
 
 class Relay:
@@ -89,12 +91,13 @@ def test_fc_link_cut_mid_flight_then_back_the_mission_goes_on(procs):
     relay = Relay(port + 1, port + 2, ('127.0.0.1', port), ('127.0.0.1', port + 3))
     try:
         # lockstep holds the sim however long the cut lasts (no disengaging after timeouts)
-        plant = procs.node('mavlink_bridge.hil_plant', None, {
-            'lockstep': True, 'time_scale': 0.0, 'scenario_file': 'short_hop',
-            'lockstep_max_timeouts': 0,
-            'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'})
-        fc = procs.node('mavlink_bridge.fc.fc_node', 'builtin_fc',
-                        {'bind': f'127.0.0.1:{port + 3}', 'sim_address': f'127.0.0.1:{port + 2}'})
+        nodes = start(procs, 'sim_quad_hil', {
+            'time_scale': 0.0, 'scenario': 'short_hop', 'sensor_topics': False,
+            'summary': False, 'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'},
+            params={'world_plant': {'lockstep_max_timeouts': 0},
+                    'builtin_fc': {'bind': f'127.0.0.1:{port + 3}',
+                                   'sim_address': f'127.0.0.1:{port + 2}'}})
+        plant, fc = nodes['world_plant'], nodes['builtin_fc']
         plant_out, fc_out = output_lines(plant), output_lines(fc)
         assert wait_line(fc_out, 'item 1: WAYPOINT', 120.0, (plant, fc)), ''.join(fc_out)
         relay.cut = True                             # mid-flight, after the takeoff
@@ -126,11 +129,9 @@ def test_pause_and_resume_under_load(procs, ros_context):
     The pause holds the sim time exactly and the run goes on after it.
     """
     port = free_ports(1)
-    procs.node('sim_dynamics.usv_node', 'usv_node',
-               {'scenario_file': 'harbour', 'time_scale': 5.0}, ns='/usv')
-    bridge = procs.node('imc_bridge.imc_bridge_node', 'imc_bridge',
-                        {'bind': f'127.0.0.1:{port}', 'peers': "''", 'warn_period_s': 1.0,
-                         'use_sim_time': True}, ns='/usv')
+    bridge = start(procs, 'sim_imc', {'time_scale': 5.0, 'summary': False,
+                                      'imc_bind': f'127.0.0.1:{port}', 'imc_peers': ''},
+                   params={'imc_bridge': {'warn_period_s': 1.0}})['imc_bridge']
     node, ex = probe_node(ros_context, 'pause_probe')
     status = []
     node.create_subscription(SimStatus, '/sim/status', status.append, qos.LATCHED)

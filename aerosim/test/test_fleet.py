@@ -309,14 +309,17 @@ def test_two_vehicles_that_touch_have_collided_and_the_fleet_is_not_complete():
 
 
 def fleet_node(ros_context, **params):
-    """dynamics_node in this process and the test's context: the fleet scenario's 2 quads."""
-    from rclpy.parameter import Parameter
+    """The world node in this process and the test's context: the fleet scenario's 2 quads.
 
-    from sim_dynamics.dynamics_node import DynamicsNode
+    Their built-in FCs' bridges would be world_plant's (direct commands); none here.
+    """
+    from rclpy.parameter import Parameter
+    from sim_world.world_node import WorldNode
     _, ctx = ros_context
-    over = [Parameter('scenario_file', value='fleet'), Parameter('vehicles', value=2)] + [
+    over = [Parameter('scenario_file', value='fleet'), Parameter('vehicles', value=2),
+            Parameter('summary', value=False)] + [
         Parameter(k, value=v) for k, v in params.items()]
-    return DynamicsNode(direct_commands=True, context=ctx, parameter_overrides=over)
+    return WorldNode(direct_commands=True, context=ctx, parameter_overrides=over)
 
 
 @pytest.mark.graph
@@ -364,10 +367,11 @@ def test_the_fleet_node_resolves_contacts_and_reports_them_on_sim_collisions(ros
     got = []
     probe.create_subscription(Collision, '/sim/collisions', got.append, 100)
     try:
-        a, b = node.vehicles
-        assert [a.name, b.name] == ['quad0', 'quad1']
-        a.model.reset(p_enu=(-0.5, 0.0, 5.0), v_enu=(2.0, 0.0, 0.0))
-        b.model.reset(p_enu=(0.3, 0.0, 5.0), v_enu=(-2.0, 0.0, 0.0))
+        a, b = node.world.bodies
+        assert [a.member.name, b.member.name] == ['quad0', 'quad1']
+        a.model.model.reset(p_enu=(-0.5, 0.0, 5.0), v_enu=(2.0, 0.0, 0.0))
+        b.model.model.reset(p_enu=(0.3, 0.0, 5.0), v_enu=(-2.0, 0.0, 0.0))
+        node.world.resample(node.clock.t_ns)
         a.airborne = b.airborne = True
         spin_for(probe, ex, 1.0)                   # the subscription matched
         assert node.step(400) == (True, 'stepped 400')   # 1.6 s: the fall from 5 m takes ~1 s
@@ -376,7 +380,7 @@ def test_the_fleet_node_resolves_contacts_and_reports_them_on_sim_collisions(ros
         assert (touch.vehicle, touch.other) == ('quad0', 'quad1')
         assert touch.closing_speed == pytest.approx(4.0, abs=0.2)
         assert -0.2 < touch.position.x < 0.0 and touch.position.z > 4.5
-        assert a.model.raw[3] < 0.0 < b.model.raw[3]          # they bounced apart
+        assert a.model.model.raw[3] < 0.0 < b.model.model.raw[3]   # they bounced apart
         assert sorted((m.vehicle, m.other) for m in got[1:]) == [('quad0', 'ground'),
                                                                   ('quad1', 'ground')]
         assert all(m.closing_speed > 9.0 for m in got[1:])   # ~sqrt(2 g 5 m) = 9.9 m/s
@@ -401,16 +405,16 @@ def test_three_builtin_fcs_fly_three_missions_in_one_simulation(procs, tmp_path)
     rc = finished(p, 150.0 * DEADLINE_SCALE)
     out = ''.join(p.lines)
     assert rc == 0, out[-5000:]
-    s = json.loads((tmp_path / 'sim_quad_hil_summary.json').read_text())
+    s = json.loads((tmp_path / 'latest' / 'summary.json').read_text())
     assert s['result'] == 'complete' and s['vehicles_complete'] == 3
     v = s['vehicles']
     assert [v[f'quad{i}']['items_reached'] for i in range(3)] == [4, 3, 5]
     for i in range(3):
         assert v[f'quad{i}']['result'] == 'complete' and v[f'quad{i}']['collisions'] == []
-        assert v[f'quad{i}']['landing_error_m'] < 1.5
+        assert v[f'quad{i}']['details']['landing_error_m'] < 1.5
         assert f'serving flight controller {i + 1}:1' in out     # FC i is system i + 1
     assert s['lockstep_timeouts'] == 0                      # every step answered by all three
-    assert (tmp_path / 'sim_quad_hil.png').stat().st_size > 10_000
+    assert (tmp_path / 'latest' / 'plot.png').stat().st_size > 10_000
     # one clock: the three missions end at different sim times of the same run
     ends = [v[f'quad{i}']['reached_at_s'][-1] for i in range(3)]
     assert len(set(ends)) == 3 and max(ends) <= s['sim_time_s'] + 1e-6
@@ -443,7 +447,7 @@ def test_a_late_flight_controller_holds_the_fleet_at_t0_and_all_start_together(p
     assert rc == 0, out[-4000:]
     waited = float(re.search(r'controller heard after ([0-9.]+) s', out).group(1))
     assert waited >= 4.0
-    s = json.loads((tmp_path / 'sim_quad_hil_summary.json').read_text())
+    s = json.loads((tmp_path / 'latest' / 'summary.json').read_text())
     v = s['vehicles']
     assert v['quad0']['result'] == v['quad1']['result'] == 'complete'
     # the same mission, the same start: the takeoffs end within a second of sim time
@@ -464,7 +468,7 @@ def test_a_vehicle_whose_fc_dies_is_reported_and_the_others_fly_on(procs, tmp_pa
     assert 'node /quad1/builtin_fc died (exit code -9); the graph goes on' in out
     assert '/quad1: its controller is silent' in out          # lockstep gave it up alone
     assert 'quad1: its flight controller is gone' in out
-    s = json.loads((tmp_path / 'sim_quad_hil_summary.json').read_text())
+    s = json.loads((tmp_path / 'latest' / 'summary.json').read_text())
     v = s['vehicles']
     assert v['quad1']['result'] == 'fc_lost' and v['quad1']['fc_lost_at_s'] > 0.0
     assert v['quad0']['result'] == 'complete' and v['quad2']['result'] == 'complete'

@@ -37,6 +37,7 @@ from sim_ros import qos
 
 from conftest import REPO_DIR, free_ports, port_counts, probe_node, spin_for, spin_until
 from fuzzing import ImcInputs, MavlinkInputs, UsvInputs, blast, mutated_text, wait_drained
+from graph_start import start
 
 N = int(os.environ.get('AEROSIM_FUZZ_N', 3000))              # inputs per port
 FILE_N = int(os.environ.get('AEROSIM_FUZZ_FILE_N', 300))     # mutants per config file
@@ -107,10 +108,13 @@ def fuzz_port(procs, ros_context, node_proc, diag_name, port, inputs, quiet, pau
 
 def test_fuzz_mavlink_port(procs, ros_context):
     port = free_ports(2)
-    procs.node('sim_dynamics.dynamics_node', 'dynamics_node', {'start_paused': True})
-    bridge = procs.node('mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge',
-                        {'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}',
-                         'warn_period_s': WARN_PERIOD_S})
+    # sim_quad_hil composition:=split: the world paused, the quad's bridge its own process
+    bridge = start(procs, 'sim_quad_hil', {
+        'composition': 'split', 'sensor_topics': False, 'summary': False,
+        'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'},
+        nodes=('world_node', 'mavlink_bridge'),
+        params={'world_node': {'start_paused': True},
+                'mavlink_bridge': {'warn_period_s': WARN_PERIOD_S}})['mavlink_bridge']
     fams, rejects, drops = fuzz_port(procs, ros_context, bridge, 'MAVLink HIL link', port,
                                      MavlinkInputs(seed=11),
                                      {'/quad/effector_command': AircraftEffectorCommand},
@@ -123,12 +127,11 @@ def test_fuzz_mavlink_port(procs, ros_context):
 
 def test_fuzz_imc_port(procs, ros_context):
     port = free_ports(2)
-    procs.node('sim_dynamics.usv_node', 'usv_node',
-               {'scenario_file': 'harbour', 'start_paused': True}, ns='/usv')
-    bridge = procs.node('imc_bridge.imc_bridge_node', 'imc_bridge',
-                        {'scenario_file': 'harbour', 'bind': f'127.0.0.1:{port}',
-                         'peers': f'127.0.0.1:{port + 1}', 'warn_period_s': WARN_PERIOD_S,
-                         'use_sim_time': True}, ns='/usv')
+    # sim_imc: the boat's world paused, its IMC bridge /usv/imc_bridge
+    bridge = start(procs, 'sim_imc', {
+        'summary': False, 'imc_bind': f'127.0.0.1:{port}', 'imc_peers': f'127.0.0.1:{port + 1}'},
+        params={'world_plant': {'start_paused': True},
+                'imc_bridge': {'warn_period_s': WARN_PERIOD_S}})['imc_bridge']
     fams, rejects, drops = fuzz_port(procs, ros_context, bridge, 'IMC link', port,
                                      ImcInputs(seed=12),
                                      {'/usv/effector_command': AircraftEffectorCommand,

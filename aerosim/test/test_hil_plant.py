@@ -1,8 +1,8 @@
-"""The composed HIL plant (hil_plant): its lockstep and its sensor topics, over real UDP.
+"""The composed HIL plant (world_plant): its lockstep and its sensor topics, over real UDP.
 
-Dynamics and bridge in one process: lockstep keyed by the answer to the latest HIL_SENSOR
-frame, and the sensor topics of the frames it sends. Its links, fleet and typed contract:
-test_hil_plant_links.
+The world and the quad's bridge in one process (sim_quad_hil's default composition): lockstep
+keyed by the answer to the latest HIL_SENSOR frame, and the sensor topics of the frames it
+sends. Its links, fleet and typed contract: test_hil_plant_links.
 """
 
 from datetime import datetime, timezone
@@ -14,6 +14,24 @@ import pytest
 from mavlink_bridge.core.mav import new_mav
 
 from conftest import DEADLINE_SCALE, free_ports
+from graph_start import start
+
+
+def world_plant(procs, port, **params):
+    """sim_quad_hil's world_plant alone, lockstep as fast as possible, its FC at port + 1.
+
+    The clock starts at once (fleet_start_timeout_s 0): the test's FC does not take the
+    mission, which the world's start hold would wait for (60 s). params: more parameters
+    of the process (its world node's and its bridge's).
+    """
+    p = {'lockstep_timeout_s': 30.0}
+    p.update(params)
+    return start(procs, 'sim_quad_hil', {'time_scale': 0.0, 'summary': False,
+                                         'sensor_topics': p.pop('sensor_topics', False),
+                                         'fleet_start_timeout_s': 0.0,
+                                         'bind': f'127.0.0.1:{port}',
+                                         'fc_address': f'127.0.0.1:{port + 1}'},
+                 nodes=('world_plant',), params={'world_plant': p})['world_plant']
 
 
 def awaited_frame(ex, statuses, read, timeout_s):
@@ -53,7 +71,7 @@ def status_probe(ros_context, name):
 
 
 def test_composed_plant_steps_only_on_the_answer_to_its_latest_sensor_frame(procs, ros_context):
-    """hil_plant (dynamics + bridge in one process): lockstep keyed by time_usec, topics kept.
+    """world_plant (world + bridge in one process): lockstep keyed by time_usec, topics kept.
 
     The peer lets the free-running sensors pile up, then answers old frames first, like an FC
     working through a backlog: those answers must not advance the simulation; the answer to
@@ -72,9 +90,7 @@ def test_composed_plant_steps_only_on_the_answer_to_its_latest_sensor_frame(proc
                              qos.SENSOR_SUB)
     port = free_ports(2)
     peer = Peer(port + 1, port)
-    plant = procs.node('mavlink_bridge.hil_plant', None, {
-        'lockstep': True, 'time_scale': 0.0, 'lockstep_timeout_s': 30.0,
-        'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'})
+    plant = world_plant(procs, port)
     hover = [0.7213] * 4 + [0.0] * 12
 
     def sensor_times(timeout_s):
@@ -111,13 +127,13 @@ def test_composed_plant_steps_only_on_the_answer_to_its_latest_sensor_frame(proc
     assert spin_until(node, ex, lambda: any(time_us(c) == latest - 4000 for c in cmds), 5.0)
     assert spin_until(node, ex, lambda: any(time_us(s) == latest for s in states), 5.0)
     out = procs.output(plant)
-    assert '[quad.dynamics_node]' in out and '[quad.mavlink_bridge]' in out   # both names kept
+    assert '[world_node]' in out and '[quad.mavlink_bridge]' in out   # both names kept
     assert 'Traceback' not in out
     node.destroy_node()
 
 
 def test_composed_plant_publishes_the_sensor_topics_of_the_frames_it_sends(procs, ros_context):
-    """hil_plant with sensor_topics (sim_quad_hil's default; no sensors_node in the graph).
+    """world_plant with sensor_topics (sim_quad_hil's default; no sensors_node in the graph).
 
     Every HIL_SENSOR frame has its imu message, stamped with the frame's time_usec and holding
     the same sample (FLU on ROS, FRD on MAVLink); mag and baro where the frame flags them; the
@@ -139,10 +155,7 @@ def test_composed_plant_publishes_the_sensor_topics_of_the_frames_it_sends(procs
         node.create_subscription(typ, topic, got[topic].append, deep)
     port = free_ports(2)
     peer = Peer(port + 1, port)
-    plant = procs.node('mavlink_bridge.hil_plant', None, {
-        'lockstep': True, 'time_scale': 0.0, 'lockstep_timeout_s': 30.0, 'sensor_topics': True,
-        'gps_utc_start': '2026-11-22T12:00:00Z',
-        'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'})
+    plant = world_plant(procs, port, sensor_topics=True, gps_utc_start='2026-11-22T12:00:00Z')
     hover = [0.7213] * 4 + [0.0] * 12
     frames, fixes = {}, []
 

@@ -12,6 +12,7 @@ from hil_helpers import Peer
 from mavlink_bridge.core.mav import mavlink
 
 from conftest import DEADLINE_SCALE, free_ports
+from graph_start import start
 
 
 def test_a_stranger_with_the_fcs_ids_on_another_port_does_not_drive_the_quad(procs,
@@ -33,9 +34,11 @@ def test_a_stranger_with_the_fcs_ids_on_another_port_does_not_drive_the_quad(pro
     node.create_subscription(DiagnosticArray, '/diagnostics', diags.append, 50)
     port = free_ports(3)
     fc, stranger = Peer(port + 1, port), Peer(port + 2, port)      # both 1:1
-    plant = procs.node('mavlink_bridge.hil_plant', None, {
-        'lockstep': False, 'time_scale': 1.0, 'warn_period_s': 0.5,
-        'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'})
+    plant = start(procs, 'sim_quad_hil', {
+        'lockstep': False, 'time_scale': 1.0, 'summary': False, 'sensor_topics': False,
+        'fleet_start_timeout_s': 0.0,
+        'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'},
+        nodes=('world_plant',), params={'world_plant': {'warn_period_s': 0.5}})['world_plant']
     off, full = [0.0] * 16, [1.0] * 4 + [0.0] * 12
     fc.send(fc.mav.heartbeat_encode(mavlink.MAV_TYPE_QUADROTOR, mavlink.MAV_AUTOPILOT_PX4,
                                     0, 0, 3))
@@ -101,14 +104,15 @@ def test_the_world_is_a_plant_by_its_class_a_node_without_the_contract_is_not():
 
 def test_a_fleet_plant_moves_each_bridges_links_from_those_vehicle_0_was_given(procs, ros_context,
                                                                                tmp_path):
-    """hil_plant vehicles:=2 with the links in a params file: each bridge's are its instance's.
+    """world_plant vehicles:=2 with the links in a params file: each bridge's are its instance's.
 
-    Vehicle 0's bridge declares the links as the process was given them (here the YAML's
-    /**/mavlink_bridge section, as a user running hil_plant by hand would); vehicle 1's are
-    moved from those (sim_core.fleet.member_ports: UDP ports + 2, system id + 1). Its
-    parameters say the ports it uses. (The composition read the dynamics node's overrides
-    through rclpy's private _parameter_overrides: a YAML for the bridge was not among them, and
-    every bridge got the default ports.)
+    The world node declares the links of MAVLink instance 0 as the process was given them
+    (here the YAML's /**/world_node section, as a user running world_plant by hand would);
+    vehicle 0's bridge gets those, vehicle 1's are moved from them (sim_core.fleet.member_ports:
+    UDP ports + 2, the FC's system id + 1: 1 and 2 for built-in FCs). Its parameters say
+    the ports it uses. (hil_plant read the dynamics node's overrides through
+    rclpy's private _parameter_overrides: a YAML for the bridge was not among them, and every
+    bridge got the default ports.)
     """
     from rcl_interfaces.srv import GetParameters
 
@@ -117,11 +121,11 @@ def test_a_fleet_plant_moves_each_bridges_links_from_those_vehicle_0_was_given(p
     port = free_ports(4)
     yaml_file = tmp_path / 'links.yaml'
     yaml_file.write_text(
-        '/**/mavlink_bridge:\n  ros__parameters:\n'
-        f"    bind: '127.0.0.1:{port}'\n    fc_address: '127.0.0.1:{port + 1}'\n"
-        '    fc_system_id: 7\n')
-    plant = procs.start([sys.executable, '-m', 'mavlink_bridge.hil_plant', '--ros-args',
+        '/**/world_node:\n  ros__parameters:\n'
+        f"    bind: '127.0.0.1:{port}'\n    fc_address: '127.0.0.1:{port + 1}'\n")
+    plant = procs.start([sys.executable, '-m', 'sim_world.world_plant', '--ros-args',
                          '-p', 'scenario_file:=fleet', '-p', 'vehicles:=2',
+                         '-p', 'vehicle_namespace:=quad', '-p', 'summary:=false',
                          '-p', 'fleet_start_timeout_s:=0.0', '-p', 'sensor_topics:=false',
                          '--params-file', str(yaml_file)])
     node, ex = probe_node(ros_context, 'links_probe')
@@ -132,8 +136,8 @@ def test_a_fleet_plant_moves_each_bridges_links_from_those_vehicle_0_was_given(p
         assert spin_until(node, ex, cli.service_is_ready, 60.0), procs.output(plant)[-3000:]
         values = call_service(ex, cli, GetParameters.Request(names=names), ns).values
         got[ns] = [v.string_value or v.integer_value for v in values]
-    assert got == {'/quad0': [f'127.0.0.1:{port}', f'127.0.0.1:{port + 1}', 7, 0],
-                   '/quad1': [f'127.0.0.1:{port + 2}', f'127.0.0.1:{port + 3}', 8, 1]}, got
+    assert got == {'/quad0': [f'127.0.0.1:{port}', f'127.0.0.1:{port + 1}', 1, 0],
+                   '/quad1': [f'127.0.0.1:{port + 2}', f'127.0.0.1:{port + 3}', 2, 1]}, got
     out = procs.output(plant)
     assert f'127.0.0.1:{port + 2}' in out and 'Traceback' not in out, out[-3000:]
     node.destroy_node()

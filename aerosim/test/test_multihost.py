@@ -1,4 +1,4 @@
-"""Two hosts: the dynamics node apart from the HIL bridge and flight controller.
+"""Two hosts: the world node apart from the HIL bridge and flight controller.
 
 They run in separate network namespaces joined by a veth pair, so DDS discovery and every
 state and command cross a real (virtual) Ethernet link.
@@ -6,21 +6,22 @@ state and command cross a real (virtual) Ethernet link.
 The test makes the namespaces itself (`ip netns`, `ip link ... type veth`), which needs root
 and iproute2; without them it is skipped and says why. Fast DDS is limited to UDPv4 (no
 shared-memory shortcut between processes of one machine) and its discovery range to SUBNET;
-each namespace routes multicast (SPDP discovery) over its veth. Host A runs dynamics_node in
-lockstep; host B runs mavlink_bridge and the built-in FC, which fly the short_hop mission:
-takeoff, waypoint, land. The closed loop only works if vehicle_state goes A -> B and
+each namespace routes multicast (SPDP discovery) over its veth. The graph is sim_quad_hil
+composition:=split (its nodes' command lines from graph_start): host A runs world_node in
+lockstep; host B runs /quad/mavlink_bridge and the built-in FC, which fly the short_hop
+mission: takeoff, waypoint, land. The closed loop only works if vehicle_state goes A -> B and
 effector_command B -> A.
 """
 
 import os
 import shutil
 import subprocess
-import sys
 import time
 
 import pytest
 
 from conftest import output_lines
+from graph_start import commands
 
 NET = f'10.231.{os.getpid() % 250}'
 NAMES = (f'aeroA{os.getpid()}', f'aeroB{os.getpid()}')
@@ -77,18 +78,16 @@ def test_dds_discovery_and_the_hil_loop_across_two_hosts(procs, two_hosts):
     host_a, host_b = two_hosts
     env = {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'SUBNET', 'FASTDDS_BUILTIN_TRANSPORTS': 'UDPv4'}
 
-    def node(ns, module, name, params):
-        args = ['ip', 'netns', 'exec', ns, sys.executable, '-m', module, '--ros-args',
-                '-r', '__ns:=/quad', '-r', f'__node:={name}']
-        for k, v in params.items():
-            args += ['-p', f'{k}:={v}']
-        return procs.start(args, env=env)
+    argv = commands('sim_quad_hil', {'composition': 'split', 'scenario': 'short_hop',
+                                     'time_scale': 2.0, 'sensor_topics': False,
+                                     'summary': False})
 
-    dyn = node(host_a, 'sim_dynamics.dynamics_node', 'dynamics_node',
-               {'lockstep': 'true', 'time_scale': 2.0, 'scenario_file': 'short_hop'})
-    bridge = node(host_b, 'mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge',
-                  {'scenario_file': 'short_hop'})
-    fc = node(host_b, 'mavlink_bridge.fc.fc_node', 'builtin_fc', {})
+    def node(ns, name):
+        return procs.start(['ip', 'netns', 'exec', ns] + argv[name], env=env)
+
+    dyn = node(host_a, 'world_node')
+    bridge = node(host_b, 'mavlink_bridge')
+    fc = node(host_b, 'builtin_fc')
     fc_out, bridge_out, dyn_out = output_lines(fc), output_lines(bridge), output_lines(dyn)
     deadline = time.monotonic() + 150.0
     while time.monotonic() < deadline and not any('mission complete' in x for x in fc_out):

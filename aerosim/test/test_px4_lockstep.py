@@ -18,15 +18,23 @@ from mavlink_bridge.core.mav import mavlink, new_mav, pack
 from sim_ros import qos
 
 from conftest import UdpPeer, free_ports, port_counts, probe_node, spin_until
+from graph_start import start
 
 
-def hil_plant(procs, port, **params):
-    """dynamics_node + mavlink_bridge composed (the default), over UDP to 127.0.0.1:port + 1."""
-    p = {'lockstep': True, 'time_scale': 0.0, 'lockstep_timeout_s': 1.0,
-         'lockstep_max_timeouts': 3, 'bind': f'127.0.0.1:{port}',
-         'fc_address': f'127.0.0.1:{port + 1}', 'warn_period_s': 0.1}
+def hil_plant(procs, port, time_scale=0.0, **params):
+    """sim_quad_hil's world_plant (world + bridge composed, the default), its FC at port + 1.
+
+    The clock starts at once (fleet_start_timeout_s 0): the test's FC does not take the
+    mission, which the world's start hold would wait for (60 s). params: more parameters
+    of the process (its world node's and its bridge's).
+    """
+    p = {'lockstep_timeout_s': 1.0, 'lockstep_max_timeouts': 3, 'warn_period_s': 0.1}
     p.update(params)
-    return procs.node('mavlink_bridge.hil_plant', None, p)
+    return start(procs, 'sim_quad_hil', {'time_scale': time_scale, 'summary': False,
+                                         'sensor_topics': False, 'fleet_start_timeout_s': 0.0,
+                                         'bind': f'127.0.0.1:{port}',
+                                         'fc_address': f'127.0.0.1:{port + 1}'},
+                 nodes=('world_plant',), params={'world_plant': p})['world_plant']
 
 
 def test_mavutil_counts_no_loss_and_heartbeats_are_1_hz_then_poweroff(procs):

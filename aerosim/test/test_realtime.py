@@ -15,6 +15,7 @@ from aerosim_msgs.srv import SetTimeScale
 from sim_core.realtime import fifo_permitted, fifo_threads, set_thread_priority, thread_priority
 
 from conftest import free_ports, output_lines, probe_node, spin_until
+from graph_start import start
 
 
 def in_thread(fn):
@@ -57,14 +58,13 @@ def test_an_unprivileged_user_is_told_how_to_permit_it():
     assert out.stdout.strip().endswith(' 0')
 
 
-def test_hil_plant_and_builtin_fc_run_their_loop_threads_under_fifo(procs, ros_context):
+def test_world_plant_and_builtin_fc_run_their_loop_threads_under_fifo(procs, ros_context):
+    """sim_quad_hil realtime_priority:=7: the world's process (world_plant) and the FC's."""
     port = free_ports(2)
-    plant = procs.node('mavlink_bridge.hil_plant', None, {
-        'lockstep': True, 'time_scale': 1.0, 'realtime_priority': 7,
+    nodes = start(procs, 'sim_quad_hil', {
+        'time_scale': 1.0, 'realtime_priority': 7, 'sensor_topics': False, 'summary': False,
         'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'})
-    fc = procs.node('mavlink_bridge.fc.fc_node', 'builtin_fc', {
-        'bind': f'127.0.0.1:{port + 1}', 'sim_address': f'127.0.0.1:{port}',
-        'realtime_priority': 7})
+    plant, fc = nodes['world_plant'], nodes['builtin_fc']
     plant_out, fc_out = output_lines(plant), output_lines(fc)
     deadline = time.monotonic() + 60.0
     while time.monotonic() < deadline and not (
