@@ -52,14 +52,16 @@ class WorldNode(WorldInputs, SimTimeNode):
 
     fleet = True            # sim_ros.plant.Plant: every vehicle in its own namespace
 
-    def __init__(self, direct_commands: bool = False):
+    def __init__(self, direct_commands: bool = False, **node_kw):
         """Declare parameters, build the members, their models and the world, the topics.
 
         direct_commands: the MAVLink vehicles' commands come through their plant member's
         answer from bridges of the same process (world_plant); otherwise each takes
-        /<name>/effector_command (a bridge in another process).
+        /<name>/effector_command (a bridge in another process). node_kw: rclpy Node's
+        keywords (context=, parameter_overrides=), as every time source takes them.
         """
-        super().__init__('world_node', default_rate_hz=250.0, scenario='harbour_ops')
+        super().__init__('world_node', default_rate_hz=250.0, scenario='harbour_ops',
+                         **node_kw)
         self.wcfg = wcfg = read_config(self, WorldConfig, PARAMETERS)
         self.fleet_start_timeout_s = wcfg.fleet_start_timeout_s
         self.link_base: LinkBase = read_config(self, LinkBase, LINK_PARAMETERS)
