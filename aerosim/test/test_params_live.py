@@ -28,6 +28,7 @@ from graph_start import start
 LIVE = {'world_node': {'time_scale'}, 'usv_node': {'tas2acc_pgain', 'bank2p_pgain'},
         'usv_swarm_node': {'time_scale'}}
 WORLD = ('sim_world.world_plant', 'sim_world.world_node')
+KIND_NODES = {VehicleKind.BOAT: 'usv_node', VehicleKind.PLANE: 'plane_node'}   # member_io's
 RCLPY_LIVE = {'use_sim_time'}          # rclpy's own: its TimeSource follows it at run time
 
 
@@ -40,7 +41,8 @@ def world_nodes(r, members):
     """The ROS nodes of a world's process r: the world node (root) and its vehicles' own.
 
     world_plant: each MAVLink vehicle's bridge, the sensors of each other vehicle with the
-    suite (sensor_topics); either process: each boat's usv_node (its live hold gains).
+    suite (sensor_topics); either process: a kind's own node (sim_world.member_io: a boat's
+    usv_node, its live hold gains; a plane's plane_node, its displays and autopilot).
     """
     plant = r.module == 'sim_world.world_plant'
     out = ['/world_node']
@@ -49,8 +51,8 @@ def world_nodes(r, members):
             out.append(f'/{m.name}/mavlink_bridge')
         elif plant and info(m.kind).sensors and r.parameters['sensor_topics']:
             out.append(f'/{m.name}/sensors_node')
-        if m.kind == VehicleKind.BOAT:
-            out.append(f'/{m.name}/usv_node')
+        if m.kind in KIND_NODES:
+            out.append(f'/{m.name}/{KIND_NODES[m.kind]}')
     return out
 
 
