@@ -71,7 +71,7 @@ def run_graph(graph: str, out: str, domain: int, *args: str) -> dict:
                         'report:=true', 'time_scale:=0', f'output_dir:={out}', *args],
                        env=env, capture_output=True, text=True, timeout=1800)
     wall = time.monotonic() - t0
-    path = Path(out) / f'{graph}_summary.json'
+    path = Path(out) / 'latest' / 'summary.json'          # this run's folder
     if p.returncode != 0 or not path.exists():
         raise RuntimeError(f'{graph}: exit {p.returncode}\n{p.stdout[-3000:]}')
     s = json.loads(path.read_text())

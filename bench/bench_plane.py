@@ -5,10 +5,11 @@
 2. Closed loops without ROS: the AeroSim autopilot flying the circuit on JSBSim (the
    sim_plane loop in one process), and the built-in plane FC through MAVLink framing
    (mavlink_bridge.fc.offline.fly_plane: sensors, HIL_SENSOR/HIL_GPS bytes, mixer).
-3. The graphs as fast as possible (time_scale:=0, lockstep): `sim_plane` (plane_node and
-   autopilot_node over DDS topics) and `sim_plane_hil` (plane_plant + built-in FC over UDP);
-   the real-time factor from plane_report's summary (sim time over wall time of the whole run,
-   the free-run before the controller connects included).
+3. The graphs as fast as possible (time_scale:=0, lockstep), presets of the world:
+   `sim_plane` (the autopilot in the world's step, world_plant) and `sim_plane_hil`
+   (world_plant with the plane's MAVLink bridge + the built-in FC over UDP); the real-time
+   factor from the run's summary (the judge in the world's process: sim time over wall time
+   from the first step, the free-run before the controller connects included).
 AeroSim's own loop (its JSBSim FMU stepped at 50 Hz by aerosim-world) publishes no step-rate or
 real-time figure, so there is no AeroSim ratio: JSBSim alone is the peer.
 Usage: python bench/bench_plane.py
@@ -91,14 +92,14 @@ def autopilot_loop():
 
 
 def run_graph(graph: str, *args: str) -> dict:
-    """Run a plane graph with report:=true, time_scale:=0; plane_report's summary."""
+    """Run a plane graph with report:=true, time_scale:=0; its run's summary."""
     with tempfile.TemporaryDirectory() as out:
         env = dict(os.environ, ROS_DOMAIN_ID=os.environ.get('ROS_DOMAIN_ID', '92'))
         p = subprocess.run([sys.executable, '-m', 'sim_launch.cli', 'launch', graph,
                             'report:=true', 'time_scale:=0', f'output_dir:={out}', *args],
                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            timeout=900)
-        path = os.path.join(out, f'{graph}_summary.json')
+        path = os.path.join(out, 'latest', 'summary.json')      # the run's folder
         if p.returncode != 0 or not os.path.exists(path):
             raise RuntimeError(p.stdout.decode()[-3000:])
         with open(path) as fh:
@@ -120,8 +121,10 @@ def main():
     print(f'built-in plane FC through MAVLink framing, one process: {steps * DT:.0f} s sim in '
           f'{wall:.2f} s (RTF {steps * DT / wall:.0f}, {1e6 * wall / steps:.0f} µs per step), '
           f'{judge.summary()["result"]}')
-    for graph in ('sim_plane', 'sim_plane_hil'):
-        s = run_graph(graph)
+    # the HIL link off the default ports (a PX4 SITL or another run may hold 14560)
+    for graph, args in (('sim_plane', ()), ('sim_plane_hil', ('bind:=127.0.0.1:25580',
+                                                              'fc_address:=127.0.0.1:25581'))):
+        s = run_graph(graph, *args)
         print(f'{graph} as fast as possible: circuit {s["result"]}, {s["sim_time_s"]} s sim in '
               f'{s["wall_time_s"]} s wall, RTF {s["real_time_factor"]}')
 

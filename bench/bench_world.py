@@ -1,16 +1,17 @@
-"""World benchmark: harbour_ops in one world (sim_world) against the single-kind graphs.
+"""World benchmark: harbour_ops in one world (sim_world) against its vehicles in worlds apart.
 
 1. `sim_world scenario:=harbour_ops report:=true time_scale:=0`: two quads with built-in FCs,
    the C172 with its autopilot, a WAM-V on waypoints, one clock. Wall time of the whole run
    (process start to exit: start-up, the hold for the FCs, flight, report), sim time, the
    real-time factor, and the throughput: the vehicles' mission seconds (each vehicle's sim
    time until its last item) per wall second.
-2. The peer, measured in the same run: the same quads and plane in the graphs that existed
-   before, side by side (each its own domain and ports): `sim_quad_hil` flying the two quads
-   (a `vehicles:` list of the same two entries) and `sim_plane` flying the same circuit with
-   the same autopilot. The boat has no single-kind graph with a waypoint controller
-   (`sim_imc`'s boat is DUNE's), so it is left out of the peer: the world carries it on top.
-   Ratios: the world's wall time against the slower of the two, and the throughputs.
+2. The peer, measured in the same run: the same quads and plane in the graphs that were
+   single-kind graphs before and are now presets of the same world, side by side (each its own
+   domain and ports): `sim_quad_hil` flying the two quads (a `vehicles:` list of the same two
+   entries) and `sim_plane` flying the same circuit with the same autopilot. The boat has no
+   preset with a waypoint controller (`sim_imc`'s boat is DUNE's), so it is left out of the
+   peer: the world carries it on top. Ratios: the world's wall time against the slower of the
+   two, and the throughputs.
 Usage: python bench/bench_world.py [runs, default 2]
 """
 
@@ -37,7 +38,11 @@ def run(graph: str, out: str, domain: int, *args: str) -> subprocess.Popen:
 
 
 def finish(p: subprocess.Popen, t0: float, path: str) -> dict:
-    """Wait for the run; its summary with the process's wall time (wall_s)."""
+    """Wait for the run; its summary with the process's wall time (wall_s).
+
+    path: the run's output_dir; the summary is its latest run's (<path>/latest/summary.json).
+    """
+    path = os.path.join(path, 'latest', 'summary.json')
     log = p.communicate(timeout=1800)[0].decode('utf-8', 'replace')
     wall = time.monotonic() - t0
     if p.returncode != 0 or not os.path.exists(path):
@@ -79,9 +84,11 @@ def world() -> dict:
     """One harbour_ops run in sim_world."""
     with tempfile.TemporaryDirectory() as out:
         t0 = time.monotonic()
+        # the quads' links off the default ports (a PX4 SITL may hold 14560): 25570..25573
         s = finish(run('sim_world', out, BASE_DOMAIN, 'scenario:=harbour_ops',
-                       'sensor_topics:=false'),
-                   t0, os.path.join(out, 'sim_world_summary.json'))
+                       'sensor_topics:=false', 'bind:=127.0.0.1:25570',
+                       'fc_address:=127.0.0.1:25571'),
+                   t0, out)
     if s['result'] != 'complete':
         raise RuntimeError(f'sim_world: {s["result"]}')
     s['mission_s'] = sum(mission_s(v) for v in s['vehicles'].values())
@@ -97,8 +104,8 @@ def peers() -> dict:
         pq = run('sim_quad_hil', qo, BASE_DOMAIN + 1, f'scenario:={quads}',
                  'sensor_topics:=false', 'bind:=127.0.0.1:25560', 'fc_address:=127.0.0.1:25561')
         pp = run('sim_plane', po, BASE_DOMAIN + 2, f'scenario:={plane}', 'summary:=false')
-        q = finish(pq, t0, os.path.join(qo, 'sim_quad_hil_summary.json'))
-        p = finish(pp, t0, os.path.join(po, 'sim_plane_summary.json'))
+        q = finish(pq, t0, qo)
+        p = finish(pp, t0, po)
     if q['result'] != 'complete' or p['result'] != 'complete':
         raise RuntimeError(f'peers: quads {q["result"]}, plane {p["result"]}')
     flown = sum(mission_s(v) for v in q['vehicles'].values()) + float(p['sim_time_s'])
@@ -115,7 +122,7 @@ def main():
         p = peers()
         print(f'  run {k + 1}: sim_world (2 quads, plane, boat) {w["sim_time_s"]:.1f} s sim in '
               f'{w["wall_s"]:.1f} s wall (report\'s RTF {w["real_time_factor"]}), '
-              f'{w["mission_s"] / w["wall_s"]:.2f} mission-s/s; single-kind graphs side by side '
+              f'{w["mission_s"] / w["wall_s"]:.2f} mission-s/s; the presets side by side '
               f'(2 quads + plane, no boat) {p["wall_s"]:.1f} s wall (quads '
               f'{p["quads_wall_s"]:.1f}, plane {p["plane_wall_s"]:.1f}), '
               f'{p["mission_s"] / p["wall_s"]:.2f} mission-s/s; world/peers wall '

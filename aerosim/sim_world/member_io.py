@@ -55,7 +55,7 @@ class BoatIo(NoIo):
 
     def __init__(self, world, member: Member, model, controller):
         """The gains node of member's boat (model: a BoatModel with its control)."""
-        self.node = Node('usv_node', namespace=f'/{member.name}')
+        self.node = Node('usv_node', namespace=f'/{member.name}', context=world.context)
         self.model, self.world = model, world
         cfg = read_config(self.node, UsvGainsConfig, USV_GAINS_PARAMETERS)
         for name, attr in USV_GAINS.items():

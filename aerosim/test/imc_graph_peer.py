@@ -1,6 +1,6 @@
 """The IMC peer of the sim_imc graph tests (test_imc_graph, test_imc_graph_garbage).
 
-An imcpy client on real UDP, and sim_imc's usv_node and imc_bridge started as launched.
+An imcpy client on real UDP, and sim_imc's world (its boat /usv) and imc_bridge as launched.
 """
 
 import math
@@ -55,7 +55,7 @@ IDLE_U = 0.03
 
 
 def start_graph(procs, port, client_port, **bridge):
-    """sim_imc's usv_node and imc_bridge (in /usv) as launched, on the test's ports; bridge.
+    """sim_imc's world process and imc_bridge (in /usv) as launched, on the test's ports.
 
     bridge: imc_bridge parameters on top of the test's.
     """
@@ -68,8 +68,9 @@ def start_graph(procs, port, client_port, **bridge):
     return start(procs, 'sim_imc', {'imc_bind': f'127.0.0.1:{port}',
                                     'imc_peers': f'127.0.0.1:{client_port}',
                                     'time_scale': TIME_SCALE},
-                 nodes=('usv_node', 'imc_bridge'),
+                 nodes=('world_plant', 'imc_bridge'),
                  # /clock at 20 Hz (sim): 200 messages/s at 10x for the bridge
-                 params={'usv_node': {'clock_rate_hz': 20.0}, 'imc_bridge': params})['imc_bridge']
+                 params={'world_plant': {'clock_rate_hz': 20.0}, 'imc_bridge': params}
+                 )['imc_bridge']
 
 

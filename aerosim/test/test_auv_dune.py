@@ -51,7 +51,7 @@ def test_dunes_lauv_flies_the_dive_plan_and_our_judge_finds_it_complete(procs, t
         peer.close()
     assert 'Traceback' not in out
     assert peer.nodes[0x3F03] == {('127.0.0.1', bport)}        # discovered as DUNE does
-    s = json.loads((tmp_path / 'sim_auv_summary.json').read_text())
+    s = json.loads((tmp_path / 'latest' / 'summary.json').read_text())
     v = s['vehicles']['auv0']
     assert s['result'] == 'complete' and v['controller'] == 'imc', s
     d = v['details']

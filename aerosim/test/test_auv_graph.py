@@ -31,7 +31,7 @@ def test_sim_auv_dives_runs_its_leg_at_depth_surfaces_and_exits_complete(procs, 
     out = procs.output(run)
     assert run.returncode == 0, out[-4000:]
     assert 'Traceback' not in out
-    s = json.loads((tmp_path / 'sim_auv_summary.json').read_text())
+    s = json.loads((tmp_path / 'latest' / 'summary.json').read_text())
     v = s['vehicles']['auv0']
     assert s['result'] == 'complete' and v['kind'] == 'auv' and v['controller'] == 'builtin', s
     d = v['details']

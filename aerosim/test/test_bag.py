@@ -34,9 +34,10 @@ from sim_ros import qos
 from sim_ros.convert import message_class, time_ns
 
 from conftest import probe_node, spin_for, spin_until
+from graph_start import start
 
 NS = 1_000_000_000
-STEP_NS = 4_000_000                 # dynamics_node at 250 Hz
+STEP_NS = 4_000_000                 # the world at 250 Hz
 RECORDED = {
     '/quad/vehicle_state': 'aerosim_msgs/msg/VehicleState',
     '/quad/imu': 'aerosim_msgs/msg/IMU',
@@ -137,9 +138,9 @@ def _record_run(procs, ros_context, tmp_path, storage):
 
     Returns (bag path, {topic: [raw, ...]} the probe received, recorder output).
     """
-    procs.node('sim_dynamics.dynamics_node', 'dynamics_node',
-               {'time_scale': 1.0, 'start_paused': True})
-    procs.node('sim_sensors.sensors_node', 'sensors_node', {'use_sim_time': True, 'seed': 1})
+    # sim_quad's world: the time source and the quad's sensors in one process
+    start(procs, 'sim_quad', {'time_scale': 1.0, 'seed': 1}, nodes=('world_plant',),
+          params={'world_plant': {'start_paused': True}})
     bag = tmp_path / 'run'
     topics = '[' + ', '.join(RECORDED) + ']'
     rec = procs.start([sys.executable, '-m', 'sim_bag.recorder', '--ros-args',

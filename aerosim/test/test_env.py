@@ -8,6 +8,8 @@ import subprocess
 
 import pytest
 
+from sim_launch.entry import NODES
+
 from conftest import REPO_DIR
 
 ENV_FILE = REPO_DIR / 'env.sh'
@@ -38,7 +40,9 @@ def test_env_file_alone_is_enough_for_rclpy_and_the_messages(domain_id):
 def test_aerosim_and_every_node_executable_are_on_path(domain_id):
     setup = (REPO_DIR / 'aerosim' / 'setup.py').read_text()
     scripts = re.findall(r"'(\w+) = [\w.]+:\w+'", setup)
-    assert 'aerosim' in scripts and 'dynamics_node' in scripts and len(scripts) >= 15
+    # the launcher and every node's script (sim_launch.entry.NODES: the world_node and
+    # world_plant of every graph, the bridges, sensors, viewers, bag tools)
+    assert set(scripts) == {'aerosim', *NODES} and len(scripts) == len(NODES) + 1, scripts
     r = fresh_shell('for x in ' + ' '.join(scripts) + '; do command -v $x || echo "MISSING $x"; '
                     'done; aerosim graphs', domain_id, 60.0)
     assert r.returncode == 0, r.stdout + r.stderr

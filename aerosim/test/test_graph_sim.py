@@ -1,7 +1,8 @@
-"""Graph tests: dynamics_node + sensors_node over real DDS with use_sim_time.
+"""Graph tests: sim_quad's world (world_plant: the world node and the quad's sensors) over DDS.
 
-Rates are measured on the stamps (sim time), read straight from the raw CDR bytes so the test
-keeps up with every topic.
+The world node is the time source (/clock, /sim/*); the quad's sensor topics come from the
+sensors node of the same process, fed by the world's step. Rates are measured on the stamps
+(sim time), read straight from the raw CDR bytes so the test keeps up with every topic.
 """
 
 import math
@@ -36,21 +37,23 @@ TOPICS = {  # topic: (type, expected rate Hz)
 }
 
 
-def start_graph(procs, camera=False, **dyn):
-    """sim_quad's dynamics and sensor nodes (and camera), as `aerosim launch` starts them.
+def start_graph(procs, camera=False, **world):
+    """sim_quad's world process (and camera), as `aerosim launch` starts them.
 
-    dyn: dynamics_node's parameters over the graph's (it starts paused at real time).
+    world: the world process's parameters over the graph's (it starts paused at real time;
+    its quad's sensors, in the same process, with seed 1).
     """
-    nodes = ('dynamics_node', 'sensors_node') + (('camera_node',) if camera else ())
+    nodes = ('world_plant',) + (('camera_node',) if camera else ())
     start(procs, 'sim_quad', nodes=nodes, params={
-        'dynamics_node': {'time_scale': 1.0, 'start_paused': True, **dyn},
-        'sensors_node': {'seed': 1}})
+        'world_plant': {'time_scale': 1.0, 'start_paused': True, 'seed': 1, **world}})
 
 
-def resume_when_connected(node, ex, publishers_expected, state_subscribers=2):
+def resume_when_connected(node, ex, publishers_expected, state_subscribers=1):
     """Start paused, wait until the graph and the probe are connected, then resume.
 
     Discovery takes a variable wall time on a loaded machine; sim time must not run before.
+    state_subscribers: the readers of vehicle_state to wait for (the probe, the camera; the
+    quad's sensors take the states in the world's process, not over the topic).
     """
     client = node.create_client(SetPaused, '/sim/pause')
 
@@ -75,7 +78,7 @@ def test_every_topic_at_its_rate_on_sim_time(procs, ros_context):
             qos.STATE, raw=True)
     clock = []
     node.create_subscription(Clock, '/clock', lambda m: clock.append(m.clock.sec), qos.CLOCK)
-    resume_when_connected(node, ex, list(TOPICS), state_subscribers=3)
+    resume_when_connected(node, ex, list(TOPICS), state_subscribers=2)
     assert spin_until(node, ex, lambda: clock and clock[-1] >= 4, 30.0), 'sim did not run 4 s'
     t0, t1 = 1 * NS, 3 * NS            # measure on [1 s, 3 s) of sim time
     for topic, (_, rate) in TOPICS.items():
@@ -100,7 +103,7 @@ def test_services_pause_step_reset_and_time_scale(procs, ros_context):
                 ('set_time_scale', SetTimeScale))}
     assert spin_until(node, ex, lambda: all(c.service_is_ready() for c in clients.values())
                       and status, 30.0)
-    resume_when_connected(node, ex, ['vehicle_state'], state_subscribers=1)
+    resume_when_connected(node, ex, ['vehicle_state'], state_subscribers=0)
 
     def call(name, **fields):
         c = clients[name]
@@ -153,9 +156,8 @@ def test_garbage_effector_commands_are_rejected_and_counted_valid_ones_fly(procs
 
 
 def test_lockstep_advances_one_step_per_answer_and_never_deadlocks(procs, ros_context):
-    procs.node('sim_dynamics.dynamics_node', 'dynamics_node',
-               {'time_scale': 0.0, 'lockstep': True, 'lockstep_timeout_s': 0.25,
-                'start_paused': True})
+    start(procs, 'sim_quad', {'time_scale': 0.0, 'lockstep': True}, nodes=('world_plant',),
+          params={'world_plant': {'lockstep_timeout_s': 0.25, 'start_paused': True}})
     node, ex = probe_node(ros_context, 'lockstep_controller', '/quad')
     pub = node.create_publisher(AircraftEffectorCommand, 'effector_command', qos.COMMAND)
     status, seen = [], []
@@ -201,32 +203,44 @@ def test_lockstep_advances_one_step_per_answer_and_never_deadlocks(procs, ros_co
     assert status[-1].lockstep_timeouts <= k1 + 1      # at most the one in flight
 
 
+def world_node(ctx, controller, direct_commands=False, overrides=()):
+    """sim_quad's world node in this process: the default scenario's quad, flown by controller.
+
+    (The time source of every graph; world_plant composes it the same way.)
+    """
+    from rclpy.parameter import Parameter
+    from sim_world.world_node import WorldNode
+    return WorldNode(direct_commands=direct_commands, context=ctx, parameter_overrides=[
+        Parameter('scenario_file', value='default'), Parameter('vehicle_namespace', value='quad'),
+        Parameter('controller', value=controller), *overrides])
+
+
 def test_refused_state_publication_holds_the_step_and_loses_nothing(ros_context):
     """A refused state publication holds the step; it goes out later, none lost.
 
     Fast DDS refuses a reliable write when a slow reader's queue stays full (seen as an
-    RCLError 'cannot publish data' under load, as fast as possible). The dynamics node must
+    RCLError 'cannot publish data' under load, as fast as possible). The world node must
     hold the step (backpressure), count it, and publish it later: no crash, no step lost.
     """
     rclpy, ctx = ros_context
     from rclpy.impl.implementation_singleton import rclpy_implementation as impl
 
     from aerosim_msgs.msg import VehicleState
-    from sim_dynamics.dynamics_node import DynamicsNode
     from sim_ros import qos
-    node = DynamicsNode(context=ctx)
+    node = world_node(ctx, 'topic')
+    pub_state = node.outs[0].pub_state          # the quad's vehicle_state
     # the slow reader: vehicle_state is published only while someone subscribes to it
     reader = rclpy.create_node('reader', context=ctx)
-    reader.create_subscription(VehicleState, node.out.pub_state.topic_name, lambda m: None,
+    reader.create_subscription(VehicleState, pub_state.topic_name, lambda m: None,
                                qos.STATE)
     try:
         deadline = time.monotonic() + 10.0 * DEADLINE_SCALE
-        while not node.out.pub_state.get_subscription_count() and time.monotonic() < deadline:
+        while not pub_state.get_subscription_count() and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert node.out.pub_state.get_subscription_count() == 1
+        assert pub_state.get_subscription_count() == 1
         published = []
         refuse = {'n': 3}
-        real_publish = node.out.pub_state.publish
+        real_publish = pub_state.publish
 
         def publish(msg):
             if refuse['n'] > 0:
@@ -234,7 +248,7 @@ def test_refused_state_publication_holds_the_step_and_loses_nothing(ros_context)
                 raise impl.RCLError('cannot publish data')
             published.append(msg.header.stamp.sec * NS + msg.header.stamp.nanosec)
             real_publish(msg)
-        node.out.pub_state.publish = publish
+        pub_state.publish = publish
         node.clock.time_scale = 0.0
         for _ in range(3):
             node.advance()
@@ -254,7 +268,7 @@ def test_refused_state_publication_holds_the_step_and_loses_nothing(ros_context)
 def test_paced_lockstep_is_driven_by_the_answers_not_the_timer(ros_context):
     """Real time + lockstep: once engaged the answers step the simulation, none the timer.
 
-    A controller composed in-process (as the HIL bridge is in hil_plant) at half the step
+    A controller composed in-process (as the HIL bridge is in world_plant) at half the step
     rate: it answers every other step from its own thread 1 ms later (a frame out and back),
     and the steps in between at once from within the step (the bridge holds the last command
     when no HIL_SENSOR went out). The stepping timer then only polls for timeouts (20 Hz) and
@@ -270,19 +284,19 @@ def test_paced_lockstep_is_driven_by_the_answers_not_the_timer(ros_context):
     from rclpy.parameter import Parameter
 
     from sim_core.stepper import LOCKSTEP_POLL_S
-    from sim_dynamics.dynamics_node import DynamicsNode
     rclpy, ctx = ros_context
-    node = DynamicsNode(direct_commands=True, context=ctx, parameter_overrides=[
+    # the quad's controller over MAVLink, its answers by direct call (world_plant's bridge)
+    node = world_node(ctx, 'external', direct_commands=True, overrides=[
         Parameter('time_scale', value=1.0), Parameter('lockstep', value=True)])
     frames = queue.Queue()
     stop = threading.Event()
     stepped = []
 
-    def listener(arrays):
-        t_ns = arrays[0]
+    def listener(sample):
+        t_ns = sample.t_ns
         stepped.append(t_ns)
         if t_ns // 4_000_000 % 2:
-            node.apply_command([0.3] * 4, t_ns)      # no frame at this step: held command
+            node.apply_command([0.3] * 4, t_ns, 0)   # no frame at this step: held command
         else:
             frames.put(t_ns)
 
@@ -293,7 +307,7 @@ def test_paced_lockstep_is_driven_by_the_answers_not_the_timer(ros_context):
             except queue.Empty:
                 continue
             time.sleep(0.001)
-            node.apply_command([0.3] * 4, t_ns)
+            node.apply_command([0.3] * 4, t_ns, 0)
     node.add_state_listener(listener)
     worker = threading.Thread(target=controller, daemon=True)
     worker.start()

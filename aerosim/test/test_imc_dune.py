@@ -12,9 +12,22 @@ import pytest
 
 from conftest import DEADLINE_SCALE, free_ports, port_counts, probe_node, spin_until
 from dune_peer import SHIPPED_INI, DuneConfig, DunePeer
+from graph_start import start
 
 SYS = 0x3F01
 TIME_SCALE = 4.0
+
+
+def start_imc(procs, bport, uport, time_scale, **bridge):
+    """sim_imc as launched (the harbour's boat in the world, its imc_bridge in /usv); bridge.
+
+    The bridge on bport with DUNE at uport; bridge: its parameters over the shipped file's.
+    """
+    return start(procs, 'sim_imc', {'imc_bind': f'127.0.0.1:{bport}',
+                                    'imc_peers': f'127.0.0.1:{uport}', 'time_scale': time_scale},
+                 # /clock at 20 Hz (sim), as in the sim_imc graph tests
+                 params={'world_plant': {'clock_rate_hz': 20.0}, 'imc_bridge': bridge}
+                 )['imc_bridge']
 
 
 @pytest.mark.graph
@@ -27,13 +40,7 @@ def test_dune_steers_the_boat_to_a_waypoint_with_actuator_commands(procs, ros_co
     waypoint = (-30.0, 40.0)
     peer = DunePeer(uport, dport, [waypoint])
     try:
-        procs.node('sim_dynamics.usv_node', 'usv_node',
-                   {'scenario_file': 'harbour', 'time_scale': TIME_SCALE,
-                    'clock_rate_hz': 20.0}, ns='/usv')
-        bridge = procs.node('imc_bridge.imc_bridge_node', 'imc_bridge',
-                            {'scenario_file': 'harbour', 'bind': f'127.0.0.1:{bport}',
-                             'peers': f'127.0.0.1:{uport}', 'discovery_ports': str(dport),
-                             'use_sim_time': True}, ns='/usv')
+        bridge = start_imc(procs, bport, uport, TIME_SCALE, discovery_ports=str(dport))
         node, ex = probe_node(ros_context, 'dune_test')
         diags = []
         node.create_subscription(DiagnosticArray, '/diagnostics', diags.append, 10)
@@ -109,14 +116,9 @@ def run_plan(procs, ros_context, plan, time_scale, **bridge_params):
     bport = free_ports(3)
     uport, dport = bport + 1, bport + 2
     peer = DunePeer(uport, dport, plan)
-    procs.node('sim_dynamics.usv_node', 'usv_node',
-               {'scenario_file': 'harbour', 'time_scale': time_scale,
-                'clock_rate_hz': 20.0}, ns='/usv')
-    params = {'scenario_file': 'harbour', 'bind': f'127.0.0.1:{bport}',
-              'peers': f'127.0.0.1:{uport}', 'discovery_ports': str(dport),
-              'timestamps': 'sim', 'use_sim_time': True}
-    params.update(bridge_params)
-    bridge = procs.node('imc_bridge.imc_bridge_node', 'imc_bridge', params, ns='/usv')
+    bridge = start_imc(procs, bport, uport, time_scale,
+                       **dict({'discovery_ports': str(dport), 'timestamps': 'sim'},
+                              **bridge_params))
     deadline = time.monotonic() + 300.0 * DEADLINE_SCALE
     try:
         while not peer.arrived and time.monotonic() < deadline and bridge.poll() is None:

@@ -1,4 +1,4 @@
-"""The sim_imc graph (usv_node + imc_bridge) over real UDP, with an imcpy client as the peer.
+"""The sim_imc graph (the world's boat, imc_bridge) over real UDP, with an imcpy client as peer.
 
 The client plays DUNE/Neptus: it receives SimulatedState, EstimatedState, Announce and
 Heartbeat, drives the boat with IMC actuation and guidance messages, and exercises leak,

@@ -1,4 +1,4 @@
-"""The sim_imc graph (usv_node + imc_bridge) fed garbage and bursts over real UDP.
+"""The sim_imc graph (the world's boat + imc_bridge) fed garbage and bursts over real UDP.
 
 Garbage on the port and on the command topics is counted and changes nothing; a burst of
 requests of each kind is answered in full; relayed housekeeping is counted, not warned about;
@@ -99,7 +99,7 @@ def test_garbage_is_counted_and_changes_nothing(procs, ros_context):
     assert sorted(lines) == sorted(k[len('rejected_'):] for k, v in expect.items() if v), out
 
 
-def test_usv_node_rejects_garbage_commands_and_counts_them(procs, ros_context):
+def test_the_world_rejects_garbage_boat_commands_and_counts_them(procs, ros_context):
     from aerosim_msgs.msg import AircraftEffectorCommand, AutopilotCommand, SimStatus
     from sim_ros import qos
     port = free_ports(2)

@@ -12,11 +12,12 @@ import sys
 import time
 
 import pytest
+from test_params_live import WORLD, world_nodes
 import yaml
 
 from sim_core.paramfiles import flatten, key_matches, sections
 from sim_core.paths import resolve_config_path
-from sim_launch.graphs import GRAPHS, get_graph, resolve
+from sim_launch.graphs import GRAPHS, get_graph, members_of, resolve, resolve_args
 
 from conftest import DEADLINE_SCALE, call_service, free_ports, probe_node
 
@@ -34,10 +35,6 @@ CHANGES = {
     'usv_swarm_node.yaml': ('waypoint_radius_m', 4.0),
     'world_node.yaml': ('status_period_s', 2.0),
 }
-# processes that hold several nodes under their own names (rename=False)
-# (world_plant: the world node, in the root namespace; its bridges and its vehicles' own nodes
-# are in the vehicles' namespaces, asked by the graph tests of their own)
-COMPOSED = {'world_plant': ('world_node',), 'world_node': ('world_node',)}
 
 
 def params_yamls():
@@ -122,14 +119,22 @@ def expected_values(graph, overrides):
     """{node fqn: ({parameter: value} it must declare, {parameter: value} if it declares)}.
 
     In file order then the graph's arguments. A section keyed with the node's name must be
-    the node's; a '/**:' section, and the arguments given to a process of several nodes, are
-    for whichever node of the process declares them.
+    the node's; a '/**:' section is for whichever node declares it. The world's process
+    (world_plant, world_node) holds several nodes (test_params_live.world_nodes): the graph's
+    arguments are the world node's, or any of them it declares; the process gives its
+    vehicles' nodes (a bridge, sensors, a boat's usv_node) their own values of those (a
+    vehicle's links, its index), so for them only the files' values are expected, as the
+    process's arguments leave them.
     """
+    g = get_graph(graph)
     out = {}
-    for r in resolve(get_graph(graph), overrides):
-        names = COMPOSED.get(r.name, (r.name,)) if not r.rename else (r.name,)
-        for name in names:
-            fqn = f'{r.namespace.rstrip("/")}/{name}'
+    for r in resolve(g, overrides):
+        if r.module in WORLD:
+            fqns = world_nodes(r, members_of(resolve_args(g, overrides)))
+        else:
+            fqns = [f'{r.namespace.rstrip("/")}/{r.name}']
+        for fqn in fqns:
+            own = fqn == fqns[0]                # the process's own node (the world node)
             vals, must = {}, set()
             for f in r.params_files:
                 for key, params in sections(yaml.safe_load(open(f).read())).items():
@@ -138,9 +143,11 @@ def expected_values(graph, overrides):
                         vals.update(flat)
                         if '*' not in key.rsplit('/', 1)[-1]:
                             must |= set(flat)
-            vals.update(r.parameters)
-            if len(names) == 1 and r.name not in COMPOSED:
-                must |= set(r.parameters)
+            if own:
+                vals.update(r.parameters)
+                must |= set(r.parameters) if r.module not in WORLD else set()
+            else:
+                vals = {k: v for k, v in vals.items() if k not in r.parameters}
             out[fqn] = ({k: v for k, v in vals.items() if k in must},
                         {k: v for k, v in vals.items() if k not in must})
     return out

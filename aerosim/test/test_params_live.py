@@ -16,15 +16,19 @@ from rcl_interfaces.srv import DescribeParameters, GetParameters, ListParameters
 
 from aerosim_msgs.msg import SimStatus
 from aerosim_msgs.srv import SetTimeScale
-from sim_launch.graphs import get_graph, resolve
+from sim_core.kinds import VehicleKind, info
+from sim_launch.graphs import get_graph, members_of, resolve, resolve_args
 from sim_ros import qos
 
 from conftest import DEADLINE_SCALE, call_service, free_ports, probe_node, spin_until
+from graph_start import start
 
-# parameters applied while a node runs (everything else is read once at start-up)
-LIVE = {'dynamics_node': {'time_scale'}, 'plane_node': {'time_scale'},
-        'usv_node': {'time_scale', 'tas2acc_pgain', 'bank2p_pgain'},
+# parameters applied while a node runs (everything else is read once at start-up): the time
+# sources' time scale, a world boat's hold gains (its /<name>/usv_node)
+LIVE = {'world_node': {'time_scale'}, 'usv_node': {'tas2acc_pgain', 'bank2p_pgain'},
         'usv_swarm_node': {'time_scale'}}
+WORLD = ('sim_world.world_plant', 'sim_world.world_node')
+KIND_NODES = {VehicleKind.BOAT: 'usv_node', VehicleKind.PLANE: 'plane_node'}   # member_io's
 RCLPY_LIVE = {'use_sim_time'}          # rclpy's own: its TimeSource follows it at run time
 
 
@@ -33,19 +37,34 @@ def call(node, ex, client, request):
     return call_service(ex, client, request, client.srv_name)
 
 
+def world_nodes(r, members):
+    """The ROS nodes of a world's process r: the world node (root) and its vehicles' own.
+
+    world_plant: each MAVLink vehicle's bridge, the sensors of each other vehicle with the
+    suite (sensor_topics); either process: a kind's own node (sim_world.member_io: a boat's
+    usv_node, its live hold gains; a plane's plane_node, its displays and autopilot).
+    """
+    plant = r.module == 'sim_world.world_plant'
+    out = ['/world_node']
+    for m in members:
+        if plant and m.over_mavlink:
+            out.append(f'/{m.name}/mavlink_bridge')
+        elif plant and info(m.kind).sensors and r.parameters['sensor_topics']:
+            out.append(f'/{m.name}/sensors_node')
+        if m.kind in KIND_NODES:
+            out.append(f'/{m.name}/{KIND_NODES[m.kind]}')
+    return out
+
+
 def graph_nodes(name, args):
-    """Fully qualified names of the ROS nodes the graph starts (a composed process: both)."""
+    """Fully qualified names of the ROS nodes the graph starts (a process of several: each)."""
+    g = get_graph(name)
     out = []
-    for r in resolve(get_graph(name), args):
-        if r.module == 'mavlink_bridge.hil_plant' and 'vehicles' in r.parameters:
-            # a fleet's plant: the time source in the root namespace, a bridge per vehicle
-            out += ['/dynamics_node'] + [f'/{r.parameters["vehicle_prefix"]}{i}/mavlink_bridge'
-                                         for i in range(r.parameters['vehicles'])]
-            continue
-        names = {'mavlink_bridge.hil_plant': ('dynamics_node', 'mavlink_bridge'),
-                 'mavlink_bridge.plane_plant': ('plane_node', 'mavlink_bridge')}.get(
-                     r.module, (r.name,))
-        out += [f'{r.namespace.rstrip("/")}/{n}' for n in names]
+    for r in resolve(g, args):
+        if r.module in WORLD:
+            out += world_nodes(r, members_of(resolve_args(g, args)))
+        else:
+            out.append(f'{r.namespace.rstrip("/")}/{r.name}')
     return out
 
 
@@ -57,6 +76,7 @@ GRAPHS = {
     'sim_plane_hil': {},
     'sim_imc': {},
     'sim_usv_swarm': {},
+    'sim_world': {},            # quads' bridges, a plane's sensors, a boat's gains: one process
 }
 
 
@@ -74,7 +94,9 @@ def test_every_parameter_of_every_node_is_live_or_refused(graph, procs, ros_cont
                                    'fc_address': f'127.0.0.1:{port + 1}'},
                  'sim_imc': {'imc_bind': f'127.0.0.1:{port}'},
                  'sim_usv_swarm': {'ui_bind': f'127.0.0.1:{port}',
-                                   'ui_address': f'127.0.0.1:{port + 1}'}}[graph])
+                                   'ui_address': f'127.0.0.1:{port + 1}'},
+                 'sim_world': {'bind': f'127.0.0.1:{port}',
+                               'fc_address': f'127.0.0.1:{port + 1}'}}[graph])
     graph_name = graph.replace('_fleet', '')
     cmd = [sys.executable, '-m', 'sim_launch.cli', 'launch', graph_name] + \
         [f'{k}:={v}' for k, v in args.items()]
@@ -140,12 +162,12 @@ def _double(name, v):
 
 def test_time_scale_set_as_a_parameter_paces_the_simulation(procs, ros_context):
     """time_scale: `ros2 param set` changes the pacing; the service updates the parameter."""
-    dyn = procs.node('sim_dynamics.dynamics_node', 'dynamics_node', {'time_scale': 1.0})
+    world = start(procs, 'sim_quad', {'time_scale': 1.0}, nodes=('world_plant',))['world_plant']
     node, ex = probe_node(ros_context, 'time_scale_probe', '/quad')
     status = []
     node.create_subscription(SimStatus, '/sim/status', status.append, qos.LATCHED)
-    setp = node.create_client(SetParameters, 'dynamics_node/set_parameters')
-    getp = node.create_client(GetParameters, 'dynamics_node/get_parameters')
+    setp = node.create_client(SetParameters, '/world_node/set_parameters')
+    getp = node.create_client(GetParameters, '/world_node/get_parameters')
 
     def param():
         return call(node, ex, getp, GetParameters.Request(names=['time_scale'])) \
@@ -173,4 +195,4 @@ def test_time_scale_set_as_a_parameter_paces_the_simulation(procs, ros_context):
     assert resp.success, resp.message
     assert param() == 2.0
     assert spin_until(node, ex, lambda: status[-1].time_scale == 2.0, 30.0)
-    assert 'Traceback' not in procs.output(dyn)
+    assert 'Traceback' not in procs.output(world)

@@ -16,10 +16,10 @@ import signal
 import sys
 import time
 
+from hil_helpers import Peer
 import imcpy
 from rclpy.serialization import deserialize_message
 from std_srvs.srv import Trigger
-from test_hil_graph import Peer
 
 from aerosim_msgs.msg import VehicleState
 from aerosim_msgs.srv import SetPaused, Step
@@ -27,7 +27,8 @@ from imc_bridge.core.codec import decode
 from sim_bag.core.bagio import TopicFilter, bag_messages, open_reader
 from sim_ros.convert import time_ns
 
-from conftest import Procs, free_ports, probe_node, spin_for, spin_until
+from conftest import DEADLINE_SCALE, Procs, free_ports, probe_node, spin_for, spin_until
+from graph_start import start
 from imc_graph_peer import ImcPeer
 
 HIL_OUT = ('HIL_SENSOR', 'HIL_GPS', 'HIL_STATE_QUATERNION')
@@ -99,13 +100,12 @@ def test_replay_into_the_imc_bridge_resends_its_states_byte_for_byte(procs, ros_
     port = free_ports(4)
     # sim timestamps: a replay resends the same bytes only if the header stamps come from the
     # states (utc, the default, stamps the time of sending)
-    bridge = {'scenario_file': 'harbour', 'simulated_state_rate_hz': 10.0,
-              'estimated_state_rate_hz': 5.0, 'use_sim_time': True, 'timestamps': 'sim',
-              'announce_multicast': False, 'announce_hosts': ''}
-    procs.node('sim_dynamics.usv_node', 'usv_node',
-               {'scenario_file': 'harbour', 'time_scale': 4.0, 'start_paused': True}, ns='/usv')
-    procs.node('imc_bridge.imc_bridge_node', 'imc_bridge',
-               dict(bridge, bind=f'127.0.0.1:{port}', peers=f'127.0.0.1:{port + 1}'), ns='/usv')
+    bridge = {'simulated_state_rate_hz': 10.0, 'estimated_state_rate_hz': 5.0,
+              'timestamps': 'sim', 'announce_multicast': False, 'announce_hosts': ''}
+    # sim_imc (the harbour's boat in the world, its imc_bridge in /usv) as launched
+    start(procs, 'sim_imc', {'imc_bind': f'127.0.0.1:{port}',
+                             'imc_peers': f'127.0.0.1:{port + 1}', 'time_scale': 4.0},
+          params={'world_plant': {'start_paused': True}, 'imc_bridge': bridge})
     live_peer = ImcPeer(port + 1, port)
     bag = tmp_path / 'imc_run'
     rec = record(procs, bag, ['/usv/vehicle_state'])
@@ -118,10 +118,13 @@ def test_replay_into_the_imc_bridge_resends_its_states_byte_for_byte(procs, ros_
     live_peer.send(ds)
     live_peer.send(dh)
     live = {}
-    for data in live_peer.datagrams(6.0):          # ~24 s of sim at 4x
+    # 24 s of sim (6 s of wall at 4x on a quiet machine; a loaded one takes longer)
+    for data in live_peer.datagrams(60.0 * DEADLINE_SCALE):
         m = decode(data)
         if m.msg_name in IMC_OUT:
             live[(m.msg_name, round(m.timestamp * 1e3))] = data
+        if m.msg_name == 'SimulatedState' and m.timestamp >= 24.0:
+            break
     fut = pause.call_async(SetPaused.Request(paused=True))
     assert spin_until(node, ex, fut.done, 10.0) and fut.result().success
     for data in live_peer.datagrams(0.5):
@@ -134,9 +137,9 @@ def test_replay_into_the_imc_bridge_resends_its_states_byte_for_byte(procs, ros_
     stamps = recorded_stamps(bag, '/usv/vehicle_state')
     assert stamps[0] <= 20_000_000 and len(stamps) > 800, (stamps[:3], len(stamps))  # 50 Hz
 
-    procs.node('imc_bridge.imc_bridge_node', 'imc_bridge',
-               dict(bridge, bind=f'127.0.0.1:{port + 2}', peers=f'127.0.0.1:{port + 3}'),
-               ns='/usv')
+    start(procs, 'sim_imc', {'imc_bind': f'127.0.0.1:{port + 2}',
+                             'imc_peers': f'127.0.0.1:{port + 3}'},
+          nodes=('imc_bridge',), params={'imc_bridge': bridge})
     replay_peer = ImcPeer(port + 3, port + 2)
     got = replay(procs, ros_context, bag, '/usv/vehicle_state', replay_peer.datagrams,
                  lambda d: decode(d).msg_name in IMC_OUT,
@@ -155,13 +158,19 @@ def test_replay_into_the_imc_bridge_resends_its_states_byte_for_byte(procs, ros_
     assert last.u > 1.0 and abs(math.degrees(last.psi) - 60.0) < 10.0, (last.u, last.psi)
 
 
+def hil_args(port):
+    """sim_quad_hil split, lockstep at real time, the bridge on port and its FC on port + 1."""
+    return {'composition': 'split', 'lockstep': True, 'time_scale': 1.0, 'seed': 7,
+            'bind': f'127.0.0.1:{port}', 'fc_address': f'127.0.0.1:{port + 1}'}
+
+
 def test_replay_into_the_mavlink_bridge_resends_its_hil_frames(procs, ros_context, tmp_path):
     port = free_ports(4)
-    bridge = {'seed': 7, 'gps_utc_start': GPS_UTC, 'mission_timeout_s': 0.5}
-    procs.node('sim_dynamics.dynamics_node', 'dynamics_node',
-               {'lockstep': True, 'time_scale': 1.0, 'start_paused': True})
-    procs.node('mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge',
-               dict(bridge, bind=f'127.0.0.1:{port}', fc_address=f'127.0.0.1:{port + 1}'))
+    bridge = {'gps_utc_start': GPS_UTC, 'mission_timeout_s': 0.5}
+    # sim_quad_hil split: the world alone (world_node) and the quad's bridge its own process
+    # over the vehicle_state and effector_command topics; the test plays the FC
+    start(procs, 'sim_quad_hil', hil_args(port), nodes=('world_node', 'mavlink_bridge'),
+          params={'world_node': {'start_paused': True}, 'mavlink_bridge': bridge})
     fc = Peer(port + 1, port)
     bag = tmp_path / 'hil_run'
     rec = record(procs, bag, ['/quad/vehicle_state', '/sim/status'])
@@ -204,8 +213,8 @@ def test_replay_into_the_mavlink_bridge_resends_its_hil_frames(procs, ros_contex
     # from the first step on (t = 0 is not sampled): the noise depends on every sample before
     assert stamps[0] <= 4_000_000 and len(stamps) >= 500, (stamps[:3], len(stamps))
 
-    procs.node('mavlink_bridge.mavlink_bridge_node', 'mavlink_bridge',
-               dict(bridge, bind=f'127.0.0.1:{port + 2}', fc_address=f'127.0.0.1:{port + 3}'))
+    start(procs, 'sim_quad_hil', hil_args(port + 2), nodes=('mavlink_bridge',),
+          params={'mavlink_bridge': bridge})
     fc2 = Peer(port + 3, port + 2)
     got = replay(procs, ros_context, bag, '/quad/vehicle_state', fc2.recv,
                  lambda m: m.get_type() in HIL_OUT,

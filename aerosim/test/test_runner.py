@@ -1,6 +1,7 @@
 """The pip-only runner: prefixes output, forwards Ctrl-C, exits non-zero when a node dies."""
 
 import io
+import json
 import os
 import signal
 import subprocess
@@ -63,18 +64,23 @@ def test_stubborn_processes_are_escalated_to_sigkill(monkeypatch):
     assert stubborn.popen.returncode == -signal.SIGKILL
 
 
+# sim_quad in two processes: the world (world_node) and the quad's sensors (/quad/sensors_node)
+SPLIT_QUAD = [PY, '-m', 'sim_launch.cli', 'launch', 'sim_quad', 'camera:=false',
+              'summary:=false', 'composition:=split']
+SPLIT_NODES = ('world_node', '/quad/sensors_node')      # as the runner names them
+
+
 def test_cli_ctrl_c_stops_the_real_graph_cleanly(procs):
-    p = procs.start([PY, '-m', 'sim_launch.cli', 'launch', 'sim_quad', 'camera:=false',
-                     'summary:=false'])
+    p = procs.start(SPLIT_QUAD)
     lines = p.lines
 
     def started():
-        return {name for name in ('dynamics_node', 'sensors_node')
+        return {name for name in SPLIT_NODES
                 if any(line.startswith(f'[{name}] [INFO]') for line in lines)}
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and len(started()) < 2:
         time.sleep(0.05)
-    assert started() == {'dynamics_node', 'sensors_node'}, ''.join(lines)
+    assert started() == set(SPLIT_NODES), ''.join(lines)
     children = [int(line.split('pid ')[1].rstrip(')\n')) for line in list(lines)
                 if '(pid ' in line]
     assert len(children) == 2
@@ -94,8 +100,7 @@ def test_ctrl_c_while_the_nodes_start_stops_them_though_the_runner_ran_as_a_back
     The runner's children inherited that: a SIGINT forwarded while a node still imported
     (before rclpy.init installs its handler) was lost, and the node ran on until SIGTERM.
     """
-    p = procs.start([PY, '-m', 'sim_launch.cli', 'launch', 'sim_quad', 'camera:=false',
-                     'summary:=false'],
+    p = procs.start(SPLIT_QUAD,
                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and \
@@ -111,9 +116,14 @@ def test_ctrl_c_while_the_nodes_start_stops_them_though_the_runner_ran_as_a_back
 
 
 def test_a_node_of_the_real_graph_killed_ends_the_run_nonzero_without_leftovers(procs):
-    """SIGKILL to sensors_node mid-run: the runner says so, stops the rest, exits non-zero."""
-    p = procs.start([PY, '-m', 'sim_launch.cli', 'launch', 'sim_quad', 'camera:=false',
-                     'summary:=false'])
+    """SIGKILL mid-run: the runner says so; an essential node's death stops the rest, non-zero.
+
+    A world's vehicle's own node (here the quad's sensors) is not essential: its death is
+    reported and the world flies on (sim_launch.graphs.resolve: a vehicle's node); the
+    viewer's viz_node is, and ends the run.
+    """
+    from conftest import free_ports
+    p = procs.start(SPLIT_QUAD + ['foxglove:=true', f'foxglove_port:={free_ports()}'])
     lines = p.lines
 
     def pids():                                         # [runner] started NAME (pid N)
@@ -121,16 +131,24 @@ def test_a_node_of_the_real_graph_killed_ends_the_run_nonzero_without_leftovers(
                 int(line.split('(pid ')[1].rstrip(')\n'))
                 for line in list(lines) if ' started ' in line and '(pid ' in line}
     deadline = time.monotonic() + 90
-    while time.monotonic() < deadline and not ('sensors_node' in pids() and any(
-            line.startswith('[sensors_node] [INFO]') for line in list(lines))):
+    sensors, viz = SPLIT_NODES[1], 'viz_node'
+    while time.monotonic() < deadline and not all(name in pids() and any(
+            line.startswith(f'[{name}] [INFO]') for line in list(lines))
+            for name in (sensors, viz)):
         time.sleep(0.05)
-    named = {k: v for k, v in pids().items() if k in ('dynamics_node', 'sensors_node')}
-    assert set(named) == {'dynamics_node', 'sensors_node'}, ''.join(lines)
-    os.kill(named['sensors_node'], signal.SIGKILL)
+    named = {k: v for k, v in pids().items() if k in SPLIT_NODES + (viz,)}
+    assert set(named) == set(SPLIT_NODES + (viz,)), ''.join(lines)
+    os.kill(named[sensors], signal.SIGKILL)
+    gone = f'node {sensors} died (exit code {-signal.SIGKILL}); the graph goes on without it'
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(gone in line for line in list(lines)):
+        time.sleep(0.05)
+    assert any(gone in line for line in list(lines)) and p.poll() is None, ''.join(lines)
+    os.kill(named[viz], signal.SIGKILL)
     rc = p.wait(30)
     rest = procs.text(p)
     assert rc != 0, rest
-    assert f'node sensors_node died (exit code {-signal.SIGKILL})' in rest, rest
+    assert f'node {viz} died (exit code {-signal.SIGKILL}): stopping the graph' in rest, rest
     for pid in pids().values():
         assert not alive(pid), f'process {pid} outlived the graph'
 
@@ -198,7 +216,7 @@ def _our_node_classes():
     from conftest import PKG_DIR
     found = {}
     for pkg in ('sim_ros', 'sim_report', 'sim_dynamics', 'sim_sensors', 'sim_viz', 'sim_bag',
-                'mavlink_bridge', 'imc_bridge', 'usv_bridge'):
+                'mavlink_bridge', 'imc_bridge', 'usv_bridge', 'sim_world'):
         for info in pkgutil.walk_packages([str(PKG_DIR / pkg)], prefix=f'{pkg}.'):
             if '.core' in info.name or info.name.endswith('.__main__'):
                 continue
@@ -237,8 +255,9 @@ def test_every_node_is_destroyed_cleanly_half_built(tmp_path, monkeypatch):
 def test_ctrl_c_on_the_hil_graph_ends_every_node_within_its_grace(procs, tmp_path):
     """Ctrl-C mid-flight: no node is escalated to SIGTERM, the summary is written, exit 0.
 
-    summary_node writes its plot after SIGINT (preloaded matplotlib, a 20 s grace declared in
-    the graph, as launch's sigterm_timeout); before, it took 6 s and was escalated at 5 s.
+    The world's process writes the summary and its plot after SIGINT (its judge; preloaded
+    matplotlib, a grace declared in the graph, as launch's sigterm_timeout); before, the
+    summary's node took 6 s and was escalated at 5 s.
     """
     from conftest import free_ports, wait_line
     port = free_ports(2)
@@ -253,7 +272,9 @@ def test_ctrl_c_on_the_hil_graph_ends_every_node_within_its_grace(procs, tmp_pat
     out = procs.text(p)
     assert rc == 0, out[-3000:]
     assert 'escalating' not in out, out[-3000:]
-    assert (tmp_path / 'sim_quad_hil_summary.json').exists(), out[-3000:]
+    assert (tmp_path / 'latest' / 'summary.json').exists(), out[-3000:]
+    assert json.loads((tmp_path / 'latest' / 'summary.json').read_text())['result'] == \
+        'stopped', out[-3000:]
 
 
 def sigint_ignored(pid: int) -> bool:
@@ -265,8 +286,8 @@ def sigint_ignored(pid: int) -> bool:
 
 def test_a_console_script_started_with_sigint_ignored_stops_on_sigint_while_importing(procs):
     """ros2 launch run as a background job: its nodes' scripts restore SIGINT first."""
-    p = procs.start([PY, '-c', 'from sim_launch.entry import dynamics_node; dynamics_node()',
-                     '--ros-args', '-p', 'time_scale:=0.0'],
+    p = procs.start([PY, '-c', 'from sim_launch.entry import world_node; world_node()',
+                     '--ros-args', '-p', 'time_scale:=0.0', '-p', 'scenario_file:=default'],
                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     # the script gives SIGINT back as its first statement (sim_launch.entry); a SIGINT before
     # that, while the interpreter itself starts, is ignored as the launcher asked: wait for it

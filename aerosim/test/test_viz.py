@@ -30,6 +30,7 @@ from sim_ros.convert import time_ns
 from sim_viz.core import scene
 
 from conftest import free_ports, probe_node, spin_until, wait_line
+from graph_start import start
 
 
 def test_quad_markers_follow_the_attitude_and_colour_rotors_by_spin():
@@ -126,12 +127,12 @@ def _recv_json(ws, op, timeout_s=15.0):
 
 def test_foxglove_serves_the_graph_and_summary_is_written_at_the_end(procs, tmp_path):
     port = free_ports()
-    procs.node('sim_dynamics.dynamics_node', 'dynamics_node', {'time_scale': 1.0})
-    procs.node('sim_viz.viz_node', 'viz_node', {'use_sim_time': True})
-    summ = procs.node('sim_report.summary_node', 'summary_node',
-                      {'use_sim_time': True, 'output_dir': str(tmp_path), 'title': 'hover'})
-    procs.node('sim_viz.foxglove_node', 'foxglove_node', {'port': port,
-                                                          'discovery_period_s': 0.1})
+    # sim_quad with foxglove:=true: the world (its judge writes the summary), viz_node and
+    # foxglove_node
+    summ = start(procs, 'sim_quad', {'time_scale': 1.0, 'camera': False, 'foxglove': True,
+                                     'foxglove_port': port, 'output_dir': tmp_path,
+                                     'title': 'hover'},
+                 params={'foxglove_node': {'discovery_period_s': 0.1}})['world_plant']
     want = {'/quad/odom': 'nav_msgs/msg/Odometry', '/quad/path': 'nav_msgs/msg/Path',
             '/quad/markers': 'visualization_msgs/msg/MarkerArray',
             '/quad/vehicle_state': 'aerosim_msgs/msg/VehicleState',
@@ -180,9 +181,10 @@ def test_foxglove_serves_the_graph_and_summary_is_written_at_the_end(procs, tmp_
                 times.append(int.from_bytes(m[1:9], 'little'))      # /clock: sim time [ns]
     # sim time, relayed as it goes (the first may be the t = 0 /clock of the start)
     assert times and times == sorted(times) and 0 < times[-1] < 3600 * 10**9, times
-    discs = [k for k in markers.markers if k.ns == 'vehicle' and k.type == Marker.CYLINDER]
+    # (a world's markers are named by their vehicle: quad/vehicle, quad/mission)
+    discs = [k for k in markers.markers if k.ns == 'quad/vehicle' and k.type == Marker.CYLINDER]
     assert len(discs) == 4 and all(k.header.frame_id == 'map' for k in markers.markers)
-    assert {k.ns for k in markers.markers} >= {'vehicle', 'mission'}
+    assert {k.ns for k in markers.markers} >= {'quad/vehicle', 'quad/mission'}
     # garbage from a client (text that is not JSON, unknown ops, random binary) does not
     # take the server down: a new client is served as before
     with connect(f'ws://127.0.0.1:{port}', subprotocols=['foxglove.sdk.v1']) as ws:
@@ -193,9 +195,11 @@ def test_foxglove_serves_the_graph_and_summary_is_written_at_the_end(procs, tmp_
     with connect(f'ws://127.0.0.1:{port}', subprotocols=['foxglove.sdk.v1']) as ws:
         assert 'time' in _recv_json(ws, 'serverInfo')['capabilities']
         assert _recv_json(ws, 'advertise')['channels']
-    # the end of the run, 1 s of sim time (on /clock, as Foxglove shows it) after summary_node
-    # took its first sample (a loaded machine matches it seconds late): written on SIGINT
-    assert wait_line(summ.lines, 'first sample at sim t', 90.0, (summ,)), ''.join(summ.lines)
+    # the end of the run, 1 s of sim time (on /clock, as Foxglove shows it) after the judge
+    # (in the world's process, sampling from its first step) said what it judges: written on
+    # SIGINT
+    assert wait_line(summ.lines, 'judge: the 1 vehicle(s) of default', 90.0, (summ,)), \
+        ''.join(summ.lines)
     with connect(f'ws://127.0.0.1:{port}', subprotocols=['foxglove.sdk.v1']) as ws:
         t0 = None
         end = time.monotonic() + 60.0
@@ -205,30 +209,34 @@ def test_foxglove_serves_the_graph_and_summary_is_written_at_the_end(procs, tmp_
                 times = int.from_bytes(m[1:9], 'little')
                 t0 = times if t0 is None else t0
     assert t0 is not None and times >= t0 + 10**9, (t0, times)
+    # nothing flies sim_quad's quad here: at 5 s of sim its judge says so (the run is over,
+    # its verdict incomplete, whenever it is stopped after)
+    assert wait_line(summ.lines, 'quad: no effector_command on /quad/effector_command', 60.0,
+                     (summ,)), ''.join(summ.lines)[-3000:]
     os.killpg(summ.pid, signal.SIGINT)
     assert summ.wait(20) == 0
-    s = json.loads((tmp_path / 'hover_summary.json').read_text())
+    run = (tmp_path / 'latest').resolve()
+    assert run.name.startswith('hover-default-'), run
+    s = json.loads((run / 'summary.json').read_text())
     assert s['sim_time_s'] > 0.5 and s['items'] == 5 and s['result'] == 'incomplete'
-    assert _png_size(tmp_path / 'hover.png') == (1200, 640)
+    assert s['vehicles']['quad']['result'] == 'no_command', s
+    assert _png_size(run / 'plot.png') == (1760, 520)       # the world's plot (world_plot)
 
 
 def test_swarm_markers_and_summary(procs, ros_context, tmp_path):
-    procs.node('sim_dynamics.usv_swarm_node', 'usv_swarm_node',
-               {'session': 1, 'clock_rate_hz': 20.0}, ns='/swarm')
+    # the swarm's summary is written by its time source (sim_dynamics.swarm_summary)
+    summ = procs.node('sim_dynamics.usv_swarm_node', 'usv_swarm_node',
+                      {'session': 1, 'clock_rate_hz': 20.0, 'output_dir': str(tmp_path),
+                       'title': 'swarm'}, ns='/swarm')
     viz = procs.node('sim_viz.viz_node', 'viz_node', {'use_sim_time': True, 'mode': 'swarm'},
                      ns='/swarm')
-    summ = procs.node('sim_report.summary_node', 'summary_node',
-                      {'use_sim_time': True, 'mode': 'swarm', 'output_dir': str(tmp_path),
-                       'title': 'swarm'}, ns='/swarm')
     node, ex = probe_node(ros_context, 'viz_probe', '/swarm')
     got = []
     node.create_subscription(MarkerArray, 'markers', got.append, 10)
     states = []
     node.create_subscription(SwarmState, 'state', states.append, 10)
     assert spin_until(node, ex, lambda: len(got) >= 3 and states, 40.0), 'no swarm markers'
-    # summary_node samples from its first state (matched on a loaded machine seconds later);
-    # give it 1 s of sim time from then
-    assert wait_line(summ.lines, 'first sample at sim t', 90.0, (summ,)), ''.join(summ.lines)
+    # the summary samples in the swarm's own step: give the run 1 s of sim time from here
     t_matched = time_ns(states[-1].header.stamp)
     assert spin_until(node, ex, lambda: time_ns(states[-1].header.stamp) >= t_matched + 10**9,
                       30.0)
@@ -255,6 +263,7 @@ def test_swarm_markers_and_summary(procs, ros_context, tmp_path):
     assert summ.wait(20) == 0
     log = procs.output(viz)
     assert 'config not drawn (1 so far)' in log and 'NaN' in log, log
-    out = json.loads((tmp_path / 'swarm_summary.json').read_text())
-    assert out['boats'] == 5 and out['sim_time_s'] > 0.5
-    assert _png_size(tmp_path / 'swarm.png') == (1200, 560)
+    run = (tmp_path / 'latest').resolve()
+    out = json.loads((run / 'summary.json').read_text())
+    assert out['boats'] == 5 and out['sim_time_s'] > 0.5 and out['result'] == 'stopped'
+    assert _png_size(run / 'plot.png') == (1200, 560)

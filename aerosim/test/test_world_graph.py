@@ -169,13 +169,13 @@ def test_harbour_ops_flies_every_vehicle_on_one_clock(procs, ros_context, tmp_pa
     out = procs.output(run)
     assert rc == 0, out[-4000:]
     assert "every vehicle's controller heard" in out and 'Traceback' not in out
-    s = json.loads((tmp_path / 'sim_world_summary.json').read_text())
+    s = json.loads((tmp_path / 'latest' / 'summary.json').read_text())
     assert s['result'] == 'complete' and s['vehicles_complete'] == 4, s
     assert {n: (v['kind'], v['result']) for n, v in s['vehicles'].items()} == {
         'quad0': ('multirotor', 'complete'), 'quad1': ('multirotor', 'complete'),
         'plane0': ('plane', 'complete'), 'boat0': ('boat', 'complete')}
     assert all(v['items_reached'] == v['items'] > 0 for v in s['vehicles'].values())
-    assert (tmp_path / 'sim_world.png').stat().st_size > 10_000
+    assert (tmp_path / 'latest' / 'plot.png').stat().st_size > 10_000
 
 
 @pytest.mark.graph
@@ -282,7 +282,7 @@ def test_vehicles_that_collide_are_reported_collided_and_the_run_fails(procs, tm
     out = procs.output(run)
     assert rc == 1, out[-4000:]
     assert 'collision at t = ' in out and '/quad0 and /quad1' in out, out[-4000:]
-    s = json.loads((tmp_path / 'sim_world_summary.json').read_text())
+    s = json.loads((tmp_path / 'latest' / 'summary.json').read_text())
     v = s['vehicles']
     assert s['result'] != 'complete' and sorted(s['collided']) == ['quad0', 'quad1'], s
     assert v['quad0']['result'] == v['quad1']['result'] == 'collided'
