@@ -93,7 +93,7 @@ class PlaneIo:
     def __init__(self, world, member: Member, model, controller):
         """The interfaces of member's aircraft (model: a PlaneModel; controller or None)."""
         self.world, self.member, self.model = world, member, model
-        self.node = node = Node('plane_node', namespace=f'/{member.name}')
+        self.node = node = Node('plane_node', namespace=f'/{member.name}', context=world.context)
         self.nodes: Tuple[Node, ...] = (node,)
         self.cfg = cfg = read_config(node, PlaneNodeConfig, PLANE_PARAMETERS)
         body = world.cfg.body_frame_id
