@@ -108,6 +108,27 @@ def test_the_mission_is_never_sent_again_to_a_flying_fc():
     assert [m.get_type() for m in out] == ['MISSION_COUNT']
 
 
+def test_a_count_sent_before_the_fc_listened_goes_again_when_it_is_heard():
+    """The first MISSION_COUNT goes out when the simulation runs, to an FC maybe not up yet.
+
+    Measured (CI, loaded machine): the count was lost, the retry came 1.5 s of wall later,
+    15 s of sim at 10x, and the built-in FC said "Mission start denied! No valid mission"
+    meanwhile: judged fc_refused. Heard for the first time, the FC gets the count at once;
+    once it asked for an item, a transfer under way is not restarted.
+    """
+    se = FcSession(items_from_scenario(load_scenario('default').mission), (51, 1), PX4)
+    mav = new_mav(51, 1)
+    (count,) = se.begin(mav, 0.0)
+    out, _ = se.fc_back(mav, 0.2, armed=False, hil_connection=1)
+    assert [m.get_type() for m in out] == ['MISSION_COUNT'] and se.taking(0.3)
+    assert 'MISSION_COUNT again now' in ' '.join(e for _, e in se.lines())
+    fc = new_mav(1, 1)
+    (req,) = parsed(pack(fc, fc.mission_request_int_encode(51, 1, 0, 0)), mav)
+    assert se.mission.on_request(mav, req, 0.4)
+    out, _ = se.fc_back(mav, 0.5, armed=False, hil_connection=1)
+    assert out == []
+
+
 def test_an_upload_under_way_is_taking_until_done_or_the_fc_goes_quiet():
     """FcSession.taking (a fleet's clock waits on it): under way while the FC answers.
 

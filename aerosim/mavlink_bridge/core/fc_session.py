@@ -130,8 +130,13 @@ class FcSession:
 
     def fc_back(self, mav, now: float, armed: bool, hil_connection: int) -> Tuple[list, Lines]:
         """The FC new or heard again on the link: the mission if it may take it (docstring)."""
-        if not self.started or self.mission.state == SENDING:
+        if not self.started:
             return [], []
+        if self.mission.state == SENDING:   # the count went out before the FC listened
+            sends = self.mission.count_again(now)
+            if sends:
+                self._moved_at = now
+            return sends, []
         if armed:
             return [], [('info', f'FC {self.target[0]}:{self.target[1]} heard again on the '
                          'mission link, armed: it flies; the mission is not sent again')]

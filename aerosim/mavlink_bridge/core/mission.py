@@ -265,6 +265,18 @@ class MissionServer:
         self.events.append(f'mission: {self.result}')
         return self.result
 
+    def count_again(self, now: float):
+        """The MISSION_COUNT again now if no item was asked for yet (else []).
+
+        For a peer heard for the first time after the count went out: a count sent before
+        the FC listened is lost, and the retry would come timeout_s of wall later (at 10x
+        real time, 15 s of sim in which the FC has no mission and says so).
+        """
+        if self.state != SENDING or self.next_seq != 0 or self._last is None:
+            return []
+        self.events.append('mission: the FC is heard: MISSION_COUNT again now')
+        return self._send(self._last, now)
+
     def poll(self, now: float):
         """Handle timeouts: returns messages to re-send (may be empty)."""
         if self.state != SENDING or now < self._deadline:
