@@ -47,8 +47,9 @@ def test_aerosim_and_every_node_executable_are_on_path(domain_id):
                     'done; aerosim graphs', domain_id, 60.0)
     assert r.returncode == 0, r.stdout + r.stderr
     assert 'MISSING' not in r.stdout, r.stdout
-    for graph in ('sim_quad:', 'sim_quad_hil:', 'sim_imc:', 'sim_usv_swarm:'):
-        assert graph in r.stdout, r.stdout
+    listed = re.findall(r'^  (sim_\w+) ', r.stdout, re.M)   # `aerosim graphs`: name, what
+    assert {'sim_world', 'sim_quad', 'sim_quad_hil', 'sim_plane', 'sim_plane_hil', 'sim_imc',
+            'sim_auv', 'sim_usv_swarm'} <= set(listed), r.stdout
 
 
 def test_a_short_launch_runs_from_the_fresh_shell(domain_id):
