@@ -8,12 +8,17 @@ PACKAGE = 'aerosim'
 PYTHON_PACKAGES = [
     'sim_core', 'sim_ros', 'sim_launch', 'sim_report', 'sim_bag', 'sim_viz', 'sim_dynamics',
     'sim_sensors', 'mavlink_bridge', 'imc_bridge', 'usv_bridge', 'sim_autopilot', 'sim_world',
+    'kinds',
 ]
+# Each kind folder's data, installed with its package (sim_core.kinds finds kinds/ beside
+# sim_core): a new kind needs no line here
+KIND_DATA = ['*/kind.yaml', '*/params/*.yaml', '*/scenarios/*.yaml']
 
 setup(
     name=PACKAGE,
     version='0.1.0',
     packages=find_packages(include=[p for name in PYTHON_PACKAGES for p in (name, name + '.*')]),
+    package_data={'kinds': KIND_DATA},
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + PACKAGE]),
         ('share/' + PACKAGE, ['package.xml']),
@@ -21,10 +26,6 @@ setup(
         ('share/' + PACKAGE + '/config', glob('config/*.yaml') + glob('config/*.json')),
         ('share/' + PACKAGE + '/rviz', glob('rviz/*.rviz')),
         ('share/' + PACKAGE + '/config/scenarios', glob('config/scenarios/*.yaml')),
-        ('share/' + PACKAGE + '/config/vehicles', glob('config/vehicles/*.yaml')),
-        ('share/' + PACKAGE + '/config/boats', glob('config/boats/*.yaml')),
-        ('share/' + PACKAGE + '/config/auvs', glob('config/auvs/*.yaml')),
-        ('share/' + PACKAGE + '/config/aircraft', glob('config/aircraft/*.yaml')),
         ('share/' + PACKAGE + '/config/dune', glob('config/dune/*.ini')),
         ('share/' + PACKAGE + '/config/px4', glob('config/px4/*.params')),
     ],

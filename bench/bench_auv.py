@@ -19,9 +19,9 @@ import sys
 import tempfile
 import time
 
-from sim_world.core.auv_pilot import thrust_for_speed
 import yaml
 
+from kinds.auv.controllers import thrust_for_speed
 from sim_dynamics.core.auv import Auv, AuvType
 
 ROOT = Path(__file__).resolve().parent.parent / 'aerosim'
@@ -95,7 +95,7 @@ def boat_scenario(out: str) -> str:
 
 def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 2
-    t = AuvType.from_yaml(ROOT / 'config' / 'auvs' / 'lauv.yaml')
+    t = AuvType.from_yaml(ROOT / 'kinds' / 'auv' / 'params' / 'lauv.yaml')
     m = model_bench(t)
     r = m['rk4']['steps_per_s'] / m['euler (VSIM)']['steps_per_s']
     print(f'model: {json.dumps(m)}; RK4 / Euler steps per second {r:.2f}x; a 100 Hz model '

@@ -61,9 +61,9 @@ def scenario(speed: float, sea_state: int, seed: int):
 
 def fly(speed: float, sea_state: int, seed: int) -> dict:
     """One landing in one process (module docstring, 1); its judged figures."""
-    from sim_world.core.kinds import make_controller, make_model
     from sim_world.core.world import World, open_water
 
+    from kinds.entry import make_controller, make_model
     from mavlink_bridge.core import hil
     from mavlink_bridge.core.mav import new_mav, pack
     from mavlink_bridge.core.mission import items_from_scenario

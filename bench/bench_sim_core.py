@@ -25,9 +25,9 @@ def best_rate(fn, n, repeats=5):
 
 
 def aerosim_rate():
-    from sim_core.paths import resolve_config_path
+    from sim_core.kinds import vehicle_file
     from sim_dynamics.core.multirotor import Multirotor, MultirotorParams
-    p = MultirotorParams.from_yaml(resolve_config_path('iris', None, 'vehicles'))
+    p = MultirotorParams.from_yaml(vehicle_file('multirotor', 'iris'))
     m = Multirotor(p)
     m.reset(p_enu=(0.0, 0.0, 10.0), omega=[p.hover_omega()] * 4)
     thr = [p.hover_throttle()] * 4

@@ -37,7 +37,7 @@ from sim_dynamics.core.usv_swarm import SwarmParams, SwarmSim, TypeTable  # noqa
 from usv_bridge.core import protocol as P  # noqa: E402
 
 CONFIG = ROOT / 'config'
-TYPES = TypeTable.from_yaml(CONFIG / 'usv_types.yaml', CONFIG / 'boats')
+TYPES = TypeTable.from_yaml(CONFIG / 'usv_types.yaml')
 DT = 0.02
 GAS, STEER = (0.1, 0.001, 0.5), (0.15, 0.001, 0.13)
 

@@ -42,7 +42,7 @@ with atheris.instrument_imports(include=['usv_bridge', 'imc_bridge', 'mavlink_br
 
 def usv_target():
     """The USV UI input path of usv_bridge (pure part)."""
-    types = TypeTable.from_yaml(CONFIG / 'usv_types.yaml', CONFIG / 'boats')
+    types = TypeTable.from_yaml(CONFIG / 'usv_types.yaml')
     config = P.parse_init(json.loads((CONFIG / 'SimConfig.json').read_text()), types.boats,
                           types.obstacles, 1000)
     ids = config.boat_index()

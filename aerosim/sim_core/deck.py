@@ -1,6 +1,6 @@
 """A boat's landing deck: its shape on the hull, and where its pad is now (pure, no rclpy).
 
-A boat type may carry a deck (config/boats/*.yaml, ``deck:``): a flat rectangle on the hull,
+A boat type may carry a deck (kinds/boat/params/*.yaml, ``deck:``): a flat rectangle on the hull,
 level with the hull's own axes, centred on a landing pad. Given in the hull's body frame FLU
 (x forward, y to port, z up) from the hull's reference point, which is on the waterline (the
 boat models' position, heave included):

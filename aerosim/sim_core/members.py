@@ -24,7 +24,7 @@ from typing import Dict, List, Tuple
 from sim_core.config import Param
 from sim_core.errors import ConfigError
 from sim_core.fleet import fleet_size, member_scenarios
-from sim_core.kinds import TOPIC_CONTROLLERS, VehicleKind, info, kind_of
+from sim_core.kinds import TOPIC_CONTROLLERS, info, kind_of
 from sim_core.scenario import MAX_FLEET, Scenario, load_scenario
 
 
@@ -34,12 +34,12 @@ class Member:
 
     index: int                  # its place in the world (the order of the vehicles: list)
     name: str                   # namespace without '/': quad0, plane0, boat0, ...
-    kind: VehicleKind
+    kind: str                   # its kind's name (sim_core.kinds)
     controller: str             # one of info(kind).controllers
     scenario: Scenario          # as this vehicle sees it: start, speed, vehicle file, mission
     link: int = -1              # its MAVLink instance (ports, system ids), -1: not over MAVLink
     start_on: str = ''          # starts resting on the deck of this member (sim_world)
-    cruise_speed_mps: float = 0.0   # a boat's waypoint speed [m/s]; 0 = its controller's default
+    cruise_speed_mps: float = 0.0   # a waypoint follower's speed [m/s]; 0 = its default
     answers: int = -1           # its lockstep gate member (a link's or a topic's), -1: none
 
     @property
@@ -66,7 +66,7 @@ def world_members(scenario: Scenario, n: int = 0, namespace: str = '',
     namespace = namespace.strip('/')
     if namespace and not namespace.replace('_', 'a').isalnum():
         raise ConfigError(f'namespace: a ROS name (letters, digits, _), got {namespace!r}')
-    counts: Dict[VehicleKind, int] = {}
+    counts: Dict[str, int] = {}
     links = answering = 0
     out: List[Member] = []
     scenarios = member_scenarios(scenario, n)      # starts, vehicle files, missions, checks
@@ -82,13 +82,13 @@ def world_members(scenario: Scenario, n: int = 0, namespace: str = '',
         k = info(kind)
         if controller:
             if controller not in k.controllers:
-                raise ConfigError(f'controller: a {kind.value} is flown by one of '
+                raise ConfigError(f'controller: a {kind} is flown by one of '
                                   f'{", ".join(k.controllers)}, not {controller!r} '
                                   f'(vehicle {i} of scenario {scenario.name})')
             own = controller
         own = own or k.controllers[0]
         if own not in k.controllers:
-            raise ConfigError(f'vehicles[{i}].controller: a {kind.value} is flown by one of '
+            raise ConfigError(f'vehicles[{i}].controller: a {kind} is flown by one of '
                               f'{", ".join(k.controllers)}, got {own!r}')
         count = counts.get(kind, 0)
         counts[kind] = count + 1

@@ -2,8 +2,10 @@
 
 A scenario is YAML (see config/scenarios/default.yaml), validated by its model
 (sim_core.scenario_file.ScenarioFile: every key's type, range and unit; an error names the
-file and the key path) and turned here into the ``Scenario`` the nodes use. Paths (vehicle
-files) are resolved relative to the scenario file, then to the package's config/ folder.
+file and the key path) and turned here into the ``Scenario`` the nodes use. A vehicle file is
+resolved relative to the scenario file, then in its kind's params folder (kinds/<kind>/params,
+sim_core.kinds.vehicle_file); a scenario's bare name in config/scenarios, then in the kinds'
+own scenarios folders (sim_core.kinds.scenario_path).
 """
 
 from dataclasses import dataclass, field
@@ -12,10 +14,11 @@ from typing import Any, Optional, get_args
 
 from sim_core.errors import ConfigError
 from sim_core.geodesy import GeoOrigin
-from sim_core.kinds import KINDS
-from sim_core.paths import read_yaml, resolve_config_path
-from sim_core.scenario_file import MAX_FLEET as MAX_FLEET  # its callers import it from here
+from sim_core.kinds import scenario_path
+from sim_core.kinds import vehicle_file as find_vehicle
+from sim_core.paths import read_yaml
 from sim_core.scenario_file import (
+    DEFAULT_KIND,
     Command,
     FleetEntryFile,
     MissionItemFile,
@@ -24,11 +27,10 @@ from sim_core.scenario_file import (
     Surface,
     Turbulence,
 )
+from sim_core.scenario_file import MAX_FLEET as MAX_FLEET  # its callers import it from here
 from sim_core.schema import load
 
 MISSION_COMMANDS = get_args(Command)
-# Vehicle kinds and the config/ folder their parameter files live in (sim_core.kinds).
-VEHICLE_KINDS = {k.value: i.folder for k, i in KINDS.items()}
 # Turbulence intensities (MIL-F-8785C) of environment.turbulence (planes).
 TURBULENCE = get_args(Turbulence)
 # What lies at z = 0 under an air vehicle (environment.surface).
@@ -78,7 +80,7 @@ class FleetEntry:
     """One vehicle of the scenario's `vehicles:` list (sim_core.fleet, sim_core.members).
 
     A fleet of one kind, or a world of several kinds. mission None: the scenario's mission,
-    moved with the vehicle's start position. kind: a VehicleKind value (default the
+    moved with the vehicle's start position. kind: a kind's name (default the
     scenario's vehicle.kind); controller '' = the kind's default (sim_core.kinds).
     """
 
@@ -86,7 +88,7 @@ class FleetEntry:
     initial_position_enu: tuple
     initial_yaw_deg: float
     mission: Optional[tuple] = None
-    kind: str = 'multirotor'
+    kind: str = DEFAULT_KIND
     controller: str = ''
     initial_speed_mps: float = 0.0
     start_on: str = ''                  # starts resting on this vehicle's deck (sim_world)
@@ -123,7 +125,7 @@ class Scenario:
     name: str
     origin: GeoOrigin
     vehicle_file: Path
-    vehicle_kind: str = 'multirotor'    # a VEHICLE_KINDS key
+    vehicle_kind: str = DEFAULT_KIND    # a kind's name (sim_core.kinds)
     initial_position_enu: tuple = (0.0, 0.0, 0.0)
     initial_yaw_deg: float = 0.0        # compass heading [deg], 0 = north
     initial_speed_mps: float = 0.0      # planes starting airborne: airspeed [m/s], 0 = cruise
@@ -160,9 +162,9 @@ def scenario_from_dict(d: Any, base_dir: Optional[Path] = None,
 
 
 def _vehicle_file(name: str, kind: str, base_dir: Optional[Path], where: str) -> Path:
-    """The vehicle file name names: relative to the scenario, then in its kind's folder."""
+    """The vehicle file name names: relative to the scenario, then in its kind's params."""
     try:
-        return resolve_config_path(name, base_dir, VEHICLE_KINDS[kind])
+        return find_vehicle(kind, name, base_dir)
     except ConfigError as exc:
         raise ConfigError(f'{where}: {exc}') from None
 
@@ -213,9 +215,9 @@ def check_one_kind(scenario: Scenario, kind: str, who: str) -> None:
 
 
 def load_scenario(path) -> Scenario:
-    """Load and validate a scenario YAML file (a bare name is looked up in config/scenarios)."""
+    """Load and validate a scenario YAML file (a bare name: sim_core.kinds.scenario_path)."""
     p = Path(path)
     if not p.is_file():
-        p = resolve_config_path(str(path), None, 'scenarios')
+        p = scenario_path(str(path))
     data = read_yaml(p, 'scenario')
     return scenario_from_dict(data, base_dir=p.parent, path=p)

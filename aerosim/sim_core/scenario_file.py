@@ -11,17 +11,19 @@ from typing import TYPE_CHECKING, Annotated, Any, List, Literal, Optional, Tuple
 
 from pydantic import Field, model_validator
 
-from sim_core.kinds import KINDS, VehicleKind, info
+from sim_core.kinds import KINDS, info
 from sim_core.schema import NAME_PATTERN, FileModel, quantity, rule, vector
 
 if TYPE_CHECKING:
     KindName = str
     ControllerName = str
 else:
-    # a VehicleKind's value; a controller of any kind ('' = the kind's default)
-    KindName = Literal[tuple(k.value for k in VehicleKind)]
+    # a kind's name (its folder, sim_core.kinds); a controller of any kind ('' = its default)
+    KindName = Literal[tuple(KINDS)]
     ControllerName = Literal[('',) + tuple(sorted({c for i in KINDS.values()
                                                    for c in i.controllers}))]
+# The kind of a scenario's vehicle when it names none (the scenarios written before kinds)
+DEFAULT_KIND = 'multirotor'
 Command = Literal['takeoff', 'waypoint', 'land', 'rtl']
 Turbulence = Literal['none', 'light', 'moderate', 'severe']
 Surface = Literal['ground', 'water']
@@ -56,10 +58,10 @@ class Origin(FileModel):
 class VehicleSection(FileModel):
     """The vehicle, and the defaults of every entry of `vehicles:`."""
 
-    kind: KindName = Field('multirotor', description='The vehicle kind; its vehicle file is '
-                           'in config/<kind folder> (vehicles, aircraft, boats, auvs)')
+    kind: KindName = Field(DEFAULT_KIND, description='The vehicle kind; its vehicle files are '
+                           'in kinds/<kind>/params')
     params: str = Field(..., min_length=1, description='Its vehicle file: a path, relative '
-                        "to the scenario, or a name in its kind's config folder (.yaml "
+                        "to the scenario, or a name in its kind's params folder (.yaml "
                         'optional)')
     initial_position_enu: Tuple[Start, Start, StartUp] = vector(
         (0.0, 0.0, 0.0), _START + '; a plane above 0.5 m starts airborne, trimmed', 'm')

@@ -11,7 +11,7 @@ planned time 0 (the fleet's clock starts when every member is ready: sim_ros's h
 - land: a multirotor flies to the point at its altitude, then descends to the ground; a plane
   glides on the line to it; rtl: a land at the start (PX4's climb to RTL_RETURN_ALT first,
   the built-in FC's to rtl_alt_m, is not planned);
-- boats stay on the surface (z = 0);
+- water and ground kinds (a boat, an AUV, a rover) stay on the surface (z = 0);
 - before its start the vehicle waits at the start, after its last item it stays where that
   left it (landed, or over the last waypoint).
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import math
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from sim_core.kinds import KINDS, WATER, Speeds, VehicleKind, info, kind_of
+from sim_core.kinds import AIR, KINDS, Speeds, info, kind_of
 from sim_core.scenario import Scenario
 from sim_core.units import clamp
 
@@ -47,7 +47,7 @@ MIN_DRIFT_S = 1e-6      # the narrowest drift band searched [s] (same time: with
 # Each kind's nominal speeds (sim_core.kinds KindInfo.speeds). The drift tolerance covers what
 # these miss for copies of one mission (the same plan for both); vehicles with different
 # missions rely on them.
-NOMINAL_SPEEDS: Dict[VehicleKind, Speeds] = {k: v.speeds for k, v in KINDS.items()}
+NOMINAL_SPEEDS: Dict[str, Speeds] = {k: v.speeds for k, v in KINDS.items()}
 
 Knot = Tuple[float, float, float, float]       # planned time [s], east, north, up [m] (ENU)
 
@@ -94,7 +94,7 @@ class Approach:
 def planned_path(scenario: Scenario, kind=None, speeds: Optional[Speeds] = None) -> PlannedPath:
     """The planned path of the vehicle a scenario (as it sees the world) flies; see the module.
 
-    kind: its VehicleKind (default scenario.vehicle_kind); speeds: default the kind's nominal
+    kind: its kind's name (default scenario.vehicle_kind); speeds: default the kind's nominal
     ones (KindInfo.speeds; the horizontal one its initial_speed_mps when given: a plane
     starting airborne).
     """
@@ -103,7 +103,7 @@ def planned_path(scenario: Scenario, kind=None, speeds: Optional[Speeds] = None)
     sp = speeds or k.speeds
     if speeds is None and scenario.initial_speed_mps > 0.0:
         sp = Speeds(scenario.initial_speed_mps, sp.climb, sp.descent)
-    surface = k.medium == WATER
+    surface = k.medium != AIR          # a water or ground kind: on z = 0
     o = scenario.origin
     x, y, z = (float(c) for c in scenario.initial_position_enu)
     if surface:

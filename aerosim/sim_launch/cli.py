@@ -140,10 +140,9 @@ def cmd_play(args) -> int:
 def schema_models() -> dict:
     """{name: (model, its files)}: the scenario's and each kind's vehicle file's (registry)."""
     # deferred: the registry imports every kind's parts (JSBSim, numba); only `schema` needs it
-    from sim_world.core.kinds import REGISTRY
+    from kinds.entry import entries
     models = {'scenario': (ScenarioFile, 'config/scenarios/*.yaml')}
-    models.update({k.value: (e.schema, f'config/{e.folder}/*.yaml')
-                   for k, e in REGISTRY.items()})
+    models.update({k: (e.schema, f'kinds/{k}/params/*.yaml') for k, e in entries().items()})
     return models
 
 

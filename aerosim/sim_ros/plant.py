@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Callable, List, Protocol, Sequence, Tuple, Union, runtime_checkable
 
 from sim_core.frames import VehicleSample
-from sim_core.kinds import VehicleKind
 from sim_dynamics.core.plane import EffectorCommand
 
 # What a vehicle's controller answers a state with: motor throttles 0..1 (a multirotor), or
@@ -34,7 +33,7 @@ class PlantMember:
 
     index: int          # its state listener / lockstep member index in the plant
     name: str           # namespace without '/' (a fleet's: quad0, plane0); '' = the node's own
-    kind: VehicleKind
+    kind: str           # its kind's name (sim_core.kinds)
     link: int           # its MAVLink instance (sim_core.fleet.member_ports), -1: none
     answer: Answer      # takes its controller's command; safe from any thread
 

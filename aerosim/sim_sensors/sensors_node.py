@@ -46,7 +46,7 @@ class SensorsNode(Node):
             # The state stream is the simulation pipeline, not a lossy sensor feed: reliable.
             self.create_subscription(VehicleState, 'vehicle_state', self._on_state, qos.STATE)
         self.get_logger().info(
-            f'{self.member.name} ({self.member.kind.value}): {describe(self.suite_cfg)}; '
+            f'{self.member.name} ({self.member.kind}): {describe(self.suite_cfg)}; '
             f'Earth field at origin {np.linalg.norm(self.suite.mag.field_enu) * 1e9:.0f} nT')
 
     def _on_state(self, msg: VehicleState):

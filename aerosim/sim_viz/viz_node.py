@@ -21,11 +21,11 @@ import math
 from geometry_msgs.msg import Point, PoseStamped, TransformStamped
 from nav_msgs.msg import Odometry, Path
 from rclpy.node import Node
-from sim_world.core.kinds import entry
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
 from aerosim_msgs.msg import JsonData, SwarmState
+from kinds.entry import entry
 from sim_core.decimator import Decimator
 from sim_core.frames import euler_ned_to_quat, q_ned_frd_to_enu_flu
 from sim_core.members import WorldSource

@@ -22,6 +22,7 @@ import time
 from typing import List, Optional
 
 from aerosim_msgs.msg import MavlinkLinkStatus
+from kinds.entry import judges_of
 from mavlink_bridge.core.peers import is_flight_controller
 from sim_core.clock import SimState
 from sim_core.decimator import Decimator
@@ -33,7 +34,6 @@ from sim_report.core.report_lines import judge_lines
 from sim_report.core.world import WorldJudge
 from sim_ros import qos
 from sim_ros.params import read_config
-from sim_world.core.kinds import REGISTRY
 
 NS_PER_S = 1_000_000_000
 
@@ -51,8 +51,9 @@ class RunJudge:
                               f'{node.scenario.name} has one ('
                               + ', '.join(m.name for m in self.members) + '): give one a '
                               'mission, or run without report:=true')
-        self.judge = WorldJudge(self.members, {k: e.world_judge for k, e in REGISTRY.items()},
-                                same_time_s=1.5 / cfg.sample_rate_hz)
+        self.judge = WorldJudge(self.members, judges_of(self.members),
+                                same_time_s=1.5 / cfg.sample_rate_hz,
+                                decks=[model.deck for model in node.models])
         self.decs = [Decimator(cfg.sample_rate_hz) for _ in self.members]
         self.commanded = [not m.over_topic for m in self.members]
         self.fc_heard = [False] * len(self.members)

@@ -15,6 +15,7 @@ Every entry is ``serialized`` (the world's step lock): safe from any thread.
 """
 
 from aerosim_msgs.msg import AircraftEffectorCommand, AutopilotCommand
+from kinds.entry import IMC, entry
 from sim_core.clock import SimState
 from sim_core.members import Member
 from sim_core.validate import FieldError
@@ -23,7 +24,6 @@ from sim_ros import qos
 from sim_ros.convert import time_ns
 from sim_ros.plant import Command
 from sim_ros.sim_time_node import serialized
-from sim_world.core.kinds import IMC, entry
 from sim_world.core.node_io import imc_holds
 
 

@@ -26,6 +26,7 @@ controller topic: Member.answers); the in-process controllers are never waited f
 from typing import Tuple
 
 from aerosim_msgs.msg import Collision, DeckContact
+from kinds.entry import make_controller, make_model
 from sim_core.errors import ConfigError
 from sim_core.members import Member, world_members
 from sim_core.scenario import load_scenario
@@ -37,7 +38,6 @@ from sim_ros.run import run_node, until_judged
 from sim_ros.sim_time_node import SimTimeNode
 from sim_ros.vehicle_pub import VehicleStatePublisher
 from sim_world.core.decks import DeckEvent
-from sim_world.core.kinds import make_controller, make_model
 from sim_world.core.links import LINK_PARAMETERS, LinkBase
 from sim_world.core.node_io import collision_text, deck_text, members_text
 from sim_world.core.params import PARAMETERS, WorldConfig

@@ -12,22 +12,22 @@ import math
 from pathlib import Path
 
 import pytest
-from sim_world.core.auv_pilot import AuvPilot, thrust_for_speed
-from sim_world.core.kinds import make_controller, make_model
 from sim_world.core.world import World
 
+from kinds.auv.controllers import AuvPilot, thrust_for_speed
+from kinds.auv.judge import DEPTH_TOLERANCE_M, AuvJudge
+from kinds.auv.model import AuvModel
+from kinds.entry import make_controller, make_model
 from sim_core.errors import ConfigError
 from sim_core.frames import euler_ned_to_quat
 from sim_core.geodesy import GeoOrigin
+from sim_core.kinds import vehicle_file
 from sim_core.members import world_members
-from sim_core.paths import config_dirs
 from sim_core.scenario import load_scenario, scenario_from_dict
-from sim_dynamics.core.auv import Auv, AuvModel, AuvType, fin_table
-from sim_report.core.auv import DEPTH_TOLERANCE_M, AuvJudge
+from sim_dynamics.core.auv import Auv, AuvType, fin_table
 
 ORIGIN = GeoOrigin(41.185242, -8.706139, 0.0)
-LAUV = next(d / 'auvs' / 'lauv.yaml' for d in config_dirs()
-            if (d / 'auvs' / 'lauv.yaml').is_file())
+LAUV = vehicle_file('auv', 'lauv')
 DT = 0.01
 
 
@@ -138,8 +138,7 @@ def test_a_bad_auv_file_is_refused_naming_the_field(tmp_path, change, named):
 
 def test_fin_table_reads_an_auvs_fins_and_a_boat_has_none():
     assert fin_table(LAUV) == ((0, 'rudder'), (1, 'elevator'), (2, 'elevator'), (3, 'rudder'))
-    boat = next(d / 'boats' / 'wamv.yaml' for d in config_dirs()
-                if (d / 'boats' / 'wamv.yaml').is_file())
+    boat = vehicle_file('boat', 'wamv')
     assert fin_table(boat) == ()
 
 

@@ -14,9 +14,9 @@ import sys
 import numpy as np
 import pytest
 from sim_world.core.decks import TOUCHDOWN
-from sim_world.core.kinds import make_controller, make_model
 from sim_world.core.world import WATER, World, open_water
 
+from kinds.entry import make_controller, make_model
 from mavlink_bridge.core import hil
 from mavlink_bridge.core.mav import mavlink
 from mavlink_bridge.fc.precland import TargetTracker

@@ -246,9 +246,9 @@ def test_a_head_on_contact_conserves_momentum_and_reverses_the_closing_speed():
 
 
 def test_two_flying_quads_bounce_off_each_other_in_the_model():
-    from sim_core.paths import resolve_config_path
+    from sim_core.kinds import vehicle_file
     from sim_dynamics.core.multirotor import Multirotor, MultirotorParams
-    params = MultirotorParams.from_yaml(resolve_config_path('iris', None, 'vehicles'))
+    params = MultirotorParams.from_yaml(vehicle_file('multirotor', 'iris'))
     r = body_radius([x.position for x in params.rotors])
     assert 0.3 < r < 0.5                              # iris: 0.25 m arms, 10-inch props
     a, b = Multirotor(params), Multirotor(params)

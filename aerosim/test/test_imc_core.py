@@ -302,8 +302,8 @@ def test_an_auvs_bridge_moves_each_fin_by_its_servo_id_from_duness_servo_positio
     allocator's SetServoPosition (one of four through the LAUV ini's rate limiter per second)
     is ignored unless fin_source says so.
     """
-    from sim_core.paths import resolve_config_path
-    lauv = str(resolve_config_path('lauv', None, 'auvs'))
+    from sim_core.kinds import vehicle_file
+    lauv = str(vehicle_file('auv', 'lauv'))
     core = imc_core(vehicle_file=lauv)
     peer = ('127.0.0.1', 6002)                  # DUNE's transport: peers (control_from)
     pos = imcpy.ServoPosition()

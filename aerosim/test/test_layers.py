@@ -7,19 +7,23 @@
                        imc_bridge.core, usv_bridge.core, sim_viz.core
     3 report cores     sim_report.core (judges on ground truth, plots with the views' palette)
     4 pure harness     mavlink_bridge.fc.offline (model + sensors + FC + judge, one process),
-                       sim_world.core (the vehicle-kind registry, any mix of kinds stepped)
+                       sim_world.core (any mix of kinds stepped), kinds (each kind's folder:
+                       its entry, model, judge, view, controllers; kinds.entry)
     5 ROS runtime      sim_ros (node bases, parameters, QoS, conversions, main())
-    6 nodes            every other module: the nodes and their ROS-side helpers
+    6 nodes            every other module: the nodes and their ROS-side helpers (a kind's
+                       ros.py: its interfaces in the world's process)
     7 launcher         sim_launch, launch/*.launch.py
 
 Rules: (1) an import goes to a layer at or below its own; (2) within layers 0-5 a module
 imports only its own top-level package from its own layer (no sideways imports between
 cores); (3) nothing imports a node module (a process's main), except a composition named in
 COMPOSITIONS with its reason; (4) a first-party import inside a function says why, on its line
-or the line above (`# deferred: <reason>`); (5) layers 0-4 import no rclpy.
+or the line above (`# deferred: <reason>`); (5) layers 0-4 import no rclpy. A relative import
+(a kind's folder: `from .model import ...`) is checked as the absolute one it stands for.
 """
 
 import ast
+from fnmatch import fnmatch
 from pathlib import Path
 import re
 
@@ -27,10 +31,11 @@ from conftest import PKG_DIR
 
 FIRST_PARTY = ('sim_core', 'sim_ros', 'sim_launch', 'sim_report', 'sim_bag', 'sim_viz',
                'sim_dynamics', 'sim_sensors', 'mavlink_bridge', 'imc_bridge', 'usv_bridge',
-               'sim_autopilot', 'sim_world')
-# most specific prefix first
+               'sim_autopilot', 'sim_world', 'kinds')
+# most specific prefix first (a prefix may be a pattern: kinds.*.ros, any kind's ros module)
 LAYERS = (
     ('mavlink_bridge.fc.offline', 4), ('mavlink_bridge.fc.fc_node', 6), ('sim_world.core', 4),
+    ('kinds.*.ros', 6), ('kinds', 4),
     ('sim_core', 0),
     ('sim_dynamics.core', 1), ('sim_sensors.core', 1), ('sim_bag.core', 1),
     ('sim_autopilot.core', 1),
@@ -62,7 +67,7 @@ COMPOSITIONS = {
 
 def layer(module: str) -> int:
     for prefix, n in LAYERS:
-        if module == prefix or module.startswith(prefix + '.'):
+        if fnmatch(module, prefix) or fnmatch(module, prefix + '.*'):
             return n
     return NODES
 
@@ -82,8 +87,11 @@ def sources():
             yield module_name(path), path
 
 
-def first_party_imports(path: Path):
-    """(imported module, line number, inside a function?, the source line) of a file."""
+def first_party_imports(path: Path, module: str = ''):
+    """(imported module, line number, inside a function?, the source line) of a file.
+
+    module: the file's module name (default: from its path in the package).
+    """
     text = path.read_text()
     lines = text.splitlines()
     tree = ast.parse(text)
@@ -91,14 +99,20 @@ def first_party_imports(path: Path):
     for fn in ast.walk(tree):
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             in_function.update(id(n) for n in ast.walk(fn) if n is not fn)
+    here = (module or module_name(path)).split('.')
+    package = here if path.name == '__init__.py' else here[:-1]
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        elif isinstance(node, ast.ImportFrom) and (node.module or node.level):
+            # a relative import as the absolute one it stands for (`from .model import x` in
+            # kinds.rover: kinds.rover.model)
+            base = package[:len(package) - node.level + 1] if node.level else []
+            module = '.'.join(base + ([node.module] if node.module else []))
             # `from pkg import mod` imports pkg.mod when mod is a module of pkg
-            names = [node.module + '.' + a.name
-                     if (PKG_DIR / node.module.replace('.', '/') / f'{a.name}.py').exists()
-                     else node.module for a in node.names]
+            names = [module + '.' + a.name
+                     if (PKG_DIR / module.replace('.', '/') / f'{a.name}.py').exists()
+                     else module for a in node.names]
         else:
             continue
         for name in names:
@@ -122,7 +136,7 @@ def upward(items):
     bad = []
     for mod, path in items:
         me = layer(mod)
-        for name, line, _, _ in first_party_imports(path):
+        for name, line, _, _ in first_party_imports(path, mod):
             if layer(name) > me:
                 bad.append(f'{path.name}:{line}: {mod} (layer {me}) imports {name} '
                            f'(layer {layer(name)})')
@@ -134,7 +148,7 @@ def sideways(items):
     bad = []
     for mod, path in items:
         me = layer(mod)
-        for name, line, _, _ in first_party_imports(path):
+        for name, line, _, _ in first_party_imports(path, mod):
             if me <= RUNTIME and layer(name) == me and name.split('.')[0] != mod.split('.')[0]:
                 bad.append(f'{path.name}:{line}: {mod} imports {name} sideways (layer {me})')
     return bad
@@ -145,7 +159,7 @@ def into_nodes(items):
     bad = []
     for mod, path in items:
         allowed = COMPOSITIONS.get(mod, (set(), ''))[0]
-        for name, line, _, _ in first_party_imports(path):
+        for name, line, _, _ in first_party_imports(path, mod):
             if name in NODE_MODULES and name not in allowed:
                 bad.append(f'{path.name}:{line}: {mod} imports the node module {name}')
     return bad
@@ -156,7 +170,7 @@ def unexplained_deferred(items):
     bad = []
     for mod, path in items:
         lines = path.read_text().splitlines()
-        for name, line, inside, src in first_party_imports(path):
+        for name, line, inside, src in first_party_imports(path, mod):
             above = lines[line - 2] if line >= 2 else ''
             if inside and '# deferred:' not in src and '# deferred:' not in above:
                 bad.append(f'{path.name}:{line}: {mod} imports {name} in a function')
@@ -195,6 +209,8 @@ def test_the_rules_catch_what_they_name(tmp_path):
     assert layer('sim_core.frames') < layer('sim_dynamics.core.usv') < layer('sim_ros.run')
     assert layer('mavlink_bridge.fc.autopilot') == 2 and layer('mavlink_bridge.fc.fc_node') == 6
     assert layer('sim_dynamics.dynamics_node') == 6 and layer('launch.sim_quad') == 7
+    assert layer('kinds.entry') == layer('kinds.rover.model') == 4
+    assert layer('kinds.rover.ros') == 6 and layer('kinds.rover.rosy') == 4
 
     def item(mod, text):
         path = tmp_path / f'm{len(list(tmp_path.iterdir()))}.py'      # one file per case
@@ -207,6 +223,13 @@ def test_the_rules_catch_what_they_name(tmp_path):
     reason = item('sim_viz.viz_node',
                   'def f():\n    from sim_core import frames  # deferred: a reason\n')
     rcl = item('sim_dynamics.core.usv', 'import rclpy\n')
+    # a relative import in a kind's folder is the absolute one it stands for
+    rel_up = item('kinds.rover.model', 'from .ros import Io\n')
+    rel_down = item('kinds.rover.ros', 'from .model import RoverModel\n')
+    rel_side = item('kinds.rover.view', 'from .model import x\nfrom ..entry import View\n')
+    assert [n for n, *_ in first_party_imports(rel_side[0][1], 'kinds.rover.view')] == [
+        'kinds.rover.model', 'kinds.entry']
+    assert upward(rel_up) and not upward(rel_down) and not upward(rel_side)
     assert upward(up) and not upward(side) and not upward(node)
     assert sideways(side) and not sideways(up)
     assert into_nodes(node) and not into_nodes(side)

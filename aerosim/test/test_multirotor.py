@@ -9,7 +9,7 @@ import pytest
 from sim_core.errors import ConfigError
 from sim_dynamics.core.multirotor import GRAVITY, Multirotor, MultirotorParams
 
-VEHICLES = Path(__file__).resolve().parent.parent / 'config' / 'vehicles'
+VEHICLES = Path(__file__).resolve().parent.parent / 'kinds' / 'multirotor' / 'params'
 DT = 0.004
 
 

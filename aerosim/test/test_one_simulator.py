@@ -142,16 +142,16 @@ def test_sim_auv_with_its_defaults_writes_its_summary_when_stopped(procs, tmp_pa
 # --- finding 3: every step judged at any time scale ---------------------------------------------
 def judged_offline(scenario: str, rate_hz: float, sample_hz: float, until_s: float):
     """The reached times [s] of a world stepped and judged here, as the world's process does."""
-    from sim_world.core.kinds import REGISTRY, make_controller, make_model
     from sim_world.core.world import World
 
+    from kinds.entry import judges_of, make_controller, make_model
     from sim_core.decimator import Decimator
     from sim_core.members import world_members
     from sim_core.scenario import load_scenario
     from sim_report.core.world import WorldJudge
     members = world_members(load_scenario(scenario))
     world = World.build(members, make_model, make_controller)
-    judge = WorldJudge(members, {k: e.world_judge for k, e in REGISTRY.items()},
+    judge = WorldJudge(members, judges_of(members),
                        same_time_s=1.5 / sample_hz)
     decs = [Decimator(sample_hz) for _ in members]
     dt_ns = int(round(1e9 / rate_hz))

@@ -16,7 +16,7 @@ from rcl_interfaces.srv import DescribeParameters, GetParameters, ListParameters
 
 from aerosim_msgs.msg import SimStatus
 from aerosim_msgs.srv import SetTimeScale
-from sim_core.kinds import VehicleKind, info
+from sim_core.kinds import info
 from sim_launch.graphs import get_graph, members_of, resolve, resolve_args
 from sim_ros import qos
 
@@ -28,7 +28,7 @@ from graph_start import start
 LIVE = {'world_node': {'time_scale'}, 'usv_node': {'tas2acc_pgain', 'bank2p_pgain'},
         'usv_swarm_node': {'time_scale'}}
 WORLD = ('sim_world.world_plant', 'sim_world.world_node')
-KIND_NODES = {VehicleKind.BOAT: 'usv_node', VehicleKind.PLANE: 'plane_node'}   # member_io's
+KIND_NODES = {'boat': 'usv_node', 'plane': 'plane_node'}   # the kinds' ros.Io nodes
 RCLPY_LIVE = {'use_sim_time'}          # rclpy's own: its TimeSource follows it at run time
 
 

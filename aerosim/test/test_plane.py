@@ -14,7 +14,7 @@ from sim_autopilot.core import flight_plan as fp
 from sim_autopilot.core.autopilot import Autopilot, FlightState, Limits, Setpoints
 from sim_core.errors import ConfigError
 from sim_core.geodesy import GeoOrigin, course_deviation_m
-from sim_core.paths import resolve_config_path
+from sim_core.kinds import vehicle_file
 from sim_core.scenario import load_scenario
 from sim_core.units import KNOT_MPS
 from sim_core.validate import FieldError
@@ -30,7 +30,7 @@ G = 9.80665
 
 
 def c172():
-    return AircraftParams.from_yaml(resolve_config_path('c172r', None, 'aircraft'))
+    return AircraftParams.from_yaml(vehicle_file('plane', 'c172r'))
 
 
 def plane(alt_m=0.0, heading=0.0, speed_mps=0.0, origin=ORIGIN):

@@ -1,6 +1,6 @@
 """A plane in the world over real DDS: sim_plane (its autopilot in the step) and controller topic.
 
-The plane's own interfaces (sim_world.plane_io) in the world's process: `sim_plane
+The plane's own interfaces (kinds/plane/ros.py) in the world's process: `sim_plane
 report:=true time_scale:=0` takes off, flies the circuit and the world's judge says complete,
 while a probe reads the AeroSim topics (latched ActorModel and PhysicalProperties, PFD,
 EffectorState, trajectory, autopilot status, /diagnostics) and feeds garbage to the plane's

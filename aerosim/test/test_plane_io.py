@@ -10,11 +10,11 @@ import math
 import re
 
 import pytest
-from sim_world.core.controllers import PlaneAutopilot
-from sim_world.core.kinds import make_controller, make_model
 from sim_world.core.world import World
 
 from aerosim_msgs.msg import AutopilotCommand
+from kinds.entry import make_controller, make_model
+from kinds.plane.controllers import PlaneAutopilot
 from sim_autopilot.core.interface import MAX_TRACK_POINTS, AutopilotInterface
 from sim_autopilot.core.params import AutopilotConfig
 from sim_core.errors import ConfigError

@@ -27,7 +27,7 @@ def test_default_scenario_loads():
     (lambda d: d['origin'].update(lat_deg=91.0), 'lat_deg'),
     (lambda d: d['origin'].update(lon_deg='east'), 'lon_deg'),
     (lambda d: d['origin'].update(alt_m=float('nan')), 'alt_m'),
-    (lambda d: d['vehicle'].update(params='no_such_vehicle'), 'vehicles'),
+    (lambda d: d['vehicle'].update(params='no_such_vehicle'), 'kinds/multirotor/params'),
     (lambda d: d['vehicle'].update(params=3), 'vehicle.params'),
     (lambda d: d['vehicle'].update(initial_position_enu=[0, 0]), 'initial_position_enu'),
     (lambda d: d['vehicle'].update(initial_position_enu=[0, 0, -5]), r'initial_position_enu\[2\]'),
@@ -38,7 +38,7 @@ def test_default_scenario_loads():
     (lambda d: d.update(mission='all of it'), 'mission'),
     (lambda d: d.update(decimal_year=1900), 'decimal_year'),
     (lambda d: d['vehicle'].update(kind='submarine'), 'vehicle.kind'),
-    (lambda d: d['vehicle'].update(kind='boat'), 'boats'),          # iris is not a boat file
+    (lambda d: d['vehicle'].update(kind='boat'), 'kinds/boat/params'),   # iris is no boat's
     (lambda d: d['environment'].update(sea_state=10), 'sea_state'),
     (lambda d: d['environment'].update(sea_state=2.5), 'sea_state'),
     (lambda d: d['environment'].update(current_enu=[0, 20, 0]), r'current_enu\[1\]'),
@@ -74,19 +74,19 @@ def test_missing_file_is_a_config_error(tmp_path):
 
 # --- a world of several kinds (sim_core.members) ------------------------------------------------
 def test_a_world_lists_vehicles_of_several_kinds_each_named_by_its_kind_and_controller():
-    from sim_core.kinds import VehicleKind
     from sim_core.members import world_members
     s = load_scenario('harbour_ops')
     ms = world_members(s)
     assert [(m.name, m.kind, m.controller, m.link) for m in ms] == [
-        ('quad0', VehicleKind.MULTIROTOR, 'builtin', 0),
-        ('quad1', VehicleKind.MULTIROTOR, 'builtin', 1),
-        ('plane0', VehicleKind.PLANE, 'autopilot', -1),     # in-process: no MAVLink instance
-        ('boat0', VehicleKind.BOAT, 'waypoint', -1)]
+        ('quad0', 'multirotor', 'builtin', 0),
+        ('quad1', 'multirotor', 'builtin', 1),
+        ('plane0', 'plane', 'autopilot', -1),     # in-process: no MAVLink instance
+        ('boat0', 'boat', 'waypoint', -1)]
     plane, boat = ms[2].scenario, ms[3].scenario
     assert plane.vehicle_kind == 'plane' and plane.vehicle_file.name == 'c172r.yaml'
     assert plane.initial_position_enu == (0.0, -1000.0, 300.0) and len(plane.mission) == 4
-    assert boat.vehicle_kind == 'boat' and boat.vehicle_file.parent.name == 'boats'
+    assert boat.vehicle_kind == 'boat'
+    assert boat.vehicle_file.parent.parts[-2:] == ('boat', 'params')
     assert all(m.scenario.fleet == () for m in ms)
     # copies of a one-vehicle scenario: the kind's default controller, one link each
     assert [(m.name, m.controller, m.link) for m in world_members(load_scenario('default'), 2)] \

@@ -13,11 +13,11 @@ import subprocess
 import sys
 
 import pytest
-from sim_world.core.kinds import REGISTRY, missing
 import yaml
 
+from kinds.entry import entries, missing
 from sim_core.errors import ConfigError
-from sim_core.kinds import VehicleKind
+from sim_core.kinds import KINDS
 from sim_core.paths import CONFIG_DIR
 from sim_core.scenario import load_scenario
 from sim_core.scenario_file import ScenarioFile
@@ -26,11 +26,12 @@ from sim_core.schema import json_schema
 from conftest import DEADLINE_SCALE
 
 PY = sys.executable
-SCENARIOS = sorted((CONFIG_DIR / 'scenarios').glob('*.yaml'))
+SCENARIOS = sorted((CONFIG_DIR / 'scenarios').glob('*.yaml')) + sorted(
+    f for k in KINDS.values() for f in k.scenarios_dir.glob('*.yaml'))
+REGISTRY = entries()
 # every file each schema covers: (model, file)
 FILES = [(ScenarioFile, f) for f in SCENARIOS] + [
-    (e.schema, f) for e in REGISTRY.values() for f in sorted((CONFIG_DIR / e.folder).glob(
-        '*.yaml'))]
+    (e.schema, f) for e in REGISTRY.values() for f in sorted(e.info.params_dir.glob('*.yaml'))]
 
 
 def write(tmp_path: Path, data, name='my.yaml') -> Path:
@@ -77,15 +78,15 @@ def test_a_misspelt_key_deeper_in_a_scenario_names_its_key_path(tmp_path, where,
 
 
 @pytest.mark.parametrize('kind, key, near', [
-    (VehicleKind.MULTIROTOR, 'omega_mx', 'omega_max'),
-    (VehicleKind.PLANE, 'cruise_kt', 'cruise_kts'),
-    (VehicleKind.BOAT, 'drag_linaer', 'drag_linear'),
-    (VehicleKind.AUV, 'max_rmp', 'max_rpm'),
+    ('multirotor', 'omega_mx', 'omega_max'),
+    ('plane', 'cruise_kt', 'cruise_kts'),
+    ('boat', 'drag_linaer', 'drag_linear'),
+    ('auv', 'max_rmp', 'max_rpm'),
 ])
 def test_a_misspelt_key_in_each_kinds_vehicle_file_is_refused_naming_the_file(
         tmp_path, kind, key, near):
     e = REGISTRY[kind]
-    src = sorted((CONFIG_DIR / e.folder).glob('*.yaml'))[0]
+    src = sorted(e.info.params_dir.glob('*.yaml'))[0]
     d = yaml.safe_load(src.read_text())
     d[key] = d.pop(near)
     p = write(tmp_path, d, src.name)
@@ -95,13 +96,13 @@ def test_a_misspelt_key_in_each_kinds_vehicle_file_is_refused_naming_the_file(
 
 
 def test_a_boats_deck_and_a_rotor_are_checked_where_they_are(tmp_path):
-    d = yaml.safe_load((CONFIG_DIR / 'boats' / 'deck_usv.yaml').read_text())
+    d = yaml.safe_load((KINDS['boat'].params_dir / 'deck_usv.yaml').read_text())
     d['deck']['frction'] = d['deck'].pop('friction')
-    assert refused(REGISTRY[VehicleKind.BOAT].load_params, write(tmp_path, d)).endswith(
+    assert refused(REGISTRY['boat'].load_params, write(tmp_path, d)).endswith(
         'deck.frction: unknown key; did you mean friction?')
-    q = yaml.safe_load((CONFIG_DIR / 'vehicles' / 'iris.yaml').read_text())
+    q = yaml.safe_load((KINDS['multirotor'].params_dir / 'iris.yaml').read_text())
     q['rotors'][1]['direction'] = 'clockwise'
-    assert refused(REGISTRY[VehicleKind.MULTIROTOR].load_params, write(tmp_path, q)).endswith(
+    assert refused(REGISTRY['multirotor'].load_params, write(tmp_path, q)).endswith(
         "rotors[1].direction: must be ccw or cw (seen from above), got 'clockwise'")
 
 
@@ -171,9 +172,9 @@ def _properties(schema: dict):
         yield s, s.get('properties', {})
 
 
-@pytest.mark.parametrize('name', ['scenario', 'multirotor', 'plane', 'boat', 'auv'])
+@pytest.mark.parametrize('name', ['scenario', *REGISTRY])
 def test_the_json_schema_refuses_unknown_keys_and_describes_every_key_with_its_unit(name):
-    model = ScenarioFile if name == 'scenario' else REGISTRY[VehicleKind(name)].schema
+    model = ScenarioFile if name == 'scenario' else REGISTRY[name].schema
     schema = json_schema(model)
     for obj, props in _properties(schema):
         assert obj['additionalProperties'] is False, obj['title']
@@ -191,17 +192,17 @@ def test_aerosim_schema_prints_valid_json_and_lists_the_names():
     r = subprocess.run([PY, '-m', 'sim_launch.cli', 'schema'], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0 and [line.split(':')[0] for line in r.stdout.splitlines()] == \
-        ['scenario', 'multirotor', 'plane', 'boat', 'auv'], r.stdout
+        ['scenario', *REGISTRY], r.stdout
     r = subprocess.run([PY, '-m', 'sim_launch.cli', 'schema', 'submarine'],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and 'one of scenario, multirotor' in r.stderr
 
 
 def test_a_kind_without_a_schema_or_one_refusing_its_files_is_incomplete():
-    e = REGISTRY[VehicleKind.BOAT]
+    e = REGISTRY['boat']
     assert [m for m in missing(replace(e, schema=None)) if m.startswith('schema')] == \
         ["schema: its vehicle file's model (a pydantic model, sim_core.schema)"]
-    wrong = [m for m in missing(replace(e, schema=REGISTRY[VehicleKind.AUV].schema))
+    wrong = [m for m in missing(replace(e, schema=REGISTRY['auv'].schema))
              if m.startswith('schema')]
     assert len(wrong) == 3 and all(m.startswith('schema: refuses ') for m in wrong), wrong
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sim_core.errors import ConfigError
-from sim_core.paths import resolve_config_path
+from sim_core.kinds import vehicle_file
 from sim_dynamics.core.usv import BoatSwarm, BoatType, boat_state_ned, rudder_aerosim_starboard
 from sim_dynamics.core.usv_control import HeadingSpeedControl
 
@@ -14,7 +14,7 @@ DT = 0.05
 
 
 def boat_type(name):
-    return BoatType.from_yaml(resolve_config_path(f'boats/{name}.yaml'))
+    return BoatType.from_yaml(vehicle_file('boat', name))
 
 
 def run(swarm, seconds):
@@ -118,7 +118,7 @@ def test_inactive_boat_stops():
 ])
 def test_bad_boat_file_names_the_field(tmp_path, edit, match):
     import yaml
-    raw = yaml.safe_load(resolve_config_path('boats/wamv.yaml').read_text())
+    raw = yaml.safe_load(vehicle_file('boat', 'wamv').read_text())
     raw.update(edit)
     p = tmp_path / 'b.yaml'
     p.write_text(yaml.safe_dump(raw))

@@ -17,7 +17,7 @@ from sim_dynamics.core.usv_swarm import SwarmParams, SwarmSim, TypeTable, wrap_1
 from usv_bridge.core import protocol as P
 
 CONFIG = Path(__file__).resolve().parent.parent / 'config'
-TYPES = TypeTable.from_yaml(CONFIG / 'usv_types.yaml', CONFIG / 'boats')
+TYPES = TypeTable.from_yaml(CONFIG / 'usv_types.yaml')
 LAT0, LON0 = 10.5, 134.5
 DT = 0.05
 
@@ -310,7 +310,7 @@ def test_bad_type_table_is_a_clear_error(tmp_path, text, message):
     path = tmp_path / 'types.yaml'
     path.write_text(text)
     with pytest.raises(ConfigError, match=message):
-        TypeTable.from_yaml(path, CONFIG / 'boats')
+        TypeTable.from_yaml(path)
 
 
 def test_orders_are_the_swarms_own_types_and_speeds_above_top_are_clamped():

@@ -1,4 +1,4 @@
-"""One world of any mix of kinds, pure (sim_world.core, sim_dynamics.core.members): no ROS.
+"""One world of any mix of kinds, pure (sim_world.core, the kinds' models): no ROS.
 
 Quads, the C172 and a WAM-V stepped on one clock with their in-process controllers and one
 contact model; each test checks the physics (positions reached, momentum, closing speeds,
@@ -10,17 +10,19 @@ import re
 
 import numpy as np
 import pytest
-from sim_world.core.controllers import BoatWaypoints, PlaneAutopilot
-from sim_world.core.kinds import make_controller, make_model
 from sim_world.core.world import GROUND, WATER, World, open_water
 
+from kinds.boat.controllers import BoatWaypoints
+from kinds.boat.model import BoatModel
+from kinds.entry import make_controller, make_model
+from kinds.multirotor.model import QuadModel
+from kinds.plane.controllers import PlaneAutopilot
+from kinds.plane.model import PlaneModel
 from sim_core.frames import euler_ned_to_quat, q_ned_frd_to_enu_flu
 from sim_core.geodesy import GeoOrigin
-from sim_core.kinds import VehicleKind
 from sim_core.members import world_members
 from sim_core.scenario import load_scenario, scenario_from_dict
 from sim_dynamics.core.collision import RESTITUTION
-from sim_dynamics.core.members import BoatModel, PlaneModel, QuadModel
 
 ORIGIN = GeoOrigin(41.185242, -8.706139, 0.0)
 DT = 0.004                  # s: the quads' 250 Hz (the plane's JSBSim runs every 2nd step)
@@ -272,8 +274,7 @@ def test_the_plane_steps_jsbsim_at_its_own_rate_whatever_the_worlds_step():
 def test_reset_puts_every_model_and_controller_back_and_the_run_repeats():
     ms = world_members(load_scenario('harbour_ops'))
     w = World.build(ms, make_model, make_controller)
-    assert [m.kind for m in ms] == [VehicleKind.MULTIROTOR] * 2 + [VehicleKind.PLANE,
-                                                                    VehicleKind.BOAT]
+    assert [m.kind for m in ms] == ['multirotor'] * 2 + ['plane', 'boat']
     start = list(w.samples)
     q = w.model('quad0')
     assert isinstance(q, QuadModel)

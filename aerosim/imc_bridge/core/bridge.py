@@ -24,7 +24,7 @@ In:
 - Control, one level at a time (control_level; imc_bridge.core.control): actuators =
   SetThrusterActuation (id thruster_id, -1..1, positive = ahead) and SetServoPosition (id
   rudder_servo_id, rad, positive = bow to port as DUNE's heading controller and plant take it)
-  -> effector_command; an AUV's fins (vehicle_file with fins: config/auvs) by servo id from
+  -> effector_command; an AUV's fins (vehicle_file with fins: kinds/auv/params) by servo id from
   ServoPosition (DUNE's Simulators.Servos, fin_source) or SetServoPosition, in rad as VSIM
   takes them, -> effector_command's rudder and elevator arrays (fin order); guidance =
   DesiredSpeed (m/s, or % of throttle) and DesiredHeading (rad) -> autopilot_command (the

@@ -157,7 +157,7 @@ PARAMETERS: Dict[str, Any] = {
                    'of the four through per second with the LAUV ini); the other is ignored',
                         choices=FIN_SOURCES),
     'vehicle_file': ("The vehicle's parameter file (set by the graph): an AUV's fins "
-                     '(config/auvs) take SetServoPosition by their servo ids, in rad as '
+                     '(kinds/auv/params) take SetServoPosition by their servo ids, in rad as '
                      "DUNE's allocator and VSIM take them; '' or a boat: one rudder "
                      '(rudder_servo_id)',),
     'warn_period_s': ('Minimum period of repeated warnings [s]', 0.1, 600.0),

@@ -31,7 +31,7 @@ from mavlink_bridge.core.mixer import (
 )
 from sim_core.config import Param
 from sim_core.errors import ConfigError
-from sim_core.kinds import kind_of
+from sim_core.kinds import info
 from sim_core.members import world_members
 from sim_core.scenario import MAX_FLEET, Scenario, load_scenario
 
@@ -183,14 +183,17 @@ def vehicle_scenario(cfg: BridgeConfig) -> Scenario:
 
 
 def make_mixer(cfg: BridgeConfig, scenario: Scenario):
-    """The scenario's vehicle's mixer, its kind's (mixer.MIXERS); ConfigError."""
+    """The scenario's vehicle's mixer, the one its kind names (mixer.MIXERS); ConfigError."""
     try:
         check_layout(cfg.mixer_plane_layout)     # a typo is an error on any vehicle
-        kind = kind_of(scenario.vehicle_kind, 'vehicle.kind')
-        if kind not in MIXERS:
-            raise ConfigError(f'scenario {scenario.name}: a {kind.value} is not flown over '
-                              'MAVLink (no mixer for it)')
-        return MIXERS[kind](MixerConfig(
+        k = info(scenario.vehicle_kind)
+        if not k.mixer:
+            raise ConfigError(f'scenario {scenario.name}: a {k.name} is not flown over '
+                              'MAVLink (its kind names no mixer)')
+        if k.mixer not in MIXERS:
+            raise ConfigError(f"scenario {scenario.name}: a {k.name}'s mixer {k.mixer!r} is "
+                              f'not one of {", ".join(MIXERS)}')
+        return MIXERS[k.mixer](MixerConfig(
             tuple(int(c) for c in cfg.mixer_motor_channels), cfg.mixer_plane_layout,
             tuple(cfg.mixer_plane_channels), tuple(cfg.mixer_plane_reversed)),
             str(scenario.vehicle_file))

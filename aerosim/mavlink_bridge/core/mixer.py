@@ -15,9 +15,9 @@ Planes, by layout (`mixer_plane_layout`, PLANE_LAYOUTS): 'px4', PX4 v1.16's SITL
 seed 003's four channels (FourChannelMixer: controls[0..3] = aileron, elevator, throttle,
 rudder, each 0..1).
 
-Which mixer a vehicle gets is its kind's (MIXERS: a factory per kind flown over MAVLink, from
-the bridge's MixerConfig and the vehicle's parameter file); a kind without one (a boat) is not
-flown over MAVLink.
+Which mixer a vehicle gets is its kind's (its kind.yaml names one of MIXERS: a factory per
+airframe's outputs, from the bridge's MixerConfig and the vehicle's parameter file); a kind
+that names none (a boat) is not flown over MAVLink.
 """
 
 from dataclasses import dataclass
@@ -25,7 +25,6 @@ import math
 from typing import Callable, Dict, Sequence, Tuple, Union
 
 from sim_core.errors import ConfigError
-from sim_core.kinds import VehicleKind
 from sim_dynamics.core.plane import AircraftParams, EffectorCommand
 
 N_CHANNELS = 4
@@ -41,7 +40,7 @@ class Mixer:
     """motor_channels[i]: the controls[] channel that drives motor i."""
 
     motor_channels: Tuple[int, ...] = PX4_QUAD_X
-    name = 'multirotor'
+    name = 'quad-x'
 
     def __post_init__(self):
         """Validate: one distinct channel in 0..3 per motor."""
@@ -340,10 +339,10 @@ def fixed_wing_mixer(cfg: MixerConfig, vehicle_file: str) -> Union[FixedWingMixe
                        cfg.plane_channels, cfg.plane_reversed)
 
 
-# the kinds flown over MAVLink (sim_core.kinds KindInfo.mavlink) and their mixers
-MIXERS: Dict[VehicleKind, MixerFactory] = {
-    VehicleKind.MULTIROTOR: multirotor_mixer,
-    VehicleKind.PLANE: fixed_wing_mixer,
+# the mixers by name: a kind flown over MAVLink names its own (sim_core.kinds KindInfo.mixer)
+MIXERS: Dict[str, MixerFactory] = {
+    'quad_x': multirotor_mixer,
+    'fixed_wing': fixed_wing_mixer,
 }
 
 

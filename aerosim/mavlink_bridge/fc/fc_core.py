@@ -44,13 +44,15 @@ from sim_autopilot.core.autopilot import Limits
 from sim_core.actions import Actions as BaseActions
 from sim_core.config import Param, checked
 from sim_core.errors import ConfigError
-from sim_core.kinds import VehicleKind
+from sim_core.kinds import KINDS, info
 from sim_core.link import parse_endpoint
 
-# The kinds the built-in FC flies (the controller 'builtin' of sim_core.kinds) and the MAVLink
-# type it says in its HEARTBEAT for each
-AIRFRAMES = {VehicleKind.MULTIROTOR: mavlink.MAV_TYPE_QUADROTOR,
-             VehicleKind.PLANE: mavlink.MAV_TYPE_FIXED_WING}
+# The airframes the built-in FC flies, by their control laws (a kind names its own in its
+# kind.yaml, sim_core.kinds KindInfo.airframe), and the MAVLink type its HEARTBEAT says for each
+MULTICOPTER, FIXED_WING = 'multicopter', 'fixed_wing'
+AIRFRAMES = {MULTICOPTER: mavlink.MAV_TYPE_QUADROTOR, FIXED_WING: mavlink.MAV_TYPE_FIXED_WING}
+# The kinds it flies: those whose kind.yaml names one of its airframes
+FLOWN = tuple(k for k, i in KINDS.items() if i.airframe in AIRFRAMES)
 LOCKSTEP_FLAG = 1   # HIL_ACTUATOR_CONTROLS_FLAGS_LOCKSTEP
 REJECT_KINDS = ('truncated', 'undecodable', 'value', 'invalid')
 HEARTBEAT_PERIOD_S = 1.0        # [s, wall]
@@ -63,7 +65,7 @@ class FcConfig:
 
     bind: str = '127.0.0.1:14561'
     sim_address: str = '127.0.0.1:14560'
-    vehicle: str = VehicleKind.MULTIROTOR.value
+    vehicle: str = 'multirotor'     # the FC's default airframe's kind (docs/extending.md)
     fw_rotate_kts: float = 55.0
     fw_climb_kts: float = 79.0
     fw_cruise_kts: float = 100.0
@@ -83,9 +85,9 @@ class FcConfig:
 PARAMETERS: Dict[str, Any] = {
     'bind': Param('Our UDP address host:port'),
     'sim_address': Param('The simulator (mavlink_bridge) host:port'),
-    'vehicle': Param('The airframe flown: multirotor (PX4 Quad X outputs 0..3) or plane (PX4 '
-                     'SITL plane outputs, airframe 1030)',
-                     choices=tuple(k.value for k in AIRFRAMES)),
+    'vehicle': Param("The vehicle's kind; its kind.yaml names the airframe flown: multicopter "
+                     '(PX4 Quad X outputs 0..3) or fixed_wing (PX4 SITL plane outputs, airframe '
+                     '1030)', choices=FLOWN),
     'fw_rotate_kts': Param('Plane: rotation speed [kt] (calibrated)', 20.0, 200.0),
     'fw_climb_kts': Param('Plane: climb speed [kt]', 30.0, 300.0),
     'fw_cruise_kts': Param('Plane: cruise speed [kt]', 30.0, 400.0),
@@ -126,17 +128,18 @@ class FcCore:
     def __init__(self, cfg: FcConfig):
         """Check cfg (ConfigError naming the parameter) and build the airframe's autopilot."""
         self.cfg = cfg = checked(cfg, PARAMETERS)
-        self.kind = VehicleKind(cfg.vehicle)
+        self.kind = cfg.vehicle
+        self.airframe = info(cfg.vehicle).airframe
         self.mav = new_mav(cfg.system_id, cfg.component_id)
         self.ap: Any
-        if self.kind == VehicleKind.PLANE:
+        if self.airframe == FIXED_WING:
             self.ap = PlaneFc(Limits(cfg.fw_rotate_kts, cfg.fw_climb_kts, cfg.fw_cruise_kts,
                                      cfg.fw_approach_kts, cfg.fw_bank_max_deg))
         else:
             self.ap = MulticopterFc(Gains(hover_thrust=cfg.hover_thrust,
                                       max_speed_xy=cfg.cruise_speed),
                                 NavConfig(accept_radius_m=cfg.acceptance_radius_m))
-        self.mav_type = AIRFRAMES[self.kind]
+        self.mav_type = AIRFRAMES[self.airframe]
         self.mission = MissionClient()
         self.sim_peer: Optional[Tuple[int, int]] = None    # (sysid, compid) of the simulator
         # where the simulator's datagrams come from (None: sim_address '', any)

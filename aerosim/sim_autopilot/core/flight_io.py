@@ -45,7 +45,7 @@ def flight_state(s: VehicleSample, origin: GeoOrigin,
     airspeed_kts: the calibrated airspeed (the PFD's, JSBSim's vc-kts); None = the ground
     speed. Heights are from the scenario origin (its altitude is the field's). What
     autopilot_node feeds from VehicleState and what a world's in-process autopilot feeds
-    from the model (sim_world.core.controllers.PlaneAutopilot).
+    from the model (kinds/plane/controllers.py, PlaneAutopilot).
     """
     p, v, w = s.p_enu, s.v_enu, s.w_flu
     lat, lon, _ = origin.enu_to_geodetic(p[0], p[1], p[2])

@@ -1,7 +1,7 @@
 """AeroSim's autopilot interface around an Autopilot as data (pure, no rclpy).
 
 What autopilot_node did around its Autopilot, for one flown in a world's step
-(sim_world.core.controllers.PlaneAutopilot); sim_world.plane_io turns it into messages:
+(kinds/plane/controllers.py, PlaneAutopilot); kinds/plane/ros.py turns it into messages:
 
 - ``command(msg)``: an AutopilotCommand (read by its fields, duck typed) checked, then
   applied: a flight plan in AeroSim's JSON (loaded: stopped at its first step), the manual

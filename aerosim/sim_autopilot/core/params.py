@@ -1,7 +1,7 @@
 """The in-process autopilot's display parameters as data (pure): a frozen dataclass, its table.
 
 A plane flown by its autopilot in the world's step (controller autopilot) has them on its own
-node /<name>/plane_node (sim_world.plane_io), read with ``sim_ros.params.read_config`` (one
+node /<name>/plane_node (kinds/plane/ros.py), read with ``sim_ros.params.read_config`` (one
 parameter per field from the table: description with units, range). What it flies is the
 scenario's (the world's), and whether it RUNs it at start the world's ``autostart``.
 ``AutopilotConfig.trajectory`` is what trajectory/visualization shows.

@@ -1,7 +1,7 @@
 """A fixed-wing aircraft's description and interface types (pure, no rclpy, no JSBSim).
 
 What the JSBSim wrapper (sim_dynamics.core.plane, which re-exports every name here) and its
-callers share: the aircraft file (``AircraftParams``, config/aircraft/<name>.yaml), AeroSim's
+callers share: the aircraft file (``AircraftParams``, kinds/plane/params/<name>.yaml), AeroSim's
 two command types (``EffectorCommand``: surface angles; ``FlightCommand``: normalized pilot
 commands, seed 002), the outputs (``AirData``: the PFD's air data; ``SurfaceState``: the
 surfaces after the FCS), the pitot's impact pressure and the surfaces' display poses.
@@ -26,7 +26,7 @@ def _kts(description: str, hi: float = 300.0) -> Any:
 
 
 class AircraftParams(FileModel):
-    """An aircraft file (config/aircraft/*.yaml): the JSBSim model and our limits around it."""
+    """An aircraft file (kinds/plane/params/*.yaml): the JSBSim model and our limits around it."""
 
     what = 'aircraft file'
     name: Text = Field(..., description='Its name')

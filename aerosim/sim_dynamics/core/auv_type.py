@@ -1,6 +1,6 @@
 """A torpedo AUV's type file: its coefficients and fins (pure, no rclpy).
 
-config/auvs/<name>.yaml holds DUNE's VSIM coefficients of one AUV type (the meaning of each in
+kinds/auv/params/<name>.yaml holds DUNE's VSIM coefficients of one AUV type (the meaning of each in
 sim_dynamics.core.auv, the model that integrates them, which re-exports every name here);
 this module reads and checks the file, and maps AeroSim's rudder/elevator arrays onto the
 type's fins (servo ids, DUNE's SetServoPosition ids).
@@ -43,7 +43,7 @@ def _drag(description: str, n: int) -> Any:
 
 
 class AuvType(FileModel):
-    """Parameters of one AUV type (SI; YAML files in config/auvs, each with its source).
+    """Parameters of one AUV type (SI; YAML files in kinds/auv/params, each with its source).
 
     DUNE VSIM's coefficients; sim_dynamics.core.auv says how each enters the model.
     """

@@ -67,7 +67,7 @@ def _vec3(description: str, unit: str) -> Any:
 
 
 class MultirotorParams(FileModel):
-    """Physical parameters of a multirotor (SI units; YAML files in config/vehicles).
+    """Physical parameters of a multirotor (SI units; YAML files in kinds/multirotor/params).
 
     throttle_curve 'speed': omega_cmd = omega_min + throttle * (omega_max - omega_min) (Gazebo
     motor model); 'thrust': omega_cmd = omega_max * sqrt(throttle), thrust linear in throttle

@@ -1,6 +1,6 @@
 """Fixed-wing aircraft: a JSBSim model in the sim clock (pure, no rclpy).
 
-JSBSim (the ``jsbsim`` wheel) integrates the aircraft named in config/aircraft/<name>.yaml
+JSBSim (the ``jsbsim`` wheel) integrates the aircraft named in kinds/plane/params/<name>.yaml
 (default c172r, AeroSim's reference aircraft) at the simulation step. This module owns what
 is ours around it:
 

@@ -1,21 +1,24 @@
 """A USV swarm's type table and behaviour parameters (pure, no rclpy).
 
 The init command of the USV UI protocol (seed 004) names boats and obstacles by type code:
-``TypeTable`` maps those codes to boat models (config/boats/*.yaml) and obstacle radii
+``TypeTable`` maps those codes to boat models (the boat kind's kinds/boat/params/*.yaml: a
+USV swarm is boats by design) and obstacle radii
 (config/usv_types.yaml). ``SwarmParams`` are the behaviour parameters of usv_swarm_node that
 the protocol does not carry (arrival radius, task distances, wind direction, current).
 """
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Tuple
+from typing import Dict, Optional, Tuple
 
 from sim_core.errors import ConfigError
+from sim_core.kinds import info
 from sim_core.paths import read_yaml, resolve_config_path
 from sim_dynamics.core.usv import BoatType
 
 # Beaufort force 0..12 -> wind speed [m/s] (middle of each band; 12: its lower bound).
 BEAUFORT_MPS = (0.0, 0.9, 2.45, 4.4, 6.7, 9.35, 12.3, 15.5, 18.95, 22.6, 26.45, 30.55, 32.7)
+SWARM_KIND = 'boat'             # a swarm's boat types are this kind's parameter files
 
 
 @dataclass(frozen=True)
@@ -34,8 +37,12 @@ class TypeTable:
     obstacles: Dict[int, ObstacleType]
 
     @classmethod
-    def from_yaml(cls, path, boats_dir) -> 'TypeTable':
-        """Load config/usv_types.yaml; boat names are files in boats_dir."""
+    def from_yaml(cls, path, boats_dir: Optional[Path] = None) -> 'TypeTable':
+        """Load config/usv_types.yaml; boat names are files in boats_dir.
+
+        boats_dir: default the boat kind's params folder (kinds/boat/params).
+        """
+        boats_dir = info(SWARM_KIND).params_dir if boats_dir is None else boats_dir
         path = Path(path)
         raw = read_yaml(path, 'type table')
         if not isinstance(raw, dict) or set(raw) != {'boat_types', 'obstacle_types'} or \
@@ -61,9 +68,8 @@ class TypeTable:
 
     @classmethod
     def load(cls, types_file: str) -> 'TypeTable':
-        """The type table (config/usv_types.yaml, or a path); boat files from config/boats."""
-        boats_dir = resolve_config_path('wamv', subdir='boats').parent
-        return cls.from_yaml(resolve_config_path(types_file), boats_dir)
+        """The type table (config/usv_types.yaml, or a path); the boat kind's boat files."""
+        return cls.from_yaml(resolve_config_path(types_file))
 
 
 @dataclass(frozen=True)

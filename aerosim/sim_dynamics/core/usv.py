@@ -72,7 +72,7 @@ def _nonneg(default, description: str, unit: str) -> Any:
 
 
 class BoatType(FileModel):
-    """Parameters of one boat type (SI; YAML files in config/boats, each with its source).
+    """Parameters of one boat type (SI; YAML files in kinds/boat/params, each with its source).
 
     The meaning of each in the model: this module's docstring.
     """

@@ -16,9 +16,9 @@ run's judge is in the world's process (it sees every step): report:=true ends th
 its verdict; the summary goes to <output_dir>/<title>-<scenario>-<time>/.
 """
 
-from sim_world.core.kinds import IMC, PROCESS, entry
 from sim_world.core.links import member_links
 
+from kinds.entry import IMC, PROCESS, entry
 from sim_core.fleet import UDP_PORTS_PER_VEHICLE, offset_port
 from sim_core.kinds import KINDS, info
 from sim_core.members import Member
@@ -55,8 +55,9 @@ WORLD_ARGS = (
     LaunchArg('controller', '', "Every vehicle's controller, overriding the scenario's ('' = "
               "each its own): builtin (a built-in FC over MAVLink, or an AUV's pilot), px4 "
               "(PX4 SITL you start), external (another MAVLink FC), autopilot (a plane's, in "
-              "the step), waypoint (a boat's), imc (DUNE), topic (any ROS node publishing "
-              'effector_command); refused for a kind it cannot fly', ('',) + CONTROLLERS),
+              "the step), waypoint (a waypoint follower in the step), imc (DUNE), topic (any ROS "
+              'node publishing effector_command); refused for a kind it cannot fly',
+              ('',) + CONTROLLERS),
     LaunchArg('rate_hz', '250.0', 'Integration rate [Hz] of every vehicle, 10..1000, a whole '
               'number of microseconds per step (not 300)'),
     LaunchArg('time_scale', '1.0', 'Sim seconds per wall second; 0 = as fast as possible'),
@@ -222,7 +223,7 @@ WORLD_FC = NodeSpec(
     # instance k; the airframe of its vehicle
     parameters=(('bind', _member_port('fc_address')), ('sim_address', _member_port('bind')),
                 ('system_id', PerMember(lambda v, m: m.link + 1)),
-                ('vehicle', PerMember(lambda v, m: m.kind.value)),
+                ('vehicle', PerMember(lambda v, m: m.kind)),
                 # several processes and the world's on a few cores: no polling for frames
                 # unless it is the one FC of the world
                 ('spin_wait_us', PerMember(lambda v, m: 0 if _mavlink_count(v) > 1 else None)),

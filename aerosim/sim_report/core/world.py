@@ -1,9 +1,11 @@
 """A world's run judged vehicle by vehicle, each by its kind's judge, in one summary (pure).
 
 A world (sim_world) flies vehicles of any kinds (sim_core.members.Member). Each vehicle is
-judged on ground truth by the judge its kind registers (a JudgeFactory, looked up in the
-`judges` mapping the caller gives: the kind registry's world_judge, sim_world.core.kinds;
-the kinds' judges are in kind_judges, the figure in world_plot).
+judged on ground truth by the judge its kind brings (a JudgeFactory, looked up in the `judges`
+mapping the caller gives: each kind's KindEntry.judge, kinds/<name>/judge.py, behind the
+surface of sim_report.core.vehicle_judge; the figure in world_plot). A vehicle that carries a
+deck (its model's ``deck``, given by the caller) has its pad's track drawn; the deck events
+go to the judge of a vehicle whose kind lands on decks (a DeckJudge).
 
 On top of each kind's verdict, what the world reports (/sim/collisions, the bridges' links):
 
@@ -33,27 +35,15 @@ from typing import List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from sim_core.deck import DeckSpec, pad_pose
-from sim_core.kinds import VehicleKind, info
+from sim_core.kinds import info
 from sim_core.members import Member
-from sim_dynamics.core.usv import BoatType
-from sim_report.core.kind_judges import (
-    IDENTITY,
-    Color,
-    JudgeFactory,
-    MultirotorJudge,
-    PlaneMissionJudge,
-    VehicleJudge,
-    boat_judge,
-    multirotor_judge,
-    plane_judge,
-)
+from sim_report.core.vehicle_judge import IDENTITY, Color, JudgeFactory, VehicleJudge
 from sim_report.core.world_plot import ZOOM_SPAN_M, plot_world
 
-# Each kind's judge lives in kind_judges and the figure in world_plot; their names are
-# importable from here as before.
-__all__ = ['WorldJudge', 'Entry', 'VehicleJudge', 'JudgeFactory', 'MultirotorJudge',
-           'PlaneMissionJudge', 'multirotor_judge', 'plane_judge', 'boat_judge', 'Color',
-           'IDENTITY', 'ZOOM_SPAN_M']
+# The judges' surface lives in vehicle_judge and the figure in world_plot; their names are
+# importable from here too.
+__all__ = ['WorldJudge', 'Entry', 'VehicleJudge', 'JudgeFactory', 'Color', 'IDENTITY',
+           'ZOOM_SPAN_M']
 
 
 @dataclass
@@ -68,7 +58,7 @@ class Entry:
     no_command: str = ''                      # why it is taken as flown by nobody
     closest: Optional[dict] = None            # {'distance_m', 'with', 't_s'}
     tail: List[Tuple[float, Tuple[float, float, float]]] = field(default_factory=list)
-    deck: Optional[DeckSpec] = None           # a boat's landing deck
+    deck: Optional[DeckSpec] = None           # the landing deck it carries (its model's)
     pad_track: List[Tuple[float, float]] = field(default_factory=list)   # its pad, ENU (e, n)
     last: Optional[Tuple[float, np.ndarray, np.ndarray]] = None   # t [s], ENU [m], [m/s]
 
@@ -111,20 +101,24 @@ class Entry:
 class WorldJudge:
     """Every vehicle of a world judged by its kind's judge; collisions and FC losses noted."""
 
-    def __init__(self, members: Sequence[Member], judges: Mapping[VehicleKind, JudgeFactory],
-                 same_time_s: float = 0.1):
+    def __init__(self, members: Sequence[Member], judges: Mapping[str, JudgeFactory],
+                 same_time_s: float = 0.1,
+                 decks: Optional[Sequence[Optional[DeckSpec]]] = None):
         """members: the world's (sim_core.members.world_members); judges: a factory per kind.
 
         same_time_s: two vehicles' samples this close in sim time [s] are compared for the
-        closest approach (the sampling period). ValueError for a kind without a judge.
+        closest approach (the sampling period). decks: the deck each member carries (its
+        model's VehicleModel.deck; None: none carries one). ValueError for a kind without a
+        judge, or decks not one per member.
         """
-        missing = sorted({m.kind.value for m in members} - {k.value for k in judges})
+        missing = sorted({m.kind for m in members} - set(judges))
         if missing:
             raise ValueError(f'no judge for the kind(s) {", ".join(missing)}')
+        if decks is not None and len(decks) != len(members):
+            raise ValueError(f'{len(members)} members, {len(decks)} decks')
         self.entries = [Entry(m, judges[m.kind](m)) for m in members]
-        for e in self.entries:
-            if e.member.kind == VehicleKind.BOAT:
-                e.deck = BoatType.from_yaml(e.member.scenario.vehicle_file).deck
+        for e, deck in zip(self.entries, decks or [None] * len(members)):
+            e.deck = deck
         self.names = [m.name for m in members]
         self.same_time_s = same_time_s
         self.t = 0.0                 # the latest sim time seen [s]
@@ -172,12 +166,15 @@ class WorldJudge:
 
     def deck_event(self, t: float, vehicle: str, deck: str, what: str, normal_speed: float,
                    pad_xy: Tuple[float, float]) -> None:
-        """A DeckContact message: to the vehicle's judge if its kind lands on decks."""
+        """A DeckContact message: to the vehicle's judge if its kind lands on decks.
+
+        That judge is a DeckJudge (kinds.entry.missing checks every such kind's).
+        """
         if vehicle not in self.names:
             return
         e = self.entries[self.index(vehicle)]
-        if info(e.member.kind).lands_on_decks and isinstance(e.judge, MultirotorJudge):
-            e.judge.judge.deck_event(t, deck, what, normal_speed, pad_xy)
+        if info(e.member.kind).lands_on_decks:
+            e.judge.deck_event(t, deck, what, normal_speed, pad_xy)  # type: ignore[attr-defined]
 
     def fc_lost(self, i: int, t: float) -> bool:
         """Vehicle i's FC is gone at sim time t [s]; True the first time it counts."""
@@ -218,7 +215,7 @@ class WorldJudge:
         """One vehicle's row of the summary."""
         s = e.judge.summary()
         return {
-            'name': e.member.name, 'kind': e.member.kind.value,
+            'name': e.member.name, 'kind': e.member.kind,
             'controller': e.member.controller, 'result': e.result,
             'items': e.judge.items, 'items_reached': len(e.judge.reached_at_s),
             'reached_at_s': [round(x, 2) for x in e.judge.reached_at_s],

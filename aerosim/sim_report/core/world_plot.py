@@ -8,8 +8,6 @@ from typing import Dict, List
 
 import numpy as np
 
-from sim_core.kinds import VehicleKind
-
 ZOOM_SPAN_M = 400.0         # the plot's second top view frames the tracks smaller than this [m]
 
 
@@ -26,7 +24,7 @@ def plot_world(judge, path: str, title: str) -> None:
                              gridspec_kw={'width_ratios': [1.2, 1.2, 1.0, 0.9]})
     top, zoom, alt, txt = axes
     styles = ('-', '--', ':', '-.')
-    counts: Dict[VehicleKind, int] = {}
+    counts: Dict[str, int] = {}
     small: List[np.ndarray] = []
     lines = []
     for e in judge.entries:
@@ -43,7 +41,7 @@ def plot_world(judge, path: str, title: str) -> None:
             ax.plot(plan[:, 0], plan[:, 1], ls=':', color=c, lw=0.8, alpha=0.7)
             ax.plot(plan[1:, 0], plan[1:, 1], 'o', mfc='none', mec=c, ms=5)
             ax.plot(P[:, 0], P[:, 1], ls=ls, color=c, lw=1.5,
-                    label=f'{m.name} ({m.kind.value})')
+                    label=f'{m.name} ({m.kind})')
             ax.plot(plan[0, 0], plan[0, 1], j.marker, mfc='none', mec=c, ms=9)
             if len(P):
                 ax.plot(P[-1, 0], P[-1, 1], j.marker, color=c, ms=9)
@@ -71,7 +69,7 @@ def plot_world(judge, path: str, title: str) -> None:
             alt.axvline(tr, color=c, lw=0.5, alpha=0.5)
         r = judge.row(e)
         ca = r['closest_approach']
-        lines.append(f'{m.name} ({m.kind.value}, {m.controller}): {r["result"]}, '
+        lines.append(f'{m.name} ({m.kind}, {m.controller}): {r["result"]}, '
                      f'{r["items_reached"]}/{r["items"]} items'
                      + (f'\n  closest {ca["distance_m"]:.1f} m to {ca["with"]} at '
                         f'{ca["t_s"]:.1f} s' if ca else '')

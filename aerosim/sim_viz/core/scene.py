@@ -8,7 +8,7 @@ visualization_msgs/Marker; the run summaries (sim_report.core.boats) use the sam
 from collections import deque
 from dataclasses import dataclass
 import math
-from typing import Deque, List, Sequence, Tuple
+from typing import Any, Callable, Deque, List, Sequence, Tuple
 
 import numpy as np
 import pymap3d
@@ -48,6 +48,10 @@ class Shape:
     color: Color = BODY
     points: Tuple[Tuple[float, float, float], ...] = ()
     text: str = ''
+
+
+# A vehicle's body as its kind draws it: (p_enu, q_enu_flu) -> its shapes (kinds/<name>/view.py)
+BodyShapes = Callable[[Any, Any], List[Shape]]
 
 
 def vec3(p) -> Vec3:

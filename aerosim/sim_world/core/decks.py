@@ -18,7 +18,7 @@ after every model stepped (sim_world.core.world):
   relative to the deck point, along the deck's normal, > 0) it has lifted off and stays free.
   With its motors idle it falls back toward the deck, and is carried again: the deck holds it,
   whatever the deck's heave does (no sinking through, no bounce). The test is on velocities,
-  not on heights: a boat steps at its own rate (50 Hz, sim_dynamics.core.members), so its
+  not on heights: a boat steps at its own rate (50 Hz, kinds/boat/model.py), so its
   deck's pose holds between its steps while its velocity is the hull's.
 
 The deck point's acceleration is the pad's velocity differenced over its boat's own step (the

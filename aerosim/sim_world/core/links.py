@@ -14,7 +14,7 @@ from typing import Dict
 
 from sim_core.config import Param
 from sim_core.fleet import member_ports
-from sim_core.kinds import VehicleKind
+from sim_core.kinds import info
 from sim_core.members import Member
 
 TRANSPORTS = ('udp', 'tcp')
@@ -22,8 +22,6 @@ PX4_TCP_PORT = 4560             # PX4 SITL instance N connects to 4560 + N (simu
 PX4_PAYLOAD_PORT = 14280        # PX4 SITL instance N's onboard payload link listens on + N
 PX4_PAYLOAD_REMOTE = 14030      # ... and sends to + N (px4-rc.mavlink: -o 14030)
 MAX_PX4_INSTANCE = 200          # PX4's instance numbers we take (its MAV_SYS_ID <= 255)
-# PX4 parameters a PX4-flown vehicle needs, by kind (config/px4): the C172 airframe's
-PX4_PARAMS = {VehicleKind.PLANE: 'c172r'}
 
 
 @dataclass(frozen=True)
@@ -69,13 +67,14 @@ def px4_params(member: Member, given: str = '') -> str:
 
     given: the launch's px4_params ('' = by vehicle). By vehicle: a quad whose mission lands
     on a deck: deck_landing (LNDMC_XY_VEL_MAX over the boat's speed, LTEST_MODE 0,
-    PLD_HACC_RAD, PLD_SRCH_TOUT); a plane: its airframe's (c172r).
+    PLD_HACC_RAD, PLD_SRCH_TOUT); else its kind's (its kind.yaml's px4_params: a plane's
+    airframe's, c172r).
     """
     if given:
         return given
     if any(it.deck for it in member.scenario.mission):
         return 'deck_landing'
-    return PX4_PARAMS.get(member.kind, '')
+    return info(member.kind).px4_params
 
 
 def member_links(member: Member, base: LinkBase) -> Dict[str, object]:

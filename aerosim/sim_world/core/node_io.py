@@ -33,7 +33,7 @@ def imc_holds(heading_hold: bool, heading_setpoint_deg: float, airspeed_hold: bo
 
 def members_text(members: Sequence[Member]) -> str:
     """The world's vehicles, for the start-up line: /quad0 (multirotor, px4, link 0), ..."""
-    return ', '.join(f'/{m.name} ({m.kind.value}, {m.controller}'
+    return ', '.join(f'/{m.name} ({m.kind}, {m.controller}'
                      + (f', link {m.link})' if m.over_mavlink else ')') for m in members)
 
 

@@ -1,7 +1,8 @@
 """One world: every member's model stepped on one clock, one contact model (pure, no rclpy).
 
 A World holds each member's model (sim_core.kinds.VehicleModel: a quad, a plane, a boat, any
-mix) and its in-process controller if it has one (sim_world.core.controllers). One step
+mix) and its in-process controller if it has one (Controller: its kind's, kinds/<name>/
+controllers.py). One step
 (``step(dt_s, t_ns)``, t_ns the time the step starts):
 
 1. each in-process controller whose time has come (its own rate_hz, at most once a step)
@@ -9,13 +10,14 @@ mix) and its in-process controller if it has one (sim_world.core.controllers). O
    the command their bridge set (the world node sets it on the model);
 2. every model integrates dt_s with its command in force;
 3. contacts and impacts at t_ns + dt (the events are stamped so):
-   - the surface, for air vehicles (sim_core.kinds medium 'air'): an airborne vehicle that
+   - the surface, for air vehicles (their kind's medium AIR): an airborne vehicle that
      comes to rest on the surface (VehicleModel.on_surface) over the ground and faster than
      collision.GROUND_IMPACT_MPS down is a ground impact (collision.ground_impact, as a
      quad fleet's); over water, any touchdown is a water impact (ditching: a quad or a
      plane is lost at any speed). The scenario has no land/water map: the world is given
      one (``water(e, n) -> bool``); without one the surface z = 0 is ground everywhere.
-     Boats (medium 'water') are carried by the water: never an impact;
+     Water and ground kinds (medium WATER, GROUND: a boat, a rover) are carried by the
+     water or the ground at z = 0: never an impact;
    - between any two vehicles of any kinds, one contact model: spheres of each model's
      radius_m and mass_kg (sim_dynamics.core.collision.contact: the impulse along the line
      of centres with collision.RESTITUTION, momentum conserved, pushed apart to touching in
@@ -30,13 +32,12 @@ GROUND or WATER, as /sim/collisions carries them (aerosim_msgs/Collision).
 
 from dataclasses import dataclass
 import math
-from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Optional, Protocol, Sequence, Set, Tuple
 
 from sim_core.frames import VehicleSample
 from sim_core.kinds import AIR, VehicleModel, info
 from sim_core.members import Member
 from sim_dynamics.core.collision import contacts, ground_impact
-from sim_world.core.controllers import Controller
 from sim_world.core.decks import TOUCHDOWN, DeckEvent, Decks
 
 GROUND, WATER = 'ground', 'water'
@@ -49,6 +50,27 @@ WaterMap = Callable[[float, float], bool]       # (east, north) [m] -> over wate
 def open_water(e: float, n: float) -> bool:
     """A water map: water everywhere (a world at sea)."""
     return True
+
+
+class Controller(Protocol):
+    """An in-process controller of one vehicle (the world updates it at rate_hz)."""
+
+    rate_hz: float                  # updates per second of sim time [Hz]
+    log: List[Tuple[float, str]]    # (sim time [s], text) for the node's log; it clears them
+
+    @property
+    def done(self) -> bool:
+        """Its mission is complete."""
+
+    @property
+    def item(self) -> int:
+        """The index of the mission item it flies (len(mission) when done)."""
+
+    def reset(self) -> None:
+        """Back to the mission's start (the model is reset by the world)."""
+
+    def update(self, t_ns: int) -> None:
+        """Read the model's state at sim time t_ns [ns] and set its command."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +138,7 @@ class World:
                 continue
             d = self._deck_of(m.start_on, f'{m.name}: start_on')
             if m.index not in self.decks.riders:
-                raise ValueError(f'{m.name}: start_on {m.start_on}: a {m.kind.value} does not '
+                raise ValueError(f'{m.name}: start_on {m.start_on}: a {m.kind} does not '
                                  'rest on a deck')
             out.append((m.index, d))
         return out
@@ -128,7 +150,7 @@ class World:
                 if it.deck:
                     self._deck_of(it.deck, f'{m.name}: mission[{k}].deck')
                     if m.index not in self.decks.riders:
-                        raise ValueError(f'{m.name}: mission[{k}].deck: a {m.kind.value} does '
+                        raise ValueError(f'{m.name}: mission[{k}].deck: a {m.kind} does '
                                          'not land on a deck')
 
     def _deck_of(self, name: str, where: str) -> int:
@@ -148,7 +170,7 @@ class World:
         """A world of members.
 
         Each model made by make_model, its in-process controller (or None) by
-        make_controller: the kind registry's (sim_world.core.kinds).
+        make_controller: the kind registry's (kinds.entry).
         """
         models = [make_model(m) for m in members]
         return cls(members, models,

@@ -38,16 +38,18 @@ from typing import List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
+from sim_autopilot.core.guidance import line_of_sight
 from sim_core.members import Member
 from sim_core.units import clamp, wrap_pi
-from sim_dynamics.core.auv import ELEVATOR, RUDDER, AuvModel, AuvType
+from sim_dynamics.core.auv import ELEVATOR, RUDDER, AuvType
 from sim_sensors.core.underwater import (
     UnderwaterParams,
     UnderwaterReadings,
     UnderwaterSensors,
     rotation,
 )
-from sim_world.core.controllers import line_of_sight
+
+from .model import AuvModel
 
 PILOT_RATE_HZ = 50.0
 NS_PER_S = 1_000_000_000

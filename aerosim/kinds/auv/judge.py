@@ -1,4 +1,4 @@
-"""An AUV's dive plan judged on ground truth (pure, headless).
+"""The AUV's judge: its dive plan judged on ground truth (pure, headless).
 
 The plan is the AUV's `waypoint` items, each a point at a depth (alt_m = -depth). Judged in
 order on the true position, not on the controller's word:
@@ -148,5 +148,5 @@ class AuvJudge:
 
 
 def auv_judge(member) -> AuvJudge:
-    """The judge of an AUV member of a world."""
+    """The judge of an AUV of a world (KindEntry.judge)."""
     return AuvJudge(member.scenario)

@@ -1,4 +1,4 @@
-"""A plane's own interfaces in a world (a MemberIo of sim_world.member_io).
+"""A plane's own interfaces in a world: its MemberIo (sim_world.member_io finds ``Io`` here).
 
 What plane_node and autopilot_node gave, under /<name>/, built once per plane in the world's
 process with its PlaneModel and in-process controller. Its node /<name>/plane_node (spun with
@@ -58,7 +58,8 @@ from sim_ros import qos
 from sim_ros.convert import set_quat, set_vec3, time_msg, time_ns
 from sim_ros.params import read_config
 from sim_ros.sim_time_node import serialized
-from sim_world.core.controllers import PlaneAutopilot
+
+from .controllers import PlaneAutopilot
 
 
 def flight_command(msg: FlightControlCommand) -> FlightCommand:
@@ -246,3 +247,7 @@ class PlaneIo:
         if self.autopilot is not None:
             self._traj.reset()
             self.api.reset()
+
+
+# its kind's MemberIo factory (world node, member, model, in-process controller or None)
+Io = PlaneIo
