@@ -17,4 +17,5 @@ REGISTERED = (
     'plane',
     'boat',
     'auv',
+    'rover',
 )
