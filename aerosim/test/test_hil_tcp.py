@@ -226,7 +226,7 @@ def test_px4_flies_on_while_strangers_try_its_tcp_port(procs, ros_context, tmp_p
     # PX4 ends only when the graph closes its link: an end before is the flight's
     spin_until(node, ex, lambda: done.is_set() or peer.poll() is not None, 300.0)
     assert run.wait(30) == 0, ''.join(lines[-40:])
-    summary = json.loads((tmp_path / 'sim_quad_hil_summary.json').read_text())
+    summary = json.loads((tmp_path / 'latest' / 'summary.json').read_text())
     assert summary['result'] == 'complete', summary
     c = port_counts(diags, 'MAVLink')
     assert c['rejected_connection'] == '2', c

@@ -211,7 +211,7 @@ def test_foxglove_serves_the_graph_and_summary_is_written_at_the_end(procs, tmp_
     assert t0 is not None and times >= t0 + 10**9, (t0, times)
     # nothing flies sim_quad's quad here: at 5 s of sim its judge says so (the run is over,
     # its verdict incomplete, whenever it is stopped after)
-    assert wait_line(summ.lines, 'quad: no effector_command on /quad/effector_command', 60.0,
+    assert wait_line(summ.lines, 'quad: no command on its topics (/quad/effector_command)', 60.0,
                      (summ,)), ''.join(summ.lines)[-3000:]
     os.killpg(summ.pid, signal.SIGINT)
     assert summ.wait(20) == 0
