@@ -75,6 +75,7 @@ def test_the_tcp_ui_link_survives_every_order_of_ends_and_serves_each_new_ui(pro
         assert m == {'reply': 26, 'seq': 1, 'ok': True, 'session': 'practice'}, \
             (k, how, m, procs.output(bridge)[-3000:])
         if k % 3 == 0:                          # a second UI meanwhile: refused, told why
+            time.sleep(0.2)     # past warn_period_s (0.1 s): each refusal is logged on its own
             second = tcp_client(port, 30.0 * DEADLINE_SCALE)
             g = second.makefile('rb')
             refusal = json.loads(g.readline())
