@@ -137,6 +137,7 @@ def judge_node(ros_context, tmp_path):
         Parameter('title', value='sim_quad_hil')])
     node.scenario = load_scenario('short_hop')
     node.members = world_members(node.scenario, 0, 'quad')
+    node.models = [SimpleNamespace(deck=None) for _ in node.members]    # no deck to land on
     node.clock = SimpleNamespace(steps=10, late_steps=0, time_scale=0.0)
     node.gate = SimpleNamespace(timeouts=0)
     node.rejected = {}
