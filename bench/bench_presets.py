@@ -106,13 +106,16 @@ def median(xs):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--baseline', required=True, help='the other checkout (with env.sh)')
+    ap.add_argument('--baseline', help='the other checkout (with env.sh); none: nothing to do')
     ap.add_argument('--runs', type=int, default=2)
     ap.add_argument('--px4', help='PX4 build folder (build/px4_sitl_default) for case px4')
     ap.add_argument('--cases', nargs='+', default=['demo', 'fleet4', 'harbour_ops', 'px4'],
                     choices=sorted(CASES))
     ap.add_argument('--out', default='/tmp/bench_presets')
     a = ap.parse_args()
+    if not a.baseline:      # bench/run.sh runs every bench without arguments
+        print('bench_presets: skipped (give --baseline <another checkout, set up>)')
+        return 0
     cases = [c for c in a.cases if c != 'px4' or a.px4]
     if 'px4' in a.cases and not a.px4:
         print('px4: skipped (no --px4 build folder)')
