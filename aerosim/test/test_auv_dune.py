@@ -9,11 +9,14 @@ thruster. Our judge says complete; DUNE's navigation error under water is measur
 
 import json
 import math
+from pathlib import Path
 import sys
 import time
 
 from dune_lauv_peer import LAUV_ID, LAUV_INI, DuneLauvPeer, goto, station
 import pytest
+
+import kinds
 
 from conftest import DEADLINE_SCALE, free_ports
 
@@ -35,11 +38,18 @@ def test_dunes_lauv_flies_the_dive_plan_and_our_judge_finds_it_complete(procs, t
                    '    system_name: aerosim-auv\n    simulated_state_rate_hz: 20.0\n'
                    f'    discovery_ports: "{dport}"\n    timestamps: sim\n'
                    '    leak_entities: []\n')
+    # the shipped dive_dune with 40 s at the surface, not 20: the stand-in's StationKeeping
+    # (15 s) starts where its dead reckoning says it arrived, after our judge's hold began by
+    # up to ~8 s of sim under load (seen: its 4th maneuver not done when the run ended)
+    shipped = Path(kinds.__file__).parent / 'auv' / 'scenarios' / 'dive_dune.yaml'
+    assert 'hold_s: 20.0' in shipped.read_text()
+    dive = tmp_path / 'dive_dune.yaml'
+    dive.write_text(shipped.read_text().replace('hold_s: 20.0', 'hold_s: 40.0'))
     peer = DuneLauvPeer(uport, dport, PLAN)
     try:
         # twice real time: the stand-in answers on the wall clock (its lag is sim time x 2)
         run = procs.start([PY, '-m', 'sim_launch.cli', 'launch', 'sim_auv',
-                           'scenario:=dive_dune', 'time_scale:=2', 'report:=true',
+                           f'scenario:={dive}', 'time_scale:=2', 'report:=true',
                            f'output_dir:={tmp_path}', f'imc_bind:=127.0.0.1:{bport}',
                            f'imc_peers:=127.0.0.1:{uport}', f'imc_params:={imc}'])
         deadline = time.monotonic() + 400.0 * DEADLINE_SCALE
@@ -103,4 +113,5 @@ def test_dunes_stock_roll_loop_rings_on_our_fins_which_is_why_the_ini_turns_it_o
         assert peer.states and peer.states[-1].timestamp >= 60.0, procs.output(run)[-3000:]
     finally:
         peer.close()
-    assert peer.roll_rms_deg() > 10.0 and max(abs(r) for r in peer.rolls) > math.radians(45.0)
+    # a limit cycle (the ini's roll loop off: 0.1 deg RMS); its peaks 43-60 deg by the load
+    assert peer.roll_rms_deg() > 10.0 and max(abs(r) for r in peer.rolls) > math.radians(30.0)

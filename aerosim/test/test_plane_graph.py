@@ -13,7 +13,7 @@ FlightControlCommand as the lockstep answer, and its PFD shows an external autop
 import json
 import math
 
-from conftest import port_counts, probe_node, spin_until
+from conftest import port_counts, probe_node, spin_until, wait_line
 from graph_start import start
 
 FT = 0.3048
@@ -153,6 +153,8 @@ def test_autostart_false_leaves_the_plan_loaded_until_an_autopilot_command_runs_
     apc.publish(AutopilotCommand(flight_plan_command=AutopilotCommand.PAUSE))
     apc.publish(AutopilotCommand(flight_plan_command=9))
     assert spin_until(node, ex, lambda: plan().get('mode') == 'paused', 30.0), plan()
+    # the refusal comes after the PAUSE, its log line through the runner's pipe: wait for it
+    assert wait_line(g.lines, 'autopilot_command rejected (1 so far)', 30.0, (g,))
     out = procs.output(g)
     assert 'flight plan of 6 steps loaded, stopped (autostart off)' in out, out[-3000:]
     assert 'flight plan RUN: 6 steps' not in out
