@@ -11,6 +11,7 @@ from typing import Dict, List
 import numpy as np
 
 from sim_core.clock import ResetDetector
+from sim_report.core.mission import pyplot
 from sim_viz.core import scene
 
 
@@ -46,13 +47,6 @@ class BoatTrack:
         return float(np.sum(np.hypot(np.diff(self.e), np.diff(self.n))))
 
 
-def _plt():
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    return plt
-
-
 def _map(ax, smap):
     if smap is None:
         return
@@ -81,7 +75,7 @@ def boat_summary(track: BoatTrack, title: str) -> dict:
 
 def plot_boat(track: BoatTrack, path: str, title: str) -> dict:
     """PNG of one boat: track (top view) and speed over time; returns its summary."""
-    plt = _plt()
+    plt = pyplot()
     s = boat_summary(track, title)
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(13, 5.5))
     a1.plot(track.e, track.n, 'C0', lw=1.5)
@@ -123,7 +117,7 @@ def plot_swarm(tracks: Dict[int, BoatTrack], smap, collisions: int, path: str,
     Every boat's track on the map (team colours, grey when out of action) with obstacles and
     bounds; health over time.
     """
-    plt = _plt()
+    plt = pyplot()
     s = swarm_summary(tracks, collisions)
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(15, 7), gridspec_kw={'width_ratios': [3, 2]})
     _map(a1, smap)

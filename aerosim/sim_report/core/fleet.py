@@ -20,7 +20,7 @@ import math
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from sim_core.scenario import Scenario
-from sim_report.core.mission import GROUND_Z_M, REST_SPEED, MissionJudge, Sample
+from sim_report.core.mission import GROUND_Z_M, REST_SPEED, MissionJudge, Sample, pyplot
 
 CRASH_REST_S = 5.0      # s at rest on the ground after a collision: the vehicle is down
 APPROACH_SKEW_S = 0.1   # s: another vehicle's latest sample this close in time stands for now
@@ -171,10 +171,8 @@ class FleetJudge:
 
     def plot(self, path: str, title: str) -> None:
         """Write a PNG: every track over its plan (top view), altitudes, and the results."""
-        import matplotlib
-        matplotlib.use('Agg')
-        import matplotlib.pyplot as plt
         import numpy as np
+        plt = pyplot()
         fig, axes = plt.subplots(1, 3, figsize=(16, 6),
                                  gridspec_kw={'width_ratios': [1.2, 1.2, 0.8]})
         top, alt, txt = axes

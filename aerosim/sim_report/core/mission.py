@@ -30,10 +30,12 @@ DECK_SPEED_MPS = 1.0
 DECK_STAY_S = 10.0
 
 
-def _import_plotting():
+def pyplot():
+    """matplotlib.pyplot on the headless Agg backend: every report's plot draws through it."""
     import matplotlib
     matplotlib.use('Agg')
-    import matplotlib.pyplot  # noqa: F401
+    import matplotlib.pyplot as plt
+    return plt
 
 
 def preload_plotting() -> threading.Thread:
@@ -42,7 +44,7 @@ def preload_plotting() -> threading.Thread:
     Its first import on a fresh machine builds the font cache (seconds): paid while the run
     goes on, not in the writer's grace period after SIGINT.
     """
-    t = threading.Thread(target=_import_plotting, name='preload-matplotlib', daemon=True)
+    t = threading.Thread(target=pyplot, name='preload-matplotlib', daemon=True)
     t.start()
     return t
 
@@ -224,9 +226,7 @@ class MissionJudge:
         Top and side views (flown vs planned), altitude, speed and tracking error over time
         (items reached marked), and the figures.
         """
-        import matplotlib
-        matplotlib.use('Agg')
-        import matplotlib.pyplot as plt
+        plt = pyplot()
         s = self.samples
         ts = np.array([x.t for x in s])
         P = np.array([x.p for x in s]) if s else np.zeros((0, 3))

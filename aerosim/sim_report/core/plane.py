@@ -25,7 +25,7 @@ import numpy as np
 
 from sim_core.scenario import Scenario
 from sim_core.units import FT_M
-from sim_report.core.mission import item_points
+from sim_report.core.mission import item_points, pyplot
 
 TAKEOFF_TOL_M = 15.0
 MIN_RADIUS_M = 150.0
@@ -206,9 +206,7 @@ class PlaneJudge:
 
     def plot(self, path: str, title: str) -> None:
         """Write a PNG: ground track with the items, altitude, airspeed and attitude vs time."""
-        import matplotlib
-        matplotlib.use('Agg')
-        import matplotlib.pyplot as plt
+        plt = pyplot()
         s = self.samples
         t = np.array([x.t for x in s])
         P = np.array([x.p for x in s]) if s else np.zeros((0, 3))

@@ -14,17 +14,10 @@ from typing import List, Sequence, Tuple
 import numpy as np
 
 from sim_core.scenario import Scenario
-from sim_report.core.mission import item_points
+from sim_report.core.mission import item_points, pyplot
 from sim_viz.core import scene
 
 MIN_RADIUS_M = 1.0          # a waypoint's acceptance radius is at least this [m]
-
-
-def _plt():
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    return plt
 
 
 class WaypointJudge:
@@ -128,7 +121,7 @@ class WaypointJudge:
 
     def plot(self, path: str, title: str) -> None:
         """Write a PNG: the track over the waypoints (acceptance circles), speed over time."""
-        plt = _plt()
+        plt = pyplot()
         from matplotlib.patches import Circle
         s = self.summary()
         t, P = self.path()

@@ -8,6 +8,8 @@ from typing import Dict, List
 
 import numpy as np
 
+from sim_report.core.mission import pyplot
+
 ZOOM_SPAN_M = 400.0         # the plot's second top view frames the tracks smaller than this [m]
 
 
@@ -17,9 +19,7 @@ def plot_world(judge, path: str, title: str) -> None:
     Every track (top view, the kind's marker and colour) over its plan, a close-up of the
     small tracks, altitude over time, and the results.
     """
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     fig, axes = plt.subplots(1, 4, figsize=(22, 6.5),
                              gridspec_kw={'width_ratios': [1.2, 1.2, 1.0, 0.9]})
     top, zoom, alt, txt = axes
